@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "roboscope",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "roboscope", targets: ["roboscope"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(name: "RoboscopeDomain"),
+        .target(
+            name: "RoboscopePostgres",
+            dependencies: [
+                "CLibPQ",
+                "RoboscopeDomain",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "RoboscopeHTTP",
+            dependencies: [
+                "RoboscopeDomain",
+                "RoboscopePostgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "roboscope",
+            dependencies: [
+                "RoboscopeDomain",
+                "RoboscopePostgres",
+                "RoboscopeHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
+        .testTarget(
+            name: "RoboscopeIntegrationTests",
+            dependencies: ["RoboscopeDomain", "RoboscopePostgres"]
+        ),
+    ]
+)

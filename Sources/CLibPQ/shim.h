@@ -1,0 +1,4 @@
+#ifndef ROBOSCOPE_CLIBPQ_SHIM_H
+#define ROBOSCOPE_CLIBPQ_SHIM_H
+#include <libpq-fe.h>
+#endif

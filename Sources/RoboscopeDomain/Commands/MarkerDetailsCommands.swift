@@ -1,0 +1,74 @@
+/// Turns marker details requests into events on the `marker_details` stream.
+public enum MarkerDetailsCommands {
+    /// `PUT`: figures the client gives replace computed ones; `custom_props` replaces
+    /// the stored ones when given and is kept otherwise.
+    public static func put(
+        _ current: MarkerWithDetails, session: WorkSession, _ body: FieldReader, _ context: CommandContext
+    ) throws -> (MarkerDetails, AppendBatch) {
+        var measurements = current.details?.measurements ?? MarkerMeasurements(corners: current.marker.corners)
+        for field in MarkerMeasurements.fieldNames where body.contains(field) {
+            guard let value = try body.finiteNumber(field) else {
+                throw DomainError.invalid(field, "must not be null")
+            }
+            measurements[fieldName: field] = value
+        }
+        var customProps = current.details?.customProps ?? [:]
+        if body.contains("custom_props") {
+            customProps = try body.object("custom_props") ?? [:]
+        }
+        let details = MarkerDetails(
+            markerID: current.marker.id, measurements: measurements, customProps: customProps,
+            createdAt: current.details?.createdAt ?? context.now, updatedAt: context.now
+        )
+        let event = PendingEvent(
+            stream: StreamRef(.markerDetails, details.markerID), expectedVersion: .any,
+            type: .markerDetailsUpdated, payload: .markerDetails(details), metadata: context.metadata()
+        )
+        return (details, batch(event, current.marker, session))
+    }
+
+    /// `POST …/details/calculate`: compute from the points now, keeping `custom_props`.
+    public static func calculate(
+        _ current: MarkerWithDetails, session: WorkSession, _ context: CommandContext
+    ) -> (MarkerDetails, AppendBatch) {
+        let result = calculated(current.marker, keeping: current.details, now: context.now, causedBy: nil, context)
+        return (result.details, batch(result.event, current.marker, session))
+    }
+
+    public static func delete(
+        _ current: MarkerWithDetails, session: WorkSession, _ context: CommandContext
+    ) throws -> AppendBatch {
+        guard current.details != nil else {
+            throw DomainError(.notFound, "marker \(current.marker.id) has no details")
+        }
+        return batch(deletion(current.marker.id, causedBy: nil, context), current.marker, session)
+    }
+
+    static func calculated(
+        _ marker: Marker, keeping existing: MarkerDetails?, now: Timestamp, causedBy cause: PendingEvent?,
+        _ context: CommandContext
+    ) -> (details: MarkerDetails, event: PendingEvent) {
+        let details = MarkerDetails(
+            markerID: marker.id, measurements: MarkerMeasurements(corners: marker.corners),
+            customProps: existing?.customProps ?? [:], createdAt: existing?.createdAt ?? now, updatedAt: now
+        )
+        let event = PendingEvent(
+            stream: StreamRef(.markerDetails, marker.id), expectedVersion: existing == nil && cause?.type == .markerCreated ? .noStream : .any,
+            type: .markerDetailsCalculated, payload: .markerDetails(details),
+            metadata: context.metadata(causedBy: cause?.eventID)
+        )
+        return (details, event)
+    }
+
+    static func deletion(_ markerID: EntityID, causedBy cause: PendingEvent?, _ context: CommandContext) -> PendingEvent {
+        PendingEvent(
+            stream: StreamRef(.markerDetails, markerID), expectedVersion: .any, type: .markerDetailsDeleted,
+            payload: .deleted(Deletion(id: markerID, cascadedFrom: cause?.stream.name)),
+            metadata: context.metadata(causedBy: cause?.eventID)
+        )
+    }
+
+    static func batch(_ event: PendingEvent, _ marker: Marker, _ session: WorkSession) -> AppendBatch {
+        AppendBatch(events: [event], locks: MarkerCommands.locks(marker, session), requiredStreams: [StreamRef(.marker, marker.id)])
+    }
+}

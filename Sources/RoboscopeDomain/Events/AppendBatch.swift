@@ -1,0 +1,58 @@
+/// One event about to be appended.
+public struct PendingEvent: Hashable, Sendable {
+    public var eventID: EntityID
+    public var stream: StreamRef
+    public var expectedVersion: ExpectedVersion
+    public var type: EventType
+    public var payload: EventPayload
+    public var metadata: EventMetadata
+
+    public init(
+        eventID: EntityID = .random(), stream: StreamRef, expectedVersion: ExpectedVersion,
+        type: EventType, payload: EventPayload, metadata: EventMetadata
+    ) {
+        self.eventID = eventID
+        self.stream = stream
+        self.expectedVersion = expectedVersion
+        self.type = type
+        self.payload = payload
+        self.metadata = metadata
+    }
+}
+
+/// A lock the append takes on a stream before writing, held until commit.
+///
+/// Writers of a stream hold an exclusive lock on it or on an ancestor that every
+/// other writer of it holds shared, so writes to one stream never overlap.
+public struct StreamLock: Hashable, Sendable {
+    /// A stream's name, or another name writers must agree on (`space_key:<key>`).
+    public var name: String
+    public var exclusive: Bool
+
+    public static func exclusive(_ stream: StreamRef) -> StreamLock { StreamLock(name: stream.name, exclusive: true) }
+    public static func shared(_ stream: StreamRef) -> StreamLock { StreamLock(name: stream.name, exclusive: false) }
+
+    /// Serialises every writer that takes or frees a space key, so that a delete and a
+    /// create of the same key replay in the order they committed.
+    public static func spaceKey(_ key: String) -> StreamLock { StreamLock(name: "space_key:\(key)", exclusive: true) }
+}
+
+/// Everything one command appends, in one transaction.
+public struct AppendBatch: Hashable, Sendable {
+    public var events: [PendingEvent]
+    public var locks: [StreamLock]
+    /// Streams that must exist and not be deleted (the parent of a new child).
+    public var requiredStreams: [StreamRef]
+
+    public init(events: [PendingEvent] = [], locks: [StreamLock] = [], requiredStreams: [StreamRef] = []) {
+        self.events = events
+        self.locks = locks
+        self.requiredStreams = requiredStreams
+    }
+
+    public mutating func append(_ other: AppendBatch) {
+        events += other.events
+        locks += other.locks
+        requiredStreams += other.requiredStreams
+    }
+}

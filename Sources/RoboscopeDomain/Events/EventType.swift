@@ -1,0 +1,21 @@
+/// The dotted event types in the log. docs/events.md describes each one's data.
+public struct EventType: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    public static let spaceCreated = EventType("space.created")
+    public static let spaceUpdated = EventType("space.updated")
+    public static let spaceDeleted = EventType("space.deleted")
+    public static let workSessionCreated = EventType("work_session.created")
+    public static let workSessionUpdated = EventType("work_session.updated")
+    public static let workSessionDeleted = EventType("work_session.deleted")
+    public static let markerCreated = EventType("marker.created")
+    public static let markerUpdated = EventType("marker.updated")
+    public static let markerDeleted = EventType("marker.deleted")
+    /// The server computed details from the marker's points.
+    public static let markerDetailsCalculated = EventType("marker_details.calculated")
+    /// A client wrote details with `PUT`.
+    public static let markerDetailsUpdated = EventType("marker_details.updated")
+    public static let markerDetailsDeleted = EventType("marker_details.deleted")
+}

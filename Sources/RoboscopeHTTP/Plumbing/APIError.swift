@@ -1,0 +1,50 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RoboscopeDomain
+
+/// The one place where errors become HTTP responses:
+/// `{"error": {"code": "...", "message": "...", "field": ..., ...}}`.
+enum APIError {
+    static func status(for code: DomainError.Code) -> HTTPResponse.Status {
+        switch code {
+        case .malformedRequest: return .badRequest
+        case .invalidField: return .unprocessableContent
+        case .notFound: return .notFound
+        case .versionConflict, .alreadyExists: return .conflict
+        case .payloadTooLarge: return .contentTooLarge
+        case .unavailable: return .serviceUnavailable
+        default: return .badRequest
+        }
+    }
+
+    static func response(for error: DomainError, requestID: String) -> Response {
+        var body: JSONObject = error.details
+        body["code"] = .string(error.code.rawValue)
+        body["message"] = .string(error.message)
+        if let field = error.field { body["field"] = .string(field) }
+        body["request_id"] = .string(requestID)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if error.code == .unavailable {
+            headers[.retryAfter] = "1"
+        }
+        let data = (try? JSONEncoder().encode(["error": JSONValue.object(body)])) ?? Data("{}".utf8)
+        return Response(status: status(for: error.code), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Maps framework errors (unknown route, wrong method) to the same body shape.
+    static func domainError(from error: any Error) -> DomainError? {
+        if let error = error as? DomainError { return error }
+        if let error = error as? HTTPError {
+            let message = error.body ?? error.status.reasonPhrase
+            switch error.status.code {
+            case 404: return DomainError(.notFound, "no such resource")
+            case 405: return DomainError(DomainError.Code("method_not_allowed"), "method not allowed")
+            case 413: return DomainError(.payloadTooLarge, "the body is larger than the limit")
+            case 400..<500: return DomainError(.malformedRequest, message)
+            default: return nil
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import RoboscopeDomain
+
+/// Gives every request an id (the client's `X-Request-Id` or a new one), returns it
+/// in a header, and turns every error into a JSON body. Unknown errors are logged
+/// with the request id and answered 500 without any detail.
+struct ErrorMiddleware: RouterMiddleware {
+    typealias Context = RoboscopeRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let requestID = RequestIdentity.requestID(request)
+        var context = context
+        context.logger[metadataKey: "request_id"] = "\(requestID)"
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            if let domainError = APIError.domainError(from: error) {
+                response = APIError.response(for: domainError, requestID: requestID)
+            } else if let status = (error as? HTTPError)?.status {
+                response = Response(status: status)
+            } else {
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
+                let internalError = DomainError(DomainError.Code("internal_error"), "internal error; quote the request id")
+                response = APIError.response(for: internalError, requestID: requestID)
+                response.status = .internalServerError
+            }
+        }
+        response.headers[RequestIdentity.requestIDHeader] = requestID
+        return response
+    }
+}

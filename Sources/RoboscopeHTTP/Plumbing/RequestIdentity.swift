@@ -1,0 +1,46 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RoboscopeDomain
+
+/// Who is making a request, recorded in every event it causes.
+enum RequestIdentity {
+    static let requestIDHeader = HTTPField.Name("X-Request-Id")!
+    static let userIDHeader = HTTPField.Name("X-User-Id")!
+    static let correlationIDHeader = HTTPField.Name("X-Correlation-Id")!
+
+    static func requestID(_ request: Request) -> String {
+        if let given = request.headers[requestIDHeader], isToken(given) { return given }
+        return EntityID.random().description
+    }
+
+    static func provenance(_ request: Request, _ context: RoboscopeRequestContext) -> Provenance {
+        var actor = "anonymous"
+        if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
+            actor = String(user.prefix(200))
+        }
+        let correlation = request.headers[correlationIDHeader].flatMap { isToken($0) ? $0 : nil }
+        return Provenance(
+            actor: actor,
+            requestID: requestID(request),
+            correlationID: correlation,
+            clientAddress: context.remoteAddress?.ipAddress,
+            userAgent: request.headers[.userAgent].map { String($0.prefix(500)) }
+        )
+    }
+
+    /// Ids from clients are kept only when short and printable.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 128 && text.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+    }
+
+    static func commandContext(_ request: Request, _ context: RoboscopeRequestContext) -> CommandContext {
+        CommandContext(now: Clock.now(), provenance: provenance(request, context))
+    }
+}
+
+enum Clock {
+    static func now() -> Timestamp {
+        Timestamp(microsecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import RoboscopeDomain
+
+/// Reads what a request carries: its JSON body, path ids, query parameters and
+/// the expected version, each failing with an error that names the input.
+struct RequestInput {
+    let request: Request
+    let context: RoboscopeRequestContext
+    let bodyLimit: Int
+
+    /// The body as JSON: 413 past the limit, 400 when it is not JSON.
+    func json() async throws -> JSONValue {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: bodyLimit)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw DomainError(.payloadTooLarge, "the body is larger than \(bodyLimit) bytes", details: ["limit": .integer(Int64(bodyLimit))])
+        }
+        guard buffer.readableBytes > 0 else {
+            throw DomainError(.malformedRequest, "the body is empty; expected a JSON object")
+        }
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: buffer)
+        } catch {
+            throw DomainError(.malformedRequest, "the body is not valid JSON")
+        }
+    }
+
+    func fields() async throws -> FieldReader {
+        try FieldReader(body: await json())
+    }
+
+    /// A UUID path parameter; a malformed one is a 422 naming it.
+    func pathID(_ name: String = "id") throws -> EntityID {
+        let text = context.parameters.get(name) ?? ""
+        guard let id = EntityID(text) else {
+            throw DomainError.invalid(name, "not a UUID: \"\(text.prefix(64))\"")
+        }
+        return id
+    }
+
+    func query(_ name: String) -> String? {
+        request.uri.queryParameters[name[...]].map { String($0) }
+    }
+
+    func queryID(_ name: String) throws -> EntityID? {
+        guard let text = query(name) else { return nil }
+        guard let id = EntityID(text) else {
+            throw DomainError(.malformedRequest, "query \(name): not a UUID", field: name)
+        }
+        return id
+    }
+
+    func queryBool(_ name: String) throws -> Bool? {
+        guard let text = query(name) else { return nil }
+        switch text.lowercased() {
+        case "true", "1": return true
+        case "false", "0": return false
+        default: throw DomainError(.malformedRequest, "query \(name): expected true or false", field: name)
+        }
+    }
+
+    func queryEnum<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type) throws -> E? where E.RawValue == String {
+        guard let text = query(name) else { return nil }
+        guard let value = E(rawValue: text) else {
+            let allowed = E.allCases.map(\.rawValue).joined(separator: ", ")
+            throw DomainError(.malformedRequest, "query \(name): must be one of \(allowed)", field: name)
+        }
+        return value
+    }
+
+    /// The version a write expects: the body's `version`, else `If-Match`.
+    func expectedVersion(_ body: FieldReader?) throws -> Int64? {
+        if let body, body.contains("version") {
+            return try body.integer("version")
+        }
+        guard var text = request.headers[.ifMatch]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if text.hasPrefix("W/") { text.removeFirst(2) }
+        text = text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        guard let version = Int64(text) else {
+            throw DomainError.invalid("If-Match", "expected a version number")
+        }
+        return version
+    }
+}

@@ -1,0 +1,24 @@
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// Runs a read-decide-append cycle. When the client named no version, a conflict
+/// only means someone else wrote between our read and our append: read again and
+/// retry. When it named one, the conflict is the client's to resolve (409).
+enum WriteRetry {
+    static let attempts = 8
+
+    static func run<T>(
+        store: EventStore, clientVersion: Int64?, _ decide: () async throws -> (T, AppendBatch)
+    ) async throws -> T {
+        var attempt = 1
+        while true {
+            let (value, batch) = try await decide()
+            do {
+                try await store.append(batch)
+                return value
+            } catch let error as DomainError where error.code == .versionConflict && clientVersion == nil && attempt < attempts {
+                attempt += 1
+            }
+        }
+    }
+}

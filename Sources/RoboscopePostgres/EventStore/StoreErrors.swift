@@ -1,0 +1,34 @@
+import Foundation
+import RoboscopeDomain
+
+/// Turns what Postgres reports into errors a client can act on. The SQLSTATEs
+/// `RB404` and `RB409` are raised by `eventlog.append`.
+public enum StoreErrors {
+    public static func translate(_ error: PGError) -> any Error {
+        if error.kind == .connection {
+            return DomainError(.unavailable, "the database is unreachable")
+        }
+        let detail = error.detail.flatMap { try? JSONDecoder().decode(JSONObject.self, from: Data($0.utf8)) } ?? [:]
+        switch (error.sqlState, error.constraint) {
+        case ("RB409", _):
+            var details: JSONObject = [:]
+            details["current_version"] = detail["current_version"]
+            details["stream"] = detail["stream_type"]
+            details["id"] = detail["stream_id"]
+            return DomainError(.versionConflict, "changed concurrently: \(error.message)", details: details)
+        case ("RB404", _):
+            let type = detail["stream_type"].flatMap { if case .string(let text) = $0 { return text } else { return nil } }
+            return DomainError(.notFound, "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)")
+        case ("23505", "spaces_key_key"):
+            return DomainError(.alreadyExists, "key: another space has this key", field: "key")
+        case ("23505", "events_stream_version_key"):
+            return DomainError(.alreadyExists, "id: an entity with this id already exists", field: "id")
+        case ("57014", _), ("40P01", _), ("40001", _):
+            return DomainError(.unavailable, "the database could not finish the request in time; retry")
+        case (let state?, _) where state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57"):
+            return DomainError(.unavailable, "the database is unavailable")
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import CLibPQ
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Owns one libpq connection. Its calls block: use it from one thread at a time,
+/// never from Swift's cooperative pool or an event loop (see `PostgresPool`).
+public final class PGConnection {
+    let handle: OpaquePointer
+
+    /// Connects with a libpq connection string or `postgres://` URL.
+    public init(_ url: String) throws {
+        guard let handle = PQconnectdb(Self.withDefaults(url)) else {
+            throw PGError(.connection, "libpq could not allocate a connection")
+        }
+        self.handle = handle
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.trimmed(String(cString: PQerrorMessage(handle)))
+            PQfinish(handle)
+            throw PGError(.connection, message)
+        }
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    /// Runs one statement with text parameters (`$1`, `$2`, …); nil is SQL NULL.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
+        defer { copies.forEach { free($0) } }
+        let raw = copies.map { UnsafePointer($0) }
+        let result = raw.withUnsafeBufferPointer { values in
+            PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+        }
+        return try check(result)
+    }
+
+    /// Runs a script of several statements without parameters (migrations, setup).
+    @discardableResult
+    public func execute(_ script: String) throws -> PGResult {
+        try check(PQexec(handle, script))
+    }
+
+    /// Runs `body` in a transaction, committing when it returns and rolling back when it throws.
+    public func transaction<T>(_ begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try execute(begin)
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            if !isBroken { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func check(_ result: OpaquePointer?) throws -> PGResult {
+        guard let result else {
+            throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle))))
+        }
+        let owned = PGResult(result)
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return owned
+        default:
+            let field = { (code: Int32) -> String? in
+                PQresultErrorField(result, code).map { String(cString: $0) }
+            }
+            let message = field(Int32(UInt8(ascii: "M"))) ?? Self.trimmed(String(cString: PQresultErrorMessage(result)))
+            if isBroken {
+                throw PGError(.connection, message)
+            }
+            throw PGError(
+                .statement, message,
+                sqlState: field(Int32(UInt8(ascii: "C"))),
+                detail: field(Int32(UInt8(ascii: "D"))),
+                constraint: field(Int32(UInt8(ascii: "n")))
+            )
+        }
+    }
+
+    /// A dead server must fail a connect quickly, so a timeout is set unless the URL has one.
+    static func withDefaults(_ url: String) -> String {
+        guard !url.contains("connect_timeout") else { return url }
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            return url + (url.contains("?") ? "&" : "?") + "connect_timeout=2"
+        }
+        return url + " connect_timeout=2"
+    }
+
+    static func trimmed(_ text: String) -> String {
+        var text = text
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,29 @@
+/// A failure reported by libpq or by the server, with the fields callers branch on.
+public struct PGError: Error, Sendable, CustomStringConvertible {
+    public struct Kind: Hashable, Sendable {
+        let name: String
+        /// The server cannot be reached, or the connection broke.
+        public static let connection = Kind(name: "connection")
+        /// The server refused the statement; `sqlState` says why.
+        public static let statement = Kind(name: "statement")
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The five-character SQLSTATE (`23505`, or our own `RB409`).
+    public var sqlState: String?
+    public var detail: String?
+    public var constraint: String?
+
+    public init(_ kind: Kind, _ message: String, sqlState: String? = nil, detail: String? = nil, constraint: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.sqlState = sqlState
+        self.detail = detail
+        self.constraint = constraint
+    }
+
+    public var description: String {
+        "postgres \(kind.name) error\(sqlState.map { " \($0)" } ?? ""): \(message)"
+    }
+}

@@ -1,0 +1,6 @@
+/// The current-state tables and their keys, as eventlog.project() writes them.
+public enum ProjectionTables {
+    public static let all: [(name: String, key: String)] = [
+        ("spaces", "id"), ("work_sessions", "id"), ("markers", "id"), ("marker_details", "marker_id"),
+    ]
+}

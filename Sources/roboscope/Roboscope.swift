@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Roboscope: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roboscope",
+        abstract: "The Roboscope collaboration service and its maintenance tools.",
+        subcommands: [Serve.self, Migrate.self, Rebuild.self, Verify.self],
+        defaultSubcommand: Serve.self
+    )
+}

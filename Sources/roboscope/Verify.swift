@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import RoboscopePostgres
+
+/// `roboscope verify`: replays the log into scratch tables and compares them with the
+/// live projections; prints every difference and exits 1 if there is any.
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Compare the projections with a replay of the event log.")
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let logger = common.logger("roboscope.verify")
+        let connection = try await common.connect(logger: logger)
+        let report = try ProjectionVerifier(connection: connection).verify()
+        let counts = report.rowsCompared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        print("replayed \(report.eventsReplayed) events; live rows: \(counts)")
+        for difference in report.differences {
+            print(difference)
+        }
+        if report.differences.isEmpty {
+            print("projections match the log")
+        } else {
+            print("\(report.differences.count) difference(s)")
+            throw ExitCode(1)
+        }
+    }
+}

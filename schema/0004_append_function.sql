@@ -1,0 +1,83 @@
+-- Appends a batch of events in the caller's transaction, checking each stream's
+-- expected version, and folds each into the projections (read-your-writes).
+--
+-- batch: {"locks": [{"stream": "marker:<id>", "exclusive": true}, ...],
+--         "require": [{"stream_type": "work_session", "stream_id": "<id>"}, ...],
+--         "events": [{"event_id", "stream_type", "stream_id",
+--                     "expected_version": null | 0 | n, "type", "data", "metadata"}, ...]}
+-- expected_version null appends at any version, 0 requires a new stream.
+--
+-- Stream locks are taken first, in sorted order (no deadlocks), before the first
+-- write, so the transaction id Postgres assigns at that write orders every
+-- transaction that touches a stream the same way its versions are ordered.
+CREATE FUNCTION eventlog.append(batch jsonb)
+RETURNS TABLE (event_position bigint, event_version bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    lock_item record;
+    required record;
+    item jsonb;
+    last_type text;
+    current_version bigint;
+    expected bigint;
+    appended eventlog.events;
+BEGIN
+    FOR lock_item IN
+        SELECT l->>'stream' AS stream, bool_or((l->>'exclusive')::boolean) AS exclusive
+        FROM jsonb_array_elements(coalesce(batch->'locks', '[]'::jsonb)) AS l
+        GROUP BY l->>'stream'
+        ORDER BY l->>'stream'
+    LOOP
+        IF lock_item.exclusive THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended(lock_item.stream, 0));
+        ELSE
+            PERFORM pg_advisory_xact_lock_shared(hashtextextended(lock_item.stream, 0));
+        END IF;
+    END LOOP;
+
+    FOR required IN
+        SELECT r->>'stream_type' AS stream_type, (r->>'stream_id')::uuid AS stream_id
+        FROM jsonb_array_elements(coalesce(batch->'require', '[]'::jsonb)) AS r
+    LOOP
+        SELECT e.type INTO last_type FROM eventlog.events e
+        WHERE e.stream_type = required.stream_type AND e.stream_id = required.stream_id
+        ORDER BY e.stream_version DESC LIMIT 1;
+        IF last_type IS NULL OR last_type LIKE '%.deleted' THEN
+            RAISE EXCEPTION '% % does not exist', required.stream_type, required.stream_id
+                USING ERRCODE = 'RB404',
+                      DETAIL = json_build_object('stream_type', required.stream_type,
+                                                 'stream_id', required.stream_id)::text;
+        END IF;
+    END LOOP;
+
+    FOR item IN SELECT value FROM jsonb_array_elements(batch->'events') LOOP
+        expected := (item->>'expected_version')::bigint;
+        IF expected = 0 THEN
+            -- A new stream: the unique (stream, version) key refuses a second creator.
+            current_version := 0;
+        ELSE
+            SELECT coalesce(max(e.stream_version), 0) INTO current_version FROM eventlog.events e
+            WHERE e.stream_type = item->>'stream_type' AND e.stream_id = (item->>'stream_id')::uuid;
+            IF expected IS NOT NULL AND expected <> current_version THEN
+                RAISE EXCEPTION '%:% is at version %, expected %',
+                    item->>'stream_type', item->>'stream_id', current_version, expected
+                    USING ERRCODE = 'RB409',
+                          DETAIL = json_build_object('stream_type', item->>'stream_type',
+                                                     'stream_id', item->>'stream_id',
+                                                     'current_version', current_version,
+                                                     'expected_version', expected)::text;
+            END IF;
+        END IF;
+
+        INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata)
+        VALUES ((item->>'event_id')::uuid, item->>'stream_type', (item->>'stream_id')::uuid,
+                current_version + 1, item->>'type', item->'data', item->'metadata')
+        RETURNING * INTO appended;
+
+        PERFORM eventlog.project(appended);
+        event_position := appended.position;
+        event_version := appended.stream_version;
+        RETURN NEXT;
+    END LOOP;
+END;
+$$;
