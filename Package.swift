@@ -52,7 +52,11 @@ let package = Package(
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
         .testTarget(
             name: "RoboscopeIntegrationTests",
-            dependencies: ["RoboscopeDomain", "RoboscopePostgres"]
+            dependencies: [
+                "RoboscopeDomain",
+                "RoboscopePostgres",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ]
 )

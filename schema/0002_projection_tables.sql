@@ -62,5 +62,7 @@ CREATE TABLE public.marker_details (
     cross_size             double precision NOT NULL,
     custom_props           jsonb NOT NULL,
     created_at             timestamptz NOT NULL,
-    updated_at             timestamptz NOT NULL
+    updated_at             timestamptz NOT NULL,
+    -- The details stream's version, a concurrency token the API does not show.
+    version                bigint NOT NULL
 );

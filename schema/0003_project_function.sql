@@ -35,14 +35,15 @@ BEGIN
     WHEN 'marker.deleted' THEN
         DELETE FROM markers WHERE id = e.stream_id;
     WHEN 'marker_details.calculated', 'marker_details.updated' THEN
-        INSERT INTO marker_details SELECT * FROM jsonb_populate_record(NULL::marker_details, e.data)
+        INSERT INTO marker_details
+        SELECT * FROM jsonb_populate_record(NULL::marker_details, e.data || jsonb_build_object('version', e.stream_version))
         ON CONFLICT (marker_id) DO UPDATE SET
             center_location_long = EXCLUDED.center_location_long,
             center_location_cross = EXCLUDED.center_location_cross,
             left_distance = EXCLUDED.left_distance, right_distance = EXCLUDED.right_distance,
             far_distance = EXCLUDED.far_distance, near_distance = EXCLUDED.near_distance,
             long_size = EXCLUDED.long_size, cross_size = EXCLUDED.cross_size,
-            custom_props = EXCLUDED.custom_props,
+            custom_props = EXCLUDED.custom_props, version = EXCLUDED.version,
             created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at;
     WHEN 'marker_details.deleted' THEN
         DELETE FROM marker_details WHERE marker_id = e.stream_id;

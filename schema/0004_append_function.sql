@@ -3,6 +3,7 @@
 --
 -- batch: {"locks": [{"stream": "marker:<id>", "exclusive": true}, ...],
 --         "require": [{"stream_type": "work_session", "stream_id": "<id>"}, ...],
+--         "expect_children": [{"kind": "markers_of_session", "parent_id": "<id>", "ids": [...]}, ...],
 --         "events": [{"event_id", "stream_type", "stream_id",
 --                     "expected_version": null | 0 | n, "type", "data", "metadata"}, ...]}
 -- expected_version null appends at any version, 0 requires a new stream.
@@ -21,6 +22,8 @@ DECLARE
     current_version bigint;
     expected bigint;
     appended eventlog.events;
+    expectation record;
+    actual_ids uuid[];
 BEGIN
     FOR lock_item IN
         SELECT l->>'stream' AS stream, bool_or((l->>'exclusive')::boolean) AS exclusive
@@ -47,6 +50,35 @@ BEGIN
                 USING ERRCODE = 'RB404',
                       DETAIL = json_build_object('stream_type', required.stream_type,
                                                  'stream_id', required.stream_id)::text;
+        END IF;
+    END LOOP;
+
+    -- The children the caller saw must still be all there are, now that the locks
+    -- keep new ones out; otherwise a cascade would leave orphans behind.
+    FOR expectation IN
+        SELECT c->>'kind' AS kind, (c->>'parent_id')::uuid AS parent_id,
+               ARRAY(SELECT x::uuid FROM jsonb_array_elements_text(c->'ids') AS x ORDER BY 1) AS ids
+        FROM jsonb_array_elements(coalesce(batch->'expect_children', '[]'::jsonb)) AS c
+    LOOP
+        actual_ids := CASE expectation.kind
+            WHEN 'sessions_of_space' THEN
+                ARRAY(SELECT w.id FROM work_sessions w WHERE w.space_id = expectation.parent_id ORDER BY 1)
+            WHEN 'markers_of_session' THEN
+                ARRAY(SELECT m.id FROM markers m WHERE m.work_session_id = expectation.parent_id ORDER BY 1)
+            WHEN 'details_of_session' THEN
+                ARRAY(SELECT d.marker_id FROM marker_details d JOIN markers m ON m.id = d.marker_id
+                      WHERE m.work_session_id = expectation.parent_id ORDER BY 1)
+            WHEN 'details_of_marker' THEN
+                ARRAY(SELECT d.marker_id FROM marker_details d WHERE d.marker_id = expectation.parent_id)
+        END;
+        IF actual_ids IS NULL THEN
+            RAISE EXCEPTION 'unknown child kind %', expectation.kind USING ERRCODE = '22023';
+        END IF;
+        IF actual_ids <> expectation.ids THEN
+            RAISE EXCEPTION '% of % changed: % expected, % found', expectation.kind, expectation.parent_id,
+                cardinality(expectation.ids), cardinality(actual_ids)
+                USING ERRCODE = 'RB409',
+                      DETAIL = json_build_object('stream_type', expectation.kind, 'stream_id', expectation.parent_id)::text;
         END IF;
     END LOOP;
 

@@ -67,7 +67,7 @@ public enum MarkerCommands {
             details = recalculated.details
             events.append(recalculated.event)
         }
-        return (MarkerWithDetails(marker: marker, details: details), AppendBatch(events: events, locks: locks(marker, session)))
+        return (MarkerWithDetails(marker: marker, details: details), batch(events, current, session))
     }
 
     public static func delete(
@@ -83,7 +83,17 @@ public enum MarkerCommands {
         if current.details != nil {
             events.append(MarkerDetailsCommands.deletion(marker.id, causedBy: event, context))
         }
-        return AppendBatch(events: events, locks: locks(marker, session))
+        return batch(events, current, session)
+    }
+
+    /// A batch of writes to one existing marker: its locks, and the check that its
+    /// details still exist (or still do not) as they did when the command read them.
+    static func batch(_ events: [PendingEvent], _ current: MarkerWithDetails, _ session: WorkSession) -> AppendBatch {
+        let id = current.marker.id
+        return AppendBatch(
+            events: events, locks: locks(current.marker, session), requiredStreams: [StreamRef(.marker, id)],
+            expectedChildren: [ExpectedChildren(.detailsOfMarker, of: id, are: current.details == nil ? [] : [id])]
+        )
     }
 
     /// The events that delete a marker (and its details) because its parent was deleted.

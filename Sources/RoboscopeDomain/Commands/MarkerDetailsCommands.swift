@@ -21,10 +21,10 @@ public enum MarkerDetailsCommands {
             createdAt: current.details?.createdAt ?? context.now, updatedAt: context.now
         )
         let event = PendingEvent(
-            stream: StreamRef(.markerDetails, details.markerID), expectedVersion: .any,
+            stream: StreamRef(.markerDetails, details.markerID), expectedVersion: expectedVersion(current.details),
             type: .markerDetailsUpdated, payload: .markerDetails(details), metadata: context.metadata()
         )
-        return (details, batch(event, current.marker, session))
+        return (details, MarkerCommands.batch([event], current, session))
     }
 
     /// `POST …/details/calculate`: compute from the points now, keeping `custom_props`.
@@ -32,7 +32,7 @@ public enum MarkerDetailsCommands {
         _ current: MarkerWithDetails, session: WorkSession, _ context: CommandContext
     ) -> (MarkerDetails, AppendBatch) {
         let result = calculated(current.marker, keeping: current.details, now: context.now, causedBy: nil, context)
-        return (result.details, batch(result.event, current.marker, session))
+        return (result.details, MarkerCommands.batch([result.event], current, session))
     }
 
     public static func delete(
@@ -41,7 +41,9 @@ public enum MarkerDetailsCommands {
         guard current.details != nil else {
             throw DomainError(.notFound, "marker \(current.marker.id) has no details")
         }
-        return batch(deletion(current.marker.id, causedBy: nil, context), current.marker, session)
+        var event = deletion(current.marker.id, causedBy: nil, context)
+        event.expectedVersion = expectedVersion(current.details)
+        return MarkerCommands.batch([event], current, session)
     }
 
     static func calculated(
@@ -53,7 +55,8 @@ public enum MarkerDetailsCommands {
             customProps: existing?.customProps ?? [:], createdAt: existing?.createdAt ?? now, updatedAt: now
         )
         let event = PendingEvent(
-            stream: StreamRef(.markerDetails, marker.id), expectedVersion: existing == nil && cause?.type == .markerCreated ? .noStream : .any,
+            stream: StreamRef(.markerDetails, marker.id),
+            expectedVersion: cause?.type == .markerCreated ? .noStream : expectedVersion(existing),
             type: .markerDetailsCalculated, payload: .markerDetails(details),
             metadata: context.metadata(causedBy: cause?.eventID)
         )
@@ -68,7 +71,9 @@ public enum MarkerDetailsCommands {
         )
     }
 
-    static func batch(_ event: PendingEvent, _ marker: Marker, _ session: WorkSession) -> AppendBatch {
-        AppendBatch(events: [event], locks: MarkerCommands.locks(marker, session), requiredStreams: [StreamRef(.marker, marker.id)])
+    /// Details that exist are written at their version; absent ones after whatever the
+    /// stream holds (a deletion), with the batch checking that they are still absent.
+    static func expectedVersion(_ existing: MarkerDetails?) -> ExpectedVersion {
+        existing.map { .exactly($0.version) } ?? .any
     }
 }

@@ -53,9 +53,13 @@ public enum SpaceCommands {
             stream: stream, expectedVersion: .exactly(space.version), type: .spaceDeleted,
             payload: .deleted(Deletion(id: space.id)), metadata: context.metadata()
         )
-        var batch = AppendBatch(events: [event], locks: [.exclusive(stream), .spaceKey(space.key)])
+        var batch = AppendBatch(
+            events: [event], locks: [.exclusive(stream), .spaceKey(space.key)],
+            expectedChildren: [ExpectedChildren(.sessionsOfSpace, of: space.id, are: sessions.map(\.session.id))]
+        )
         for session in sessions {
             batch.events += WorkSessionCommands.cascade(session, causedBy: event, context)
+            batch.expectedChildren += WorkSessionCommands.expectedChildren(session)
         }
         return batch
     }

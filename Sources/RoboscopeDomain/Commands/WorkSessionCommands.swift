@@ -53,9 +53,17 @@ public enum WorkSessionCommands {
             stream: StreamRef(.workSession, session.id), expectedVersion: .exactly(session.version),
             type: .workSessionDeleted, payload: .deleted(Deletion(id: session.id)), metadata: context.metadata()
         )
-        var batch = AppendBatch(events: [event], locks: locks(for: session))
+        var batch = AppendBatch(events: [event], locks: locks(for: session), expectedChildren: expectedChildren(contents))
         batch.events += contents.markers.flatMap { MarkerCommands.cascade($0, causedBy: event, context) }
         return batch
+    }
+
+    static func expectedChildren(_ contents: SessionContents) -> [ExpectedChildren] {
+        let id = contents.session.id
+        return [
+            ExpectedChildren(.markersOfSession, of: id, are: contents.markers.map(\.marker.id)),
+            ExpectedChildren(.detailsOfSession, of: id, are: contents.markers.filter { $0.details != nil }.map(\.marker.id)),
+        ]
     }
 
     /// The events that delete a session and its markers because its space was deleted.

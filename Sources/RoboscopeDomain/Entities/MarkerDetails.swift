@@ -5,16 +5,20 @@ public struct MarkerDetails: Hashable, Sendable {
     public var customProps: JSONObject
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
+    /// The details stream's version: a concurrency token kept by the projection,
+    /// neither sent to clients nor stored in event data.
+    public var version: Int64
 
     public init(
         markerID: EntityID, measurements: MarkerMeasurements, customProps: JSONObject,
-        createdAt: Timestamp, updatedAt: Timestamp
+        createdAt: Timestamp, updatedAt: Timestamp, version: Int64 = 0
     ) {
         self.markerID = markerID
         self.measurements = measurements
         self.customProps = customProps
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.version = version
     }
 }
 
@@ -24,6 +28,7 @@ extension MarkerDetails: Codable {
         case customProps = "custom_props"
         case createdAt = "created_at"
         case updatedAt = "updated_at"
+        case version
     }
 
     public init(from decoder: any Decoder) throws {
@@ -32,6 +37,7 @@ extension MarkerDetails: Codable {
         customProps = try container.decode(JSONObject.self, forKey: .customProps)
         createdAt = try container.decode(Timestamp.self, forKey: .createdAt)
         updatedAt = try container.decode(Timestamp.self, forKey: .updatedAt)
+        version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         measurements = try MarkerMeasurements(from: decoder)
     }
 

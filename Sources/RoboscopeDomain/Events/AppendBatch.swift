@@ -37,22 +37,43 @@ public struct StreamLock: Hashable, Sendable {
     public static func spaceKey(_ key: String) -> StreamLock { StreamLock(name: "space_key:\(key)", exclusive: true) }
 }
 
+/// The children a command saw when it decided: checked again under the locks, so
+/// that a child created between the read and the append fails the append (and the
+/// command retries) instead of being left behind as an orphan.
+public struct ExpectedChildren: Hashable, Sendable {
+    public enum Kind: String, Sendable {
+        case sessionsOfSpace = "sessions_of_space"
+        case markersOfSession = "markers_of_session"
+        case detailsOfSession = "details_of_session"
+        case detailsOfMarker = "details_of_marker"
+    }
+
+    public var kind: Kind
+    public var parentID: EntityID
+    public var childIDs: [EntityID]
+
+    public init(_ kind: Kind, of parentID: EntityID, are childIDs: [EntityID]) {
+        self.kind = kind
+        self.parentID = parentID
+        self.childIDs = childIDs.sorted()
+    }
+}
+
 /// Everything one command appends, in one transaction.
 public struct AppendBatch: Hashable, Sendable {
     public var events: [PendingEvent]
     public var locks: [StreamLock]
     /// Streams that must exist and not be deleted (the parent of a new child).
     public var requiredStreams: [StreamRef]
+    public var expectedChildren: [ExpectedChildren]
 
-    public init(events: [PendingEvent] = [], locks: [StreamLock] = [], requiredStreams: [StreamRef] = []) {
+    public init(
+        events: [PendingEvent] = [], locks: [StreamLock] = [], requiredStreams: [StreamRef] = [],
+        expectedChildren: [ExpectedChildren] = []
+    ) {
         self.events = events
         self.locks = locks
         self.requiredStreams = requiredStreams
-    }
-
-    public mutating func append(_ other: AppendBatch) {
-        events += other.events
-        locks += other.locks
-        requiredStreams += other.requiredStreams
+        self.expectedChildren = expectedChildren
     }
 }

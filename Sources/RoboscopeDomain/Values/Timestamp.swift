@@ -79,7 +79,9 @@ public struct Timestamp: Hashable, Comparable, Sendable {
                 index += 1
             }
             guard digits > 0 else { return nil }
-            for _ in digits..<6 where digits < 6 { micros *= 10 }
+            if digits < 6 {
+                for _ in digits..<6 { micros *= 10 }
+            }
         }
         var offsetSeconds: Int64 = 0
         if expect([90, 122]) {

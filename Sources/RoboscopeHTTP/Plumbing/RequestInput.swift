@@ -18,7 +18,9 @@ struct RequestInput {
         do {
             buffer = try await request.body.collect(upTo: bodyLimit)
         } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw DomainError(.payloadTooLarge, "the body is larger than \(bodyLimit) bytes", details: ["limit": .integer(Int64(bodyLimit))])
+            throw tooLarge()
+        } catch is NIOTooManyBytesError {
+            throw tooLarge()
         }
         guard buffer.readableBytes > 0 else {
             throw DomainError(.malformedRequest, "the body is empty; expected a JSON object")
@@ -28,6 +30,10 @@ struct RequestInput {
         } catch {
             throw DomainError(.malformedRequest, "the body is not valid JSON")
         }
+    }
+
+    private func tooLarge() -> DomainError {
+        DomainError(.payloadTooLarge, "the body is larger than \(bodyLimit) bytes", details: ["limit": .integer(Int64(bodyLimit))])
     }
 
     func fields() async throws -> FieldReader {

@@ -37,7 +37,13 @@ struct BatchDocument: Encodable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case locks, require, events }
+    struct Children: Encodable {
+        let kind: String
+        let parent_id: EntityID
+        let ids: [EntityID]
+    }
+
+    enum CodingKeys: String, CodingKey { case locks, require, expect_children, events }
 
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -45,6 +51,10 @@ struct BatchDocument: Encodable {
         try container.encode(
             batch.requiredStreams.map { Requirement(stream_type: $0.type.rawValue, stream_id: $0.id) },
             forKey: .require
+        )
+        try container.encode(
+            batch.expectedChildren.map { Children(kind: $0.kind.rawValue, parent_id: $0.parentID, ids: $0.childIDs) },
+            forKey: .expect_children
         )
         try container.encode(batch.events.map(Event.init), forKey: .events)
     }

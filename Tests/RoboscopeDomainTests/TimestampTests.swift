@@ -1,0 +1,39 @@
+import Testing
+@testable import RoboscopeDomain
+
+@Suite struct TimestampTests {
+    @Test func wireFormIsWholeSecondsUTC() {
+        let time = Timestamp(rfc3339: "2026-11-22T01:24:59.987654Z")!
+        #expect(time.formatted(.wire) == "2026-11-22T01:24:59Z")
+        #expect(time.formatted(.storage) == "2026-11-22T01:24:59.987654Z")
+    }
+
+    @Test func acceptsOffsetsAndFractions() {
+        let utc = Timestamp(rfc3339: "2026-11-22T01:24:59Z")!
+        #expect(Timestamp(rfc3339: "2026-11-22T02:24:59+01:00") == utc)
+        #expect(Timestamp(rfc3339: "2026-11-21T20:54:59-04:30") == utc)
+        #expect(Timestamp(rfc3339: "2026-11-22 01:24:59.5+00:00")!.microsecondsSinceEpoch == utc.microsecondsSinceEpoch + 500_000)
+        #expect(Timestamp(rfc3339: "2026-11-22t01:24:59.123456789z")!.microsecondsSinceEpoch == utc.microsecondsSinceEpoch + 123_456)
+    }
+
+    @Test func knownEpochValues() {
+        #expect(Timestamp(rfc3339: "1970-01-01T00:00:00Z")!.microsecondsSinceEpoch == 0)
+        #expect(Timestamp(rfc3339: "2000-02-29T00:00:00Z")!.microsecondsSinceEpoch == 951_782_400_000_000)
+        #expect(Timestamp(microsecondsSinceEpoch: -1).formatted(.storage) == "1969-12-31T23:59:59.999999Z")
+    }
+
+    @Test(arguments: [
+        "", "2026-11-22", "2026-11-22T01:24:59", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z",
+        "2026-11-22T25:00:00Z", "2026-11-22T01:24:59.Z", "2026-11-22T01:24:59+0100", "2026-11-22T01:24:59Zjunk",
+    ])
+    func rejectsMalformed(_ text: String) {
+        #expect(Timestamp(rfc3339: text) == nil)
+    }
+
+    @Test func roundTripsThroughStorageForm() {
+        for micros: Int64 in [0, 1, 999_999, 1_795_000_000_123_456, 4_102_444_800_000_000] {
+            let time = Timestamp(microsecondsSinceEpoch: micros)
+            #expect(Timestamp(rfc3339: time.formatted(.storage)) == time)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `roboscope` binary, started on a free port against a given database.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let client: HTTPClient
+    let logURL: URL
+
+    static var binary: URL {
+        if let explicit = ProcessInfo.processInfo.environment["ROBOSCOPE_BINARY"] {
+            return URL(fileURLWithPath: explicit)
+        }
+        return TestDatabase.repositoryRoot.appendingPathComponent(".build/debug/roboscope")
+    }
+
+    init(databaseURL: String, extraArguments: [String] = []) async throws {
+        port = try FreePort.pick()
+        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.executableURL = Self.binary
+        process.arguments = [
+            "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--http-port", String(port),
+            "--ws-port", String(try FreePort.pick()), "--schema-dir", TestDatabase.schemaDirectory.path,
+            "--log-level", "warning",
+        ] + extraArguments
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        ChildProcesses.register(process.processIdentifier)
+        client = HTTPClient(base: URL(string: "http://127.0.0.1:\(port)")!)
+        try await waitUntilReady()
+    }
+
+    func waitUntilReady() async throws {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if !process.isRunning {
+                throw TestFailure("server exited early: \(log())")
+            }
+            if let response = try? await client.send("GET", "/readyz"), response.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("server did not become ready: \(log())")
+    }
+
+    func log() -> String {
+        (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    func terminate() -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        process.terminate()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum FreePort {
+    /// Asks the kernel for an unused loopback port.
+    static func pick() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestFailure("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Servers still running when the test process exits are killed, so none outlive a run.
+enum ChildProcesses {
+    nonisolated(unsafe) static var pids: [pid_t] = []
+    static let lock = NSLock()
+    nonisolated(unsafe) static var installed = false
+
+    static func register(_ pid: pid_t) {
+        lock.lock()
+        defer { lock.unlock() }
+        pids.append(pid)
+        if !installed {
+            installed = true
+            atexit {
+                for pid in ChildProcesses.pids { kill(pid, SIGKILL) }
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Logging
+import RoboscopePostgres
+
+/// Fresh, migrated databases on the Postgres that `deploy/local/services` started
+/// (the test command exports its `DATABASE_URL`), one per test suite that needs isolation.
+enum TestDatabase {
+    static var serverURL: String {
+        ProcessInfo.processInfo.environment["DATABASE_URL"] ?? "postgres://roboscope@127.0.0.1:55432/roboscope"
+    }
+
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var schemaDirectory: URL { repositoryRoot.appendingPathComponent("schema") }
+
+    /// The URL of `database` on the same server.
+    static func url(of database: String) -> String {
+        var components = URLComponents(string: serverURL)!
+        components.path = "/" + database
+        return components.string!
+    }
+
+    /// Creates a new database named after `label`, applies every migration, returns its URL.
+    static func fresh(_ label: String) throws -> String {
+        let name = "rbtest_\(label)_\(UInt32.random(in: 0...UInt32.max))".lowercased()
+        let admin = try PGConnection(url(of: "postgres"))
+        try admin.execute("CREATE DATABASE \(name)")
+        let databaseURL = url(of: name)
+        let connection = try PGConnection(databaseURL)
+        try Migrator(directory: schemaDirectory, logger: Logger(label: "test.migrate")).migrate(connection)
+        return databaseURL
+    }
+}
