@@ -20,8 +20,12 @@ public struct EventStore: Sendable {
     public func append(_ batch: AppendBatch) async throws -> [Appended] {
         guard !batch.events.isEmpty else { return [] }
         let document = try StorageJSON.encodeString(BatchDocument(batch: batch))
-        return try await pool.withConnection { connection in
-            try Self.append(document, on: connection)
+        do {
+            return try await pool.withConnection { connection in
+                try Self.append(document, on: connection)
+            }
+        } catch let error as PGError {
+            throw StoreErrors.translate(error)
         }
     }
 

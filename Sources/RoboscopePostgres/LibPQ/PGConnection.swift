@@ -15,12 +15,13 @@ public final class PGConnection {
         guard let handle = PQconnectdb(Self.withDefaults(url)) else {
             throw PGError(.connection, "libpq could not allocate a connection")
         }
+        // From here on deinit owns the handle, also when init throws.
         self.handle = handle
         guard PQstatus(handle) == CONNECTION_OK else {
-            let message = Self.trimmed(String(cString: PQerrorMessage(handle)))
-            PQfinish(handle)
-            throw PGError(.connection, message)
+            throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle))))
         }
+        // Server notices (NOTICE: … already exists, skipping) are not errors; keep them off stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
     }
 
     deinit {

@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+
+/// Postgres goes away under a running service and comes back.
+@Suite(.serialized) struct DatabaseOutageTests {
+    @Test func outageGives503ThenRecoversWithoutARestart() async throws {
+        let direct = try TestDatabase.fresh("outage")
+        let components = URLComponents(string: direct)!
+        let proxy = try TCPProxy(to: (components.host ?? "127.0.0.1", components.port ?? 5432))
+        try proxy.start()
+        var viaProxy = components
+        viaProxy.port = proxy.port
+        let server = try await ServerProcess(databaseURL: viaProxy.string!)
+        let client = server.client
+        let fixtures = Fixtures(client: client)
+        let space = try await fixtures.space()
+
+        proxy.stop()
+        for attempt in 0..<3 {
+            let started = Date()
+            let read = try await client.get("/api/v1/spaces/\(Fixtures.id(space))")
+            #expect(read.status == 503, "attempt \(attempt)")
+            #expect(read.header("Retry-After") == "1")
+            #expect(read.json["error"]?["code"] == "service_unavailable")
+            #expect(Date().timeIntervalSince(started) < 3)
+        }
+        let write = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
+        #expect(write.status == 503)
+        #expect(try await client.get("/readyz").status == 503)
+        #expect(try await client.get("/healthz").status == 200)
+
+        try proxy.start()
+        var recovered = false
+        for _ in 0..<50 where !recovered {
+            recovered = try await client.get("/readyz").status == 200
+            if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(recovered)
+        #expect(try await client.get("/api/v1/spaces/\(Fixtures.id(space))").status == 200)
+        _ = try await fixtures.space()
+        #expect(server.terminate() == 0)
+        proxy.stop()
+    }
+
+    @Test func sigtermStopsCleanly() async throws {
+        let server = try await ServerProcess(databaseURL: try TestDatabase.fresh("sigterm"))
+        _ = try await Fixtures(client: server.client).space()
+        #expect(server.terminate() == 0)
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import Logging
+import Testing
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// The log itself, against a database of its own.
+@Suite(.serialized) struct EventLogTests {
+    let databaseURL: String
+
+    init() throws {
+        databaseURL = try TestDatabase.fresh("eventlog")
+    }
+
+    static let provenance = EventMetadata(Provenance(actor: "test", requestID: "t"), causationID: nil)
+
+    static func spaceCreation(_ id: EntityID = .random()) -> AppendBatch {
+        let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000)
+        let space = Space(id: id, key: "k-\(id)", name: "n", version: 1, createdAt: now, updatedAt: now)
+        return AppendBatch(events: [PendingEvent(
+            stream: StreamRef(.space, id), expectedVersion: .noStream, type: .spaceCreated,
+            payload: .space(space), metadata: provenance
+        )])
+    }
+
+    static func spaceUpdate(_ id: EntityID, expected: ExpectedVersion, version: Int64) -> AppendBatch {
+        let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000)
+        let space = Space(id: id, key: "k-\(id)", name: "v\(version)", version: version, createdAt: now, updatedAt: now)
+        let stream = StreamRef(.space, id)
+        return AppendBatch(events: [PendingEvent(
+            stream: stream, expectedVersion: expected, type: .spaceUpdated, payload: .space(space), metadata: provenance
+        )], locks: [.exclusive(stream)])
+    }
+
+    /// Writers commit out of order (some sleep inside their transaction after taking a
+    /// position); one follower reads concurrently and must end with every event exactly
+    /// once, each stream's versions in order.
+    @Test func followerMissesNothingWhileWritersCommitOutOfOrder() async throws {
+        let writers = 12
+        let perWriter = 40
+        let url = databaseURL
+        let streams = (0..<4).map { _ in EntityID.random() }
+        let setup = try PGConnection(url)
+        for id in streams { _ = try EventStore.append(Self.spaceCreation(id), on: setup) }
+
+        let done = ManagedFlag()
+        let follower = Task.detached { () throws -> [RecordedEvent] in
+            let connection = try PGConnection(url)
+            var cursor = LogCursor.start
+            var seen: [RecordedEvent] = []
+            var quietRounds = 0
+            while quietRounds < 3 {
+                let batch = try LogReader.read(after: cursor, limit: 100, on: connection)
+                if let last = batch.last { cursor = last.cursor }
+                seen += batch
+                if batch.isEmpty {
+                    if done.value { quietRounds += 1 }
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            }
+            return seen
+        }
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in 0..<writers {
+                group.addTask {
+                    let connection = try PGConnection(url)
+                    for index in 0..<perWriter {
+                        let id = streams[(writer + index) % streams.count]
+                        let slow = index % 3 == 0
+                        try connection.transaction {
+                            if index % 2 == 0 {
+                                _ = try EventStore.append(Self.spaceCreation(), on: connection)
+                            } else {
+                                _ = try EventStore.append(Self.spaceUpdate(id, expected: .any, version: 0), on: connection)
+                            }
+                            // Hold the position while later ones commit.
+                            if slow { try connection.query("SELECT pg_sleep(0.003)") }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        done.set()
+        let seen = try await follower.value
+
+        let check = try PGConnection(url)
+        let total = try check.query("SELECT count(*) FROM eventlog.events").int64(0, 0)!
+        #expect(Int64(seen.count) == total)
+        #expect(Set(seen.map(\.position)).count == seen.count, "no event delivered twice")
+        var lastVersion: [EntityID: Int64] = [:]
+        for event in seen {
+            #expect(event.version > lastVersion[event.streamID, default: 0], "stream versions arrive in order")
+            lastVersion[event.streamID] = event.version
+        }
+        #expect(total == Int64(streams.count + writers * perWriter))
+    }
+
+    /// A rolled-back append leaves a gap in positions; the follower passes it at once.
+    @Test func abortedAppendLeavesNoHoleToWaitOn() throws {
+        let connection = try PGConnection(databaseURL)
+        let before = try LogReader.read(after: .start, limit: 10_000, on: connection).last?.cursor ?? .start
+        _ = try EventStore.append(Self.spaceCreation(), on: connection)
+        try connection.execute("BEGIN")
+        _ = try EventStore.append(Self.spaceCreation(), on: connection)
+        try connection.execute("ROLLBACK")
+        _ = try EventStore.append(Self.spaceCreation(), on: connection)
+        let after = try LogReader.read(after: before, limit: 100, on: connection)
+        #expect(after.count == 2)
+        #expect(after[1].position - after[0].position == 2, "the aborted position is a gap")
+    }
+
+    /// An open transaction holds back events committed after it began writing,
+    /// and they are delivered once it ends.
+    @Test func openTransactionHoldsBackLaterCommits() throws {
+        let reader = try PGConnection(databaseURL)
+        let slow = try PGConnection(databaseURL)
+        let fast = try PGConnection(databaseURL)
+        let start = try LogReader.read(after: .start, limit: 100_000, on: reader).last?.cursor ?? .start
+        try slow.execute("BEGIN")
+        _ = try EventStore.append(Self.spaceCreation(), on: slow)
+        _ = try EventStore.append(Self.spaceCreation(), on: fast)
+        // The hazard: the later position is already visible while the earlier one is not,
+        // so a reader that trusted positions alone would move past the slow event.
+        let visible = try reader.query("SELECT max(position) FROM eventlog.events").int64(0, 0)!
+        let slowPosition = try slow.query("SELECT max(position) FROM eventlog.events WHERE transaction_id = pg_current_xact_id()").int64(0, 0)!
+        #expect(slowPosition < visible)
+        #expect(try LogReader.read(after: start, limit: 100, on: reader).isEmpty)
+        try slow.execute("COMMIT")
+        // Transactions of other databases on the cluster count towards xmin too, so
+        // delivery can lag a moment behind the commit: poll.
+        var delivered: [RecordedEvent] = []
+        for _ in 0..<500 where delivered.count < 2 {
+            delivered = try LogReader.read(after: start, limit: 100, on: reader)
+            if delivered.count < 2 { usleep(10_000) }
+        }
+        try #require(delivered.count == 2)
+        #expect(delivered[0].position == slowPosition, "the slow event comes first: its transaction began writing first")
+    }
+
+    @Test func concurrentAppendsAtOneVersionExactlyOneWins() async throws {
+        let url = databaseURL
+        let id = EntityID.random()
+        _ = try EventStore.append(Self.spaceCreation(id), on: PGConnection(url))
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    do {
+                        _ = try EventStore.append(Self.spaceUpdate(id, expected: .exactly(1), version: 2), on: PGConnection(url))
+                        return true
+                    } catch let error as DomainError where error.code == .versionConflict {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        let versions = try PGConnection(url).query(
+            "SELECT stream_version FROM eventlog.events WHERE stream_id = $1 ORDER BY 1", [id.description]
+        )
+        #expect(versions.rowCount == 2)
+    }
+
+    @Test func secondCreatorOfAStreamIsRefused() throws {
+        let connection = try PGConnection(databaseURL)
+        let id = EntityID.random()
+        _ = try EventStore.append(Self.spaceCreation(id), on: connection)
+        #expect(throws: DomainError.self) { try EventStore.append(Self.spaceCreation(id), on: connection) }
+    }
+
+    @Test func logRefusesUpdatesAndDeletes() throws {
+        let connection = try PGConnection(databaseURL)
+        _ = try EventStore.append(Self.spaceCreation(), on: connection)
+        for statement in ["UPDATE eventlog.events SET type = 'x'", "DELETE FROM eventlog.events", "TRUNCATE eventlog.events"] {
+            #expect(throws: PGError.self) { try connection.query(statement) }
+        }
+    }
+}
+
+/// A flag set by one task and read by another.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    var value: Bool { lock.withLock { flag } }
+    func set() { lock.withLock { flag = true } }
+}

@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A loopback TCP forwarder (socat) standing between the service and Postgres, so a
+/// test can cut the database off and bring it back without touching the real server.
+final class TCPProxy: @unchecked Sendable {
+    let port: Int
+    let target: (host: String, port: Int)
+    private var process: Process?
+
+    init(to target: (host: String, port: Int)) throws {
+        self.port = try FreePort.pick()
+        self.target = target
+    }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
+        // Not our stdout: a proxy left behind must not hold the test runner's pipe open.
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.arguments = ["TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork", "TCP:\(target.host):\(target.port)"]
+        try process.run()
+        ChildProcesses.register(process.processIdentifier)
+        self.process = process
+        // Wait until it accepts connections.
+        for _ in 0..<100 {
+            if Self.canConnect(port) { return }
+            usleep(20_000)
+        }
+        throw TestFailure("proxy did not start")
+    }
+
+    /// Kills the proxy and every connection it forwards.
+    func stop() {
+        guard let process else { return }
+        let parent = process.processIdentifier
+        let children = Process()
+        children.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+        children.arguments = ["-KILL", "-P", String(parent)]
+        try? children.run()
+        children.waitUntilExit()
+        kill(parent, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    deinit { stop() }
+}
