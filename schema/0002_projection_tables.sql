@@ -15,7 +15,7 @@ CREATE TABLE public.spaces (
     version         bigint NOT NULL,
     created_at      timestamptz NOT NULL,
     updated_at      timestamptz NOT NULL,
-    CONSTRAINT spaces_key_key UNIQUE (key)
+    CONSTRAINT spaces_key_key UNIQUE (key) DEFERRABLE INITIALLY IMMEDIATE
 );
 
 CREATE TABLE public.work_sessions (

@@ -1,5 +1,5 @@
 -- Appends a batch of events in the caller's transaction, checking each stream's
--- expected version, and folds each into the projections (read-your-writes).
+-- expected version, and folds the batch into the projections (read-your-writes).
 --
 -- batch: {"locks": [{"stream": "marker:<id>", "exclusive": true}, ...],
 --         "require": [{"stream_type": "work_session", "stream_id": "<id>"}, ...],
@@ -17,13 +17,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
     lock_item record;
     required record;
-    item jsonb;
-    last_type text;
-    current_version bigint;
-    expected bigint;
-    appended eventlog.events;
     expectation record;
+    mismatch record;
+    last_type text;
     actual_ids uuid[];
+    appended eventlog.events[];
 BEGIN
     FOR lock_item IN
         SELECT l->>'stream' AS stream, bool_or((l->>'exclusive')::boolean) AS exclusive
@@ -82,34 +80,61 @@ BEGIN
         END IF;
     END LOOP;
 
-    FOR item IN SELECT value FROM jsonb_array_elements(batch->'events') LOOP
-        expected := (item->>'expected_version')::bigint;
-        IF expected = 0 THEN
-            -- A new stream: the unique (stream, version) key refuses a second creator.
-            current_version := 0;
-        ELSE
-            SELECT coalesce(max(e.stream_version), 0) INTO current_version FROM eventlog.events e
-            WHERE e.stream_type = item->>'stream_type' AND e.stream_id = (item->>'stream_id')::uuid;
-            IF expected IS NOT NULL AND expected <> current_version THEN
-                RAISE EXCEPTION '%:% is at version %, expected %',
-                    item->>'stream_type', item->>'stream_id', current_version, expected
-                    USING ERRCODE = 'RB409',
-                          DETAIL = json_build_object('stream_type', item->>'stream_type',
-                                                     'stream_id', item->>'stream_id',
-                                                     'current_version', current_version,
-                                                     'expected_version', expected)::text;
-            END IF;
-        END IF;
+    -- Versions, set-based: a new stream (expected 0) starts at 1 and the unique
+    -- (stream, version) key refuses a second creator; any other event continues its
+    -- stream, and must find it at the expected version when one is given.
+    WITH items AS (
+        SELECT i.ordinality, i.item,
+               row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) AS nth
+        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+    ),
+    versioned AS (
+        SELECT items.*, (items.item->>'expected_version')::bigint AS expected,
+               CASE WHEN items.item->>'expected_version' = '0' THEN 0
+                    ELSE (SELECT coalesce(max(e.stream_version), 0) FROM eventlog.events e
+                          WHERE e.stream_type = items.item->>'stream_type'
+                            AND e.stream_id = (items.item->>'stream_id')::uuid)
+               END + items.nth - 1 AS current_version
+        FROM items
+    ),
+    checked AS (
+        SELECT * FROM versioned
+        WHERE expected IS NOT NULL AND expected <> 0 AND expected <> current_version
+        ORDER BY ordinality LIMIT 1
+    )
+    SELECT item->>'stream_type' AS stream_type, item->>'stream_id' AS stream_id, expected, current_version
+    INTO mismatch FROM checked;
+    IF mismatch.stream_type IS NOT NULL THEN
+        RAISE EXCEPTION '%:% is at version %, expected %',
+            mismatch.stream_type, mismatch.stream_id, mismatch.current_version, mismatch.expected
+            USING ERRCODE = 'RB409',
+                  DETAIL = json_build_object('stream_type', mismatch.stream_type, 'stream_id', mismatch.stream_id,
+                                             'current_version', mismatch.current_version,
+                                             'expected_version', mismatch.expected)::text;
+    END IF;
 
+    WITH items AS (
+        SELECT i.ordinality, i.item,
+               row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) AS nth
+        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+    ),
+    inserted AS (
         INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata)
-        VALUES ((item->>'event_id')::uuid, item->>'stream_type', (item->>'stream_id')::uuid,
-                current_version + 1, item->>'type', item->'data', item->'metadata')
-        RETURNING * INTO appended;
+        SELECT (item->>'event_id')::uuid, item->>'stream_type', (item->>'stream_id')::uuid,
+               CASE WHEN item->>'expected_version' = '0' THEN 0
+                    ELSE (SELECT coalesce(max(e.stream_version), 0) FROM eventlog.events e
+                          WHERE e.stream_type = items.item->>'stream_type'
+                            AND e.stream_id = (items.item->>'stream_id')::uuid)
+               END + nth,
+               item->>'type', item->'data', item->'metadata'
+        FROM items
+        ORDER BY ordinality
+        RETURNING *
+    )
+    SELECT array_agg(inserted ORDER BY inserted.position) INTO appended FROM inserted;
 
-        PERFORM eventlog.project(appended);
-        event_position := appended.position;
-        event_version := appended.stream_version;
-        RETURN NEXT;
-    END LOOP;
+    PERFORM eventlog.project(appended);
+
+    RETURN QUERY SELECT e.position, e.stream_version FROM unnest(appended) AS e ORDER BY e.position;
 END;
 $$;

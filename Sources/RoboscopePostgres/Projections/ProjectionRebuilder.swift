@@ -16,10 +16,7 @@ public struct ProjectionRebuilder {
             let tables = ProjectionTables.all.map { "public.\($0.name)" }.joined(separator: ", ")
             try connection.execute("LOCK TABLE \(tables) IN ACCESS EXCLUSIVE MODE")
             try connection.execute("TRUNCATE \(tables)")
-            let result = try connection.query(
-                "SELECT count(eventlog.project(e)) FROM (SELECT * FROM eventlog.events ORDER BY position) e"
-            )
-            return result.int64(0, 0) ?? 0
+            return try ProjectionReplay.replay(on: connection)
         }
     }
 }

@@ -56,9 +56,7 @@ public struct ProjectionVerifier {
                     "CREATE TEMPORARY TABLE \(table.name) (LIKE public.\(table.name) INCLUDING ALL) "
                 )
             }
-            let replayed = try connection.query(
-                "SELECT count(eventlog.project(e)) FROM (SELECT * FROM eventlog.events ORDER BY position) e"
-            ).int64(0, 0) ?? 0
+            let replayed = try ProjectionReplay.replay(on: connection)
             var differences: [Difference] = []
             var counts: [String: Int64] = [:]
             for table in ProjectionTables.all {

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Write-path benchmark: markers created over HTTP at 1, 8 and 32 concurrent clients,
+next to pgbench running the very statement the service runs (eventlog.append with the
+same batch) in the same run, and POST /markers/bulk with 1,000 markers.
+
+Prints a table and writes JSON. Started by deploy/local/bench.
+"""
+import argparse, http.client, json, os, re, socket, statistics, subprocess, sys, tempfile, time, uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def request(port, method, path, body=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    data = json.dumps(body).encode() if body is not None else None
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+    reply = conn.getresponse()
+    payload = reply.read()
+    conn.close()
+    return reply.status, (json.loads(payload) if payload else None)
+
+
+def psql(url, sql):
+    return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qtAc", sql], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def wrk(port, clients, seconds, session):
+    env = dict(os.environ, BENCH_SESSION_ID=session)
+    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency",
+                          "-s", os.path.join(HERE, "post_marker.lua"), f"http://127.0.0.1:{port}/api/v1/markers"],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    latency = {p: re.search(rf"\s{p}%\s+([\d.]+\w+)", out).group(1) for p in ("50", "99")}
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"requests_per_second": rate, "p50": latency["50"], "p99": latency["99"],
+            "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def pgbench(url, clients, seconds, space, session):
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+        script.write("SELECT count(*) FROM eventlog.append(bench.marker_batch(:space::uuid, :session::uuid));\n")
+    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds),
+                          "-f", script.name, "-D", f"space={space}", "-D", f"session={session}", url],
+                         check=True, capture_output=True, text=True).stdout
+    os.unlink(script.name)
+    return float(re.search(r"tps = ([\d.]+)", out).group(1))
+
+
+def percentile(values, p):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", required=True, help="an existing database on the server to bench against")
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--bulk-requests", type=int, default=20)
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "write_path.json"))
+    args = parser.parse_args()
+
+    url = args.database_url
+    subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
+    psql(url, open(os.path.join(HERE, "marker_batch.sql")).read())
+    port = free_port()
+    server = subprocess.Popen([args.binary, "serve", "--database-url", url, "--host", "127.0.0.1",
+                               "--http-port", str(port), "--db-pool-size", "32", "--log-level", "error"])
+    try:
+        for _ in range(300):
+            try:
+                if request(port, "GET", "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        status, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
+        status, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
+        space_id, session_id = space["id"], session["id"]
+
+        rows = []
+        for clients in [int(c) for c in args.clients.split(",")]:
+            api = wrk(port, clients, args.seconds, session_id)
+            ceiling = pgbench(url, clients, args.seconds, space_id, session_id)
+            rows.append({"clients": clients, "api": api, "pgbench_tps": ceiling,
+                         "ratio": api["requests_per_second"] / ceiling if ceiling else None})
+
+        marker = {"work_session_id": session_id, "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
+        bulk_ms = []
+        for _ in range(args.bulk_requests):
+            body = {"markers": [dict(marker, label=f"b{i}") for i in range(1000)]}
+            started = time.perf_counter()
+            status, reply = request(port, "POST", "/api/v1/markers/bulk", body)
+            bulk_ms.append((time.perf_counter() - started) * 1000)
+            assert status == 201 and len(reply) == 1000, status
+        events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    machine = {"cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+    result = {"machine": machine, "seconds_per_point": args.seconds, "write_path": rows,
+              "bulk_1000_ms": {"requests": len(bulk_ms), "min": min(bulk_ms), "p50": percentile(bulk_ms, 50),
+                               "p90": percentile(bulk_ms, 90), "max": max(bulk_ms)},
+              "events_in_log_after": events}
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=2)
+
+    print(f"machine: {machine['cores']} cores, {machine['memory_gib']} GiB; {args.seconds} s per point")
+    print(f"{'clients':>8} {'API markers/s':>14} {'p50':>9} {'p99':>9} {'pgbench tps':>12} {'API/pgbench':>12} {'non-2xx':>8}")
+    for row in rows:
+        api = row["api"]
+        print(f"{row['clients']:>8} {api['requests_per_second']:>14.0f} {api['p50']:>9} {api['p99']:>9} "
+              f"{row['pgbench_tps']:>12.0f} {row['ratio']:>12.2f} {api['non_2xx']:>8}")
+    b = result["bulk_1000_ms"]
+    print(f"bulk 1000 markers: min {b['min']:.1f} ms, p50 {b['p50']:.1f} ms, p90 {b['p90']:.1f} ms, max {b['max']:.1f} ms "
+          f"({b['requests']} requests)")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
