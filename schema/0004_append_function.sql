@@ -21,7 +21,8 @@ DECLARE
     mismatch record;
     last_type text;
     actual_ids uuid[];
-    appended eventlog.events[];
+    positions bigint[];
+    versions bigint[];
 BEGIN
     FOR lock_item IN
         SELECT l->>'stream' AS stream, bool_or((l->>'exclusive')::boolean) AS exclusive
@@ -129,12 +130,14 @@ BEGIN
                item->>'type', item->'data', item->'metadata'
         FROM items
         ORDER BY ordinality
-        RETURNING *
+        RETURNING position, stream_version
     )
-    SELECT array_agg(inserted ORDER BY inserted.position) INTO appended FROM inserted;
+    SELECT array_agg(inserted.position ORDER BY inserted.position),
+           array_agg(inserted.stream_version ORDER BY inserted.position)
+    INTO positions, versions FROM inserted;
 
-    PERFORM eventlog.project(appended);
+    PERFORM eventlog.project(positions[1], positions[cardinality(positions)], pg_current_xact_id());
 
-    RETURN QUERY SELECT e.position, e.stream_version FROM unnest(appended) AS e ORDER BY e.position;
+    RETURN QUERY SELECT * FROM unnest(positions, versions);
 END;
 $$;

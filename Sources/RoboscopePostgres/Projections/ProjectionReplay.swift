@@ -1,30 +1,20 @@
 /// Folds the whole log, in position order, into whichever tables `spaces`,
 /// `work_sessions`, `markers` and `marker_details` name on the connection (the live
-/// ones, or verify's temporary copies). Chunks keep memory flat on a long log.
+/// ones, or verify's temporary copies). Chunks of positions keep memory flat.
 enum ProjectionReplay {
-    static let chunkSize = 20_000
+    static let chunkSize: Int64 = 20_000
 
     /// Returns how many events were folded; `progress` hears the running count.
     static func replay(on connection: PGConnection, progress: (Int64) -> Void = { _ in }) throws -> Int64 {
-        var after: Int64 = 0
+        let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").int64(0, 0) ?? 0
+        var first: Int64 = 1
         var folded: Int64 = 0
-        while true {
-            let result = try connection.query(
-                """
-                SELECT eventlog.project(coalesce(array_agg(e ORDER BY e.position), '{}')), max(e.position)
-                FROM eventlog.events e
-                WHERE e.position > $1 AND e.position <= (
-                    SELECT max(p.position) FROM (
-                        SELECT position FROM eventlog.events WHERE position > $1 ORDER BY position LIMIT $2
-                    ) p)
-                """,
-                [String(after), String(chunkSize)]
-            )
-            let count = result.int64(0, 0) ?? 0
-            guard count > 0, let last = result.int64(0, 1) else { return folded }
-            folded += count
-            after = last
+        while first <= head {
+            let last = min(head, first + chunkSize - 1)
+            folded += try connection.query("SELECT eventlog.project($1, $2)", [String(first), String(last)]).int64(0, 0) ?? 0
             progress(folded)
+            first = last + 1
         }
+        return folded
     }
 }
