@@ -13,7 +13,9 @@
 -- transaction that touches a stream the same way its versions are ordered.
 CREATE FUNCTION eventlog.append(batch jsonb)
 RETURNS TABLE (event_position bigint, event_version bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     lock_item record;
     required record;

@@ -26,9 +26,9 @@ struct RequestInput {
             throw DomainError(.malformedRequest, "the body is empty; expected a JSON object")
         }
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: buffer)
-        } catch {
-            throw DomainError(.malformedRequest, "the body is not valid JSON")
+            return try JSONParser.parse(buffer.readableBytesView)
+        } catch let failure as JSONParser.Failure {
+            throw DomainError(.malformedRequest, "the body is not valid JSON: \(failure)")
         }
     }
 
