@@ -10,7 +10,7 @@ import Testing
             p3: Point3(x: 1, y: 0, z: 1), p4: Point3(x: 0, y: 0, z: 1), color: nil, version: 1, meta: [:], customProps: [:],
             calibratedData: nil, createdAt: now, updatedAt: now
         )
-        let data = try JSONEncoder().encode(MarkerWithDetails(marker: marker, details: nil))
+        let data = Data(MarkerWithDetails(marker: marker, details: nil).jsonBytes(.wire))
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         for key in ["label", "color", "calibrated_data", "details"] {
             #expect(object[key] is NSNull, "\(key) should be null")

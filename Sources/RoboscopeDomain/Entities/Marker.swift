@@ -40,7 +40,7 @@ public struct Marker: Hashable, Sendable {
 }
 
 /// Calibrated corner points and center, stored exactly as the client sent them.
-public struct CalibratedData: Hashable, Sendable, Codable {
+public struct CalibratedData: Hashable, Sendable, Decodable {
     public var p1: Point3
     public var p2: Point3
     public var p3: Point3
@@ -56,7 +56,7 @@ public struct CalibratedData: Hashable, Sendable, Codable {
     }
 }
 
-extension Marker: Codable {
+extension Marker: Decodable {
     enum CodingKeys: String, CodingKey {
         case id, label, p1, p2, p3, p4, color, version, meta
         case workSessionID = "work_session_id"
@@ -65,32 +65,10 @@ extension Marker: Codable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try encodeFields(into: &container)
-    }
-
-    func encodeFields(into container: inout KeyedEncodingContainer<CodingKeys>) throws {
-        try container.encode(id, forKey: .id)
-        try container.encode(workSessionID, forKey: .workSessionID)
-        try container.encode(label, forKey: .label)
-        try container.encode(p1, forKey: .p1)
-        try container.encode(p2, forKey: .p2)
-        try container.encode(p3, forKey: .p3)
-        try container.encode(p4, forKey: .p4)
-        try container.encode(color, forKey: .color)
-        try container.encode(version, forKey: .version)
-        try container.encode(meta, forKey: .meta)
-        try container.encode(customProps, forKey: .customProps)
-        try container.encode(calibratedData, forKey: .calibratedData)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
 }
 
 /// The shape clients receive wherever a marker is returned: the marker and its details.
-public struct MarkerWithDetails: Hashable, Sendable, Encodable {
+public struct MarkerWithDetails: Hashable, Sendable {
     public var marker: Marker
     public var details: MarkerDetails?
 
@@ -98,13 +76,48 @@ public struct MarkerWithDetails: Hashable, Sendable, Encodable {
         self.marker = marker
         self.details = details
     }
+}
 
-    enum DetailsKey: String, CodingKey { case details }
+extension Marker: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writeFields(to: &$0) }
+    }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Marker.CodingKeys.self)
-        try marker.encodeFields(into: &container)
-        var detailsContainer = encoder.container(keyedBy: DetailsKey.self)
-        try detailsContainer.encode(details, forKey: .details)
+    func writeFields(to writer: inout JSONWriter) {
+        writer.key("id"); writer.value(id)
+        writer.key("work_session_id"); writer.value(workSessionID)
+        writer.key("label"); writer.value(label)
+        writer.key("p1"); writer.value(p1)
+        writer.key("p2"); writer.value(p2)
+        writer.key("p3"); writer.value(p3)
+        writer.key("p4"); writer.value(p4)
+        writer.key("color"); writer.value(color)
+        writer.key("version"); writer.value(version)
+        writer.key("meta"); writer.value(JSONValue.object(meta))
+        writer.key("custom_props"); writer.value(JSONValue.object(customProps))
+        writer.key("calibrated_data"); writer.value(calibratedData)
+        writer.key("created_at"); writer.value(createdAt)
+        writer.key("updated_at"); writer.value(updatedAt)
+    }
+}
+
+extension MarkerWithDetails: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            marker.writeFields(to: &writer)
+            writer.key("details"); writer.value(details)
+        }
+    }
+}
+
+extension CalibratedData: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("p1"); writer.value(p1)
+            writer.key("p2"); writer.value(p2)
+            writer.key("p3"); writer.value(p3)
+            writer.key("p4"); writer.value(p4)
+            writer.key("center"); writer.value(center)
+        }
     }
 }

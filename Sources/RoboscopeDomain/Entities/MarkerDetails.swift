@@ -22,7 +22,7 @@ public struct MarkerDetails: Hashable, Sendable {
     }
 }
 
-extension MarkerDetails: Codable {
+extension MarkerDetails: Decodable {
     enum CodingKeys: String, CodingKey {
         case markerID = "marker_id"
         case customProps = "custom_props"
@@ -40,13 +40,23 @@ extension MarkerDetails: Codable {
         version = try container.decodeIfPresent(Int64.self, forKey: .version) ?? 0
         measurements = try MarkerMeasurements(from: decoder)
     }
+}
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(markerID, forKey: .markerID)
-        try measurements.encode(to: encoder)
-        try container.encode(customProps, forKey: .customProps)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
+extension MarkerDetails: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("marker_id"); writer.value(markerID)
+            writer.key("center_location_long"); writer.value(measurements.centerLocationLong)
+            writer.key("center_location_cross"); writer.value(measurements.centerLocationCross)
+            writer.key("left_distance"); writer.value(measurements.leftDistance)
+            writer.key("right_distance"); writer.value(measurements.rightDistance)
+            writer.key("far_distance"); writer.value(measurements.farDistance)
+            writer.key("near_distance"); writer.value(measurements.nearDistance)
+            writer.key("long_size"); writer.value(measurements.longSize)
+            writer.key("cross_size"); writer.value(measurements.crossSize)
+            writer.key("custom_props"); writer.value(JSONValue.object(customProps))
+            writer.key("created_at"); writer.value(createdAt)
+            writer.key("updated_at"); writer.value(updatedAt)
+        }
     }
 }

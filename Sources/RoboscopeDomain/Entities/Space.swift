@@ -38,7 +38,7 @@ public struct Space: Hashable, Sendable {
     }
 }
 
-extension Space: Codable {
+extension Space: Decodable {
     enum CodingKeys: String, CodingKey {
         case id, key, name, description, meta, active, version
         case modelGlbURL = "model_glb_url"
@@ -49,23 +49,25 @@ extension Space: Codable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
+}
 
-    // Written by hand so that a nil field is sent as `null`, never left out.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(key, forKey: .key)
-        try container.encode(name, forKey: .name)
-        try container.encode(description, forKey: .description)
-        try container.encode(modelGlbURL, forKey: .modelGlbURL)
-        try container.encode(modelUsdcURL, forKey: .modelUsdcURL)
-        try container.encode(previewURL, forKey: .previewURL)
-        try container.encode(scanURL, forKey: .scanURL)
-        try container.encode(mlModelURL, forKey: .mlModelURL)
-        try container.encode(meta, forKey: .meta)
-        try container.encode(active, forKey: .active)
-        try container.encode(version, forKey: .version)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
+extension Space: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("id"); writer.value(id)
+            writer.key("key"); writer.value(key)
+            writer.key("name"); writer.value(name)
+            writer.key("description"); writer.value(description)
+            writer.key("model_glb_url"); writer.value(modelGlbURL)
+            writer.key("model_usdc_url"); writer.value(modelUsdcURL)
+            writer.key("preview_url"); writer.value(previewURL)
+            writer.key("scan_url"); writer.value(scanURL)
+            writer.key("ml_model_url"); writer.value(mlModelURL)
+            writer.key("meta"); writer.value(JSONValue.object(meta))
+            writer.key("active"); writer.value(active)
+            writer.key("version"); writer.value(version)
+            writer.key("created_at"); writer.value(createdAt)
+            writer.key("updated_at"); writer.value(updatedAt)
+        }
     }
 }

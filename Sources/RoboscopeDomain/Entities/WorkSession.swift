@@ -37,7 +37,7 @@ public struct WorkSession: Hashable, Sendable {
     }
 }
 
-extension WorkSession: Codable {
+extension WorkSession: Decodable {
     enum CodingKeys: String, CodingKey {
         case id, status, version, meta
         case spaceID = "space_id"
@@ -47,18 +47,21 @@ extension WorkSession: Codable {
         case createdAt = "created_at"
         case updatedAt = "updated_at"
     }
+}
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(spaceID, forKey: .spaceID)
-        try container.encode(sessionType, forKey: .sessionType)
-        try container.encode(status, forKey: .status)
-        try container.encode(startedAt, forKey: .startedAt)
-        try container.encode(completedAt, forKey: .completedAt)
-        try container.encode(version, forKey: .version)
-        try container.encode(meta, forKey: .meta)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
+extension WorkSession: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("id"); writer.value(id)
+            writer.key("space_id"); writer.value(spaceID)
+            writer.key("session_type"); writer.value(sessionType.rawValue)
+            writer.key("status"); writer.value(status.rawValue)
+            writer.key("started_at"); writer.value(startedAt)
+            writer.key("completed_at"); writer.value(completedAt)
+            writer.key("version"); writer.value(version)
+            writer.key("meta"); writer.value(JSONValue.object(meta))
+            writer.key("created_at"); writer.value(createdAt)
+            writer.key("updated_at"); writer.value(updatedAt)
+        }
     }
 }

@@ -23,7 +23,7 @@ public struct Provenance: Hashable, Sendable {
 }
 
 /// The `metadata` column of one event.
-public struct EventMetadata: Hashable, Sendable, Codable {
+public struct EventMetadata: Hashable, Sendable, Decodable {
     public var actor: String
     public var requestID: String
     public var correlationID: String
@@ -49,14 +49,17 @@ public struct EventMetadata: Hashable, Sendable, Codable {
         case clientAddress = "client_address"
         case userAgent = "user_agent"
     }
+}
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(actor, forKey: .actor)
-        try container.encode(requestID, forKey: .requestID)
-        try container.encode(correlationID, forKey: .correlationID)
-        try container.encode(causationID, forKey: .causationID)
-        try container.encode(clientAddress, forKey: .clientAddress)
-        try container.encode(userAgent, forKey: .userAgent)
+extension EventMetadata: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("actor"); writer.value(actor)
+            writer.key("request_id"); writer.value(requestID)
+            writer.key("correlation_id"); writer.value(correlationID)
+            writer.key("causation_id"); writer.value(causationID?.description)
+            writer.key("client_address"); writer.value(clientAddress)
+            writer.key("user_agent"); writer.value(userAgent)
+        }
     }
 }

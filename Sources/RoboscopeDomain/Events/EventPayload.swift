@@ -9,7 +9,7 @@ public enum EventPayload: Hashable, Sendable {
 }
 
 /// The data of a `*.deleted` event.
-public struct Deletion: Hashable, Sendable, Codable {
+public struct Deletion: Hashable, Sendable, Decodable {
     public var id: EntityID
     /// The entity whose deletion caused this one (`work_session` for its markers), if any.
     public var cascadedFrom: String?
@@ -23,22 +23,25 @@ public struct Deletion: Hashable, Sendable, Codable {
         case id
         case cascadedFrom = "cascaded_from"
     }
+}
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(cascadedFrom, forKey: .cascadedFrom)
+extension Deletion: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("id"); writer.value(id)
+            writer.key("cascaded_from"); writer.value(cascadedFrom)
+        }
     }
 }
 
-extension EventPayload: Encodable {
-    public func encode(to encoder: any Encoder) throws {
+extension EventPayload: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
         switch self {
-        case .space(let value): try value.encode(to: encoder)
-        case .workSession(let value): try value.encode(to: encoder)
-        case .marker(let value): try value.encode(to: encoder)
-        case .markerDetails(let value): try value.encode(to: encoder)
-        case .deleted(let value): try value.encode(to: encoder)
+        case .space(let value): writer.value(value)
+        case .workSession(let value): writer.value(value)
+        case .marker(let value): writer.value(value)
+        case .markerDetails(let value): writer.value(value)
+        case .deleted(let value): writer.value(value)
         }
     }
 }

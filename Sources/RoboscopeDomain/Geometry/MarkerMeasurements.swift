@@ -1,6 +1,6 @@
 /// The eight figures of a marker's details, in the space frame
 /// (x = cross axis, z = long axis, y = up).
-public struct MarkerMeasurements: Hashable, Sendable, Codable {
+public struct MarkerMeasurements: Hashable, Sendable, Decodable {
     public var centerLocationLong: Double
     public var centerLocationCross: Double
     public var leftDistance: Double

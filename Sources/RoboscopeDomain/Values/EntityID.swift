@@ -23,20 +23,30 @@ public struct EntityID: Hashable, Comparable, Sendable, CustomStringConvertible 
         description = String(decoding: lowered, as: UTF8.self)
     }
 
-    /// A new random (version 4) id.
+    /// A new random (version 4) id: two draws from the system generator (one
+    /// `getrandom` each), formatted through a table.
     public static func random() -> EntityID {
         var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { byte -> String in
-            let text = String(byte, radix: 16)
-            return text.count == 1 ? "0" + text : text
-        }.joined()
-        let chars = Array(hex)
-        let text = String(chars[0..<8]) + "-" + String(chars[8..<12]) + "-" + String(chars[12..<16])
-            + "-" + String(chars[16..<20]) + "-" + String(chars[20..<32])
-        return EntityID(text)!
+        var high = generator.next() as UInt64
+        var low = generator.next() as UInt64
+        high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000
+        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        var text = [UInt8]()
+        text.reserveCapacity(36)
+        for (index, word) in [high, low].enumerated() {
+            for nibble in 0..<16 {
+                let position = index * 16 + nibble
+                if position == 8 || position == 12 || position == 16 || position == 20 { text.append(45) }
+                text.append(hexDigits[Int((word >> UInt64(60 - nibble * 4)) & 0xF)])
+            }
+        }
+        return EntityID(canonical: String(decoding: text, as: UTF8.self))
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    private init(canonical: String) {
+        description = canonical
     }
 
     public static func < (lhs: EntityID, rhs: EntityID) -> Bool { lhs.description < rhs.description }

@@ -7,7 +7,7 @@ struct HealthController {
     let services: APIServices
 
     func addRoutes(to router: Router<RoboscopeRequestContext>) {
-        router.get("healthz") { _, _ in try JSONResponse.make(["status": "ok"]) }
+        router.get("healthz") { _, _ in JSONResponse.make(JSONValue.object(["status": .string("ok")])) }
         router.get("readyz") { _, _ in
             do {
                 _ = try await services.store.pool.withConnection { connection in
@@ -16,7 +16,7 @@ struct HealthController {
             } catch {
                 throw DomainError(.unavailable, "postgres is unreachable")
             }
-            return try JSONResponse.make(["status": "ready"])
+            return JSONResponse.make(JSONValue.object(["status": .string("ready")]))
         }
     }
 }

@@ -17,7 +17,7 @@ struct MarkerDetailsController {
         guard let details = try await load(id).0.details else {
             throw DomainError(.notFound, "marker \(id) has no details")
         }
-        return try JSONResponse.make(details)
+        return JSONResponse.make(details)
     }
 
     func put(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -30,7 +30,7 @@ struct MarkerDetailsController {
             existed = current.details != nil
             return try MarkerDetailsCommands.put(current, session: session, body, RequestIdentity.commandContext(request, context))
         }
-        return try JSONResponse.make(details, status: existed ? .ok : .created)
+        return JSONResponse.make(details, status: existed ? .ok : .created)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -48,7 +48,7 @@ struct MarkerDetailsController {
             let (current, session) = try await load(id)
             return MarkerDetailsCommands.calculate(current, session: session, RequestIdentity.commandContext(request, context))
         }
-        return try JSONResponse.make(details)
+        return JSONResponse.make(details)
     }
 
     private func load(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession) {

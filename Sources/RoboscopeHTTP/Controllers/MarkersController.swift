@@ -19,11 +19,11 @@ struct MarkersController {
         guard let sessionID = try input.queryID("work_session_id") else {
             throw DomainError(.malformedRequest, "query work_session_id: required", field: "work_session_id")
         }
-        return try JSONResponse.make(try await services.reads.markers(workSessionID: sessionID))
+        return JSONResponse.make(try await services.reads.markers(workSessionID: sessionID))
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        try JSONResponse.make(try await load(input(request, context).pathID()).0)
+        JSONResponse.make(try await load(input(request, context).pathID()).0)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -31,7 +31,7 @@ struct MarkersController {
         let session = try await session(try body.requiredID("work_session_id"))
         let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
         try await services.store.append(batch)
-        return try JSONResponse.make(marker, status: .created)
+        return JSONResponse.make(marker, status: .created)
     }
 
     func bulkCreate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -42,14 +42,14 @@ struct MarkersController {
         guard items.count <= Limits.bulkMarkers else {
             throw DomainError.invalid("markers", "at most \(Limits.bulkMarkers) markers in one request")
         }
-        guard !items.isEmpty else { return try JSONResponse.make([MarkerWithDetails](), status: .created) }
+        guard !items.isEmpty else { return JSONResponse.make([MarkerWithDetails](), status: .created) }
         guard let first = items.first?.objectValue, let sessionID = try FieldReader(first).id("work_session_id") else {
             throw DomainError.invalid("markers[0].work_session_id", "is required")
         }
         let session = try await session(sessionID, field: "markers[0].work_session_id")
         let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
         try await services.store.append(batch)
-        return try JSONResponse.make(markers, status: .created)
+        return JSONResponse.make(markers, status: .created)
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -63,7 +63,7 @@ struct MarkersController {
                 current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
         }
-        return try JSONResponse.make(marker)
+        return JSONResponse.make(marker)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

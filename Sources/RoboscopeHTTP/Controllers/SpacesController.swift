@@ -17,18 +17,18 @@ struct SpacesController {
         let input = input(request, context)
         let key = input.query("key")
         let includeInactive = try input.queryBool("include_inactive") ?? false
-        return try JSONResponse.make(try await services.reads.spaces(key: key, includeInactive: includeInactive))
+        return JSONResponse.make(try await services.reads.spaces(key: key, includeInactive: includeInactive))
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        try JSONResponse.make(try await load(input(request, context).pathID()))
+        JSONResponse.make(try await load(input(request, context).pathID()))
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
         let (space, batch) = try SpaceCommands.create(body, RequestIdentity.commandContext(request, context))
         try await services.store.append(batch)
-        return try JSONResponse.make(space, status: .created)
+        return JSONResponse.make(space, status: .created)
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -41,7 +41,7 @@ struct SpacesController {
                 try await load(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
         }
-        return try JSONResponse.make(space)
+        return JSONResponse.make(space)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

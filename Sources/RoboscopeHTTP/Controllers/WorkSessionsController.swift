@@ -20,11 +20,11 @@ struct WorkSessionsController {
             status: try input.queryEnum("status", WorkSession.Status.self),
             sessionType: try input.queryEnum("session_type", WorkSession.SessionType.self)
         )
-        return try JSONResponse.make(sessions)
+        return JSONResponse.make(sessions)
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        try JSONResponse.make(try await load(input(request, context).pathID()))
+        JSONResponse.make(try await load(input(request, context).pathID()))
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -35,7 +35,7 @@ struct WorkSessionsController {
         }
         let (session, batch) = try WorkSessionCommands.create(body, space: space, RequestIdentity.commandContext(request, context))
         try await services.store.append(batch)
-        return try JSONResponse.make(session, status: .created)
+        return JSONResponse.make(session, status: .created)
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -48,7 +48,7 @@ struct WorkSessionsController {
                 try await load(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
         }
-        return try JSONResponse.make(session)
+        return JSONResponse.make(session)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

@@ -28,8 +28,8 @@ enum APIError {
         if error.code == .unavailable {
             headers[.retryAfter] = "1"
         }
-        let data = (try? JSONEncoder().encode(["error": JSONValue.object(body)])) ?? Data("{}".utf8)
-        return Response(status: status(for: error.code), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        let bytes = JSONValue.object(["error": .object(body)]).jsonBytes(.wire)
+        return Response(status: status(for: error.code), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     /// Maps framework errors (unknown route, wrong method) to the same body shape.

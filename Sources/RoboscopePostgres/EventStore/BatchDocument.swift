@@ -1,61 +1,50 @@
 import RoboscopeDomain
 
 /// The JSON argument of `eventlog.append(batch jsonb)`; see schema/0004_append_function.sql.
-struct BatchDocument: Encodable {
+struct BatchDocument: JSONWritable {
     let batch: AppendBatch
 
-    struct Lock: Encodable {
-        let stream: String
-        let exclusive: Bool
-    }
-
-    struct Requirement: Encodable {
-        let stream_type: String
-        let stream_id: EntityID
-    }
-
-    struct Event: Encodable {
-        let event: PendingEvent
-
-        enum CodingKeys: String, CodingKey {
-            case event_id, stream_type, stream_id, expected_version, type, data, metadata
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(event.eventID, forKey: .event_id)
-            try container.encode(event.stream.type.rawValue, forKey: .stream_type)
-            try container.encode(event.stream.id, forKey: .stream_id)
-            switch event.expectedVersion {
-            case .any: try container.encodeNil(forKey: .expected_version)
-            case .noStream: try container.encode(0, forKey: .expected_version)
-            case .exactly(let version): try container.encode(version, forKey: .expected_version)
+    func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("locks")
+            writer.array(batch.locks) { writer, lock in
+                writer.object { writer in
+                    writer.key("stream"); writer.value(lock.name)
+                    writer.key("exclusive"); writer.value(lock.exclusive)
+                }
             }
-            try container.encode(event.type.rawValue, forKey: .type)
-            try container.encode(event.payload, forKey: .data)
-            try container.encode(event.metadata, forKey: .metadata)
+            writer.key("require")
+            writer.array(batch.requiredStreams) { writer, stream in
+                writer.object { writer in
+                    writer.key("stream_type"); writer.value(stream.type.rawValue)
+                    writer.key("stream_id"); writer.value(stream.id)
+                }
+            }
+            writer.key("expect_children")
+            writer.array(batch.expectedChildren) { writer, children in
+                writer.object { writer in
+                    writer.key("kind"); writer.value(children.kind.rawValue)
+                    writer.key("parent_id"); writer.value(children.parentID)
+                    writer.key("ids"); writer.array(children.childIDs) { $0.value($1) }
+                }
+            }
+            writer.key("events")
+            writer.array(batch.events) { writer, event in
+                writer.object { writer in
+                    writer.key("event_id"); writer.value(event.eventID)
+                    writer.key("stream_type"); writer.value(event.stream.type.rawValue)
+                    writer.key("stream_id"); writer.value(event.stream.id)
+                    writer.key("expected_version")
+                    switch event.expectedVersion {
+                    case .any: writer.null()
+                    case .noStream: writer.value(Int64(0))
+                    case .exactly(let version): writer.value(version)
+                    }
+                    writer.key("type"); writer.value(event.type.rawValue)
+                    writer.key("data"); writer.value(event.payload)
+                    writer.key("metadata"); writer.value(event.metadata)
+                }
+            }
         }
-    }
-
-    struct Children: Encodable {
-        let kind: String
-        let parent_id: EntityID
-        let ids: [EntityID]
-    }
-
-    enum CodingKeys: String, CodingKey { case locks, require, expect_children, events }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(batch.locks.map { Lock(stream: $0.name, exclusive: $0.exclusive) }, forKey: .locks)
-        try container.encode(
-            batch.requiredStreams.map { Requirement(stream_type: $0.type.rawValue, stream_id: $0.id) },
-            forKey: .require
-        )
-        try container.encode(
-            batch.expectedChildren.map { Children(kind: $0.kind.rawValue, parent_id: $0.parentID, ids: $0.childIDs) },
-            forKey: .expect_children
-        )
-        try container.encode(batch.events.map(Event.init), forKey: .events)
     }
 }

@@ -19,7 +19,7 @@ public struct EventStore: Sendable {
     @discardableResult
     public func append(_ batch: AppendBatch) async throws -> [Appended] {
         guard !batch.events.isEmpty else { return [] }
-        let document = try StorageJSON.encodeString(BatchDocument(batch: batch))
+        let document = StorageJSON.encodeString(BatchDocument(batch: batch))
         do {
             return try await pool.withConnection { connection in
                 try Self.append(document, on: connection)
