@@ -90,7 +90,15 @@ public struct JSONWriter {
 
     public mutating func value(_ id: EntityID) { value(id.description) }
 
-    public mutating func value(_ time: Timestamp) { value(time.formatted(timestampStyle)) }
+    /// A batch stamps every entity with the same time: format it once.
+    private var lastTimestamp: (time: Timestamp, text: String)?
+
+    public mutating func value(_ time: Timestamp) {
+        if let last = lastTimestamp, last.time == time { return value(last.text) }
+        let text = time.formatted(timestampStyle)
+        lastTimestamp = (time, text)
+        value(text)
+    }
 
     public mutating func value<T: JSONWritable>(_ item: T) { item.writeJSON(to: &self) }
 
@@ -117,6 +125,12 @@ public struct JSONWriter {
     private mutating func writeString(_ text: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))
+        // Most strings (ids, keys, labels) need no escaping: copy them whole.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            bytes.append(contentsOf: text.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
