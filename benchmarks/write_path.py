@@ -65,6 +65,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--bulk-requests", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each point, alternating API and pgbench")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "write_path.json"))
     args = parser.parse_args()
 
@@ -88,10 +89,17 @@ def main():
 
         rows = []
         for clients in [int(c) for c in args.clients.split(",")]:
-            api = wrk(port, clients, args.seconds, session_id)
-            ceiling = pgbench(url, clients, args.seconds, space_id, session_id)
-            rows.append({"clients": clients, "api": api, "pgbench_tps": ceiling,
-                         "ratio": api["requests_per_second"] / ceiling if ceiling else None})
+            runs = []
+            for _ in range(args.repeat):
+                api = wrk(port, clients, args.seconds, session_id)
+                ceiling = pgbench(url, clients, args.seconds, space_id, session_id)
+                runs.append({"api": api, "pgbench_tps": ceiling, "ratio": api["requests_per_second"] / ceiling})
+            spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
+            rows.append({"clients": clients, "runs": runs,
+                         "api_per_second": spread([r["api"]["requests_per_second"] for r in runs]),
+                         "pgbench_tps": spread([r["pgbench_tps"] for r in runs]),
+                         "ratio": spread([r["ratio"] for r in runs]),
+                         "non_2xx": sum(r["api"]["non_2xx"] for r in runs)})
 
         marker = {"work_session_id": session_id, "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
         bulk_ms = []
@@ -107,7 +115,7 @@ def main():
         server.wait(timeout=30)
 
     machine = {"cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
-    result = {"machine": machine, "seconds_per_point": args.seconds, "write_path": rows,
+    result = {"machine": machine, "seconds_per_run": args.seconds, "repeat": args.repeat, "write_path": rows,
               "bulk_1000_ms": {"requests": len(bulk_ms), "min": min(bulk_ms), "p50": percentile(bulk_ms, 50),
                                "p90": percentile(bulk_ms, 90), "max": max(bulk_ms)},
               "events_in_log_after": events}
@@ -115,12 +123,15 @@ def main():
     with open(args.output, "w") as f:
         json.dump(result, f, indent=2)
 
-    print(f"machine: {machine['cores']} cores, {machine['memory_gib']} GiB; {args.seconds} s per point")
-    print(f"{'clients':>8} {'API markers/s':>14} {'p50':>9} {'p99':>9} {'pgbench tps':>12} {'API/pgbench':>12} {'non-2xx':>8}")
+    print(f"machine: {machine['cores']} cores, {machine['memory_gib']} GiB; {args.repeat} runs of {args.seconds} s per point; "
+          "median [min-max]")
+    print(f"{'clients':>8} {'API markers/s':>22} {'pgbench tps':>22} {'API/pgbench':>20} {'non-2xx':>8}")
+    fmt = lambda s, f: f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     for row in rows:
-        api = row["api"]
-        print(f"{row['clients']:>8} {api['requests_per_second']:>14.0f} {api['p50']:>9} {api['p99']:>9} "
-              f"{row['pgbench_tps']:>12.0f} {row['ratio']:>12.2f} {api['non_2xx']:>8}")
+        print(f"{row['clients']:>8} {fmt(row['api_per_second'], '.0f'):>22} {fmt(row['pgbench_tps'], '.0f'):>22} "
+              f"{fmt(row['ratio'], '.2f'):>20} {row['non_2xx']:>8}")
+        for run in row["runs"]:
+            print(f"{'':>8}   run: API p50 {run['api']['p50']}, p99 {run['api']['p99']}")
     b = result["bulk_1000_ms"]
     print(f"bulk 1000 markers: min {b['min']:.1f} ms, p50 {b['p50']:.1f} ms, p90 {b['p90']:.1f} ms, max {b['max']:.1f} ms "
           f"({b['requests']} requests)")
