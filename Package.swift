@@ -19,11 +19,29 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        .systemLibrary(
+            name: "CHiredis",
+            pkgConfig: "hiredis",
+            providers: [.apt(["libhiredis-dev"])]
+        ),
         .target(name: "RoboscopeDomain"),
+        .target(
+            name: "BlockingPool",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(
+            name: "RoboscopeRedis",
+            dependencies: [
+                "CHiredis",
+                "BlockingPool",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "RoboscopePostgres",
             dependencies: [
                 "CLibPQ",
+                "BlockingPool",
                 "RoboscopeDomain",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -33,6 +51,7 @@ let package = Package(
             dependencies: [
                 "RoboscopeDomain",
                 "RoboscopePostgres",
+                "RoboscopeRedis",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -43,6 +62,7 @@ let package = Package(
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeHTTP",
+                "RoboscopeRedis",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -55,6 +75,7 @@ let package = Package(
             dependencies: [
                 "RoboscopeDomain",
                 "RoboscopePostgres",
+                "RoboscopeRedis",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -20,7 +20,8 @@ DECLARE
     lock_item record;
     required record;
     expectation record;
-    mismatch record;
+    mismatch jsonb;
+    next_versions bigint[];
     last_type text;
     actual_ids uuid[];
     positions bigint[];
@@ -87,50 +88,36 @@ BEGIN
     -- (stream, version) key refuses a second creator; any other event continues its
     -- stream, and must find it at the expected version when one is given.
     WITH items AS (
-        SELECT i.ordinality, i.item,
+        SELECT i.ordinality, i.item, (i.item->>'expected_version')::bigint AS expected,
                row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) AS nth
         FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
     ),
     versioned AS (
-        SELECT items.*, (items.item->>'expected_version')::bigint AS expected,
-               CASE WHEN items.item->>'expected_version' = '0' THEN 0
+        SELECT items.*,
+               CASE WHEN expected = 0 THEN 0
                     ELSE (SELECT coalesce(max(e.stream_version), 0) FROM eventlog.events e
                           WHERE e.stream_type = items.item->>'stream_type'
                             AND e.stream_id = (items.item->>'stream_id')::uuid)
-               END + items.nth - 1 AS current_version
+               END + nth - 1 AS current_version
         FROM items
-    ),
-    checked AS (
-        SELECT * FROM versioned
-        WHERE expected IS NOT NULL AND expected <> 0 AND expected <> current_version
-        ORDER BY ordinality LIMIT 1
     )
-    SELECT item->>'stream_type' AS stream_type, item->>'stream_id' AS stream_id, expected, current_version
-    INTO mismatch FROM checked;
-    IF mismatch.stream_type IS NOT NULL THEN
-        RAISE EXCEPTION '%:% is at version %, expected %',
-            mismatch.stream_type, mismatch.stream_id, mismatch.current_version, mismatch.expected
-            USING ERRCODE = 'RB409',
-                  DETAIL = json_build_object('stream_type', mismatch.stream_type, 'stream_id', mismatch.stream_id,
-                                             'current_version', mismatch.current_version,
-                                             'expected_version', mismatch.expected)::text;
+    SELECT array_agg(current_version + 1 ORDER BY ordinality),
+           (array_agg(jsonb_build_object('stream_type', item->>'stream_type', 'stream_id', item->>'stream_id',
+                                         'current_version', current_version, 'expected_version', expected)
+                      ORDER BY ordinality)
+                FILTER (WHERE expected IS NOT NULL AND expected <> 0 AND expected <> current_version))[1]
+    INTO next_versions, mismatch FROM versioned;
+    IF mismatch IS NOT NULL THEN
+        RAISE EXCEPTION '%:% is at version %, expected %', mismatch->>'stream_type', mismatch->>'stream_id',
+            mismatch->>'current_version', mismatch->>'expected_version'
+            USING ERRCODE = 'RB409', DETAIL = mismatch::text;
     END IF;
 
-    WITH items AS (
-        SELECT i.ordinality, i.item,
-               row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) AS nth
-        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
-    ),
-    inserted AS (
+    WITH inserted AS (
         INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata)
         SELECT (item->>'event_id')::uuid, item->>'stream_type', (item->>'stream_id')::uuid,
-               CASE WHEN item->>'expected_version' = '0' THEN 0
-                    ELSE (SELECT coalesce(max(e.stream_version), 0) FROM eventlog.events e
-                          WHERE e.stream_type = items.item->>'stream_type'
-                            AND e.stream_id = (items.item->>'stream_id')::uuid)
-               END + nth,
-               item->>'type', item->'data', item->'metadata'
-        FROM items
+               next_versions[ordinality], item->>'type', item->'data', item->'metadata'
+        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
         ORDER BY ordinality
         RETURNING position, stream_version
     )

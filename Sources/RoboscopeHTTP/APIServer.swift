@@ -13,6 +13,8 @@ public enum APIServer {
         WorkSessionsController(services: services).addRoutes(to: api)
         MarkersController(services: services).addRoutes(to: api)
         MarkerDetailsController(services: services).addRoutes(to: api)
+        PresenceController(services: services).addRoutes(to: api)
+        LocksController(services: services).addRoutes(to: api)
         return router
     }
 

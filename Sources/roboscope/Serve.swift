@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import RoboscopeHTTP
 import RoboscopePostgres
+import RoboscopeRedis
 
 /// `roboscope serve`: applies pending migrations, then serves the HTTP API until SIGTERM.
 struct Serve: AsyncParsableCommand {
@@ -25,7 +26,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("body-limit"), help: "Largest request body in bytes (env ROBOSCOPE_BODY_LIMIT, default 1048576).")
     var bodyLimitFlag: Int?
 
+    @Option(name: .customLong("presence-window"), help: "Seconds a heartbeat keeps a user present (env ROBOSCOPE_PRESENCE_WINDOW, default 30).")
+    var presenceWindowFlag: Int?
+
+    func presenceWindow() throws -> Int { try presenceWindowFlag ?? Environment.int("ROBOSCOPE_PRESENCE_WINDOW") ?? 30 }
+
     func validate() throws {
+        guard RedisURL(common.redisURL) != nil else { throw ValidationError("--redis-url must look like redis://[:password@]host[:port][/db]") }
+        guard (1...3600).contains(try presenceWindow()) else { throw ValidationError("--presence-window must be 1 to 3600 seconds") }
         for (name, port) in [("http-port", try httpPort()), ("ws-port", try wsPort())] where !(1...65535).contains(port) {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
@@ -47,7 +55,13 @@ struct Serve: AsyncParsableCommand {
         }
         let pool = PostgresPool(url: common.databaseURL, size: try poolSize(), logger: logger)
         defer { pool.shutdown() }
-        let services = APIServices(store: EventStore(pool: pool), reads: ReadModels(pool: pool), bodyLimit: try bodyLimit())
+        let redis = RedisPool(url: RedisURL(common.redisURL)!, size: 8, logger: logger)
+        defer { redis.shutdown() }
+        let services = APIServices(
+            store: EventStore(pool: pool), reads: ReadModels(pool: pool),
+            presence: PresenceStore(redis: redis, window: .seconds(try presenceWindow())), locks: LockStore(redis: redis),
+            bodyLimit: try bodyLimit()
+        )
         let host = hostFlag ?? Environment.string("ROBOSCOPE_HOST") ?? "0.0.0.0"
         let port = try httpPort()
         let app = APIServer.application(services: services, host: host, port: port, logger: logger)

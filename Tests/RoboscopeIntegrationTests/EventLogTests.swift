@@ -43,21 +43,23 @@ import RoboscopePostgres
         let setup = try PGConnection(url)
         for id in streams { _ = try EventStore.append(Self.spaceCreation(id), on: setup) }
 
-        let done = ManagedFlag()
+        let expected = streams.count + writers * perWriter
+        // The follower reads until it has seen as many events as were written; other
+        // tests' transactions on the cluster can hold delivery back (xmin is
+        // cluster-wide), so it waits as long as it must, up to a minute.
         let follower = Task.detached { () throws -> [RecordedEvent] in
             let connection = try PGConnection(url)
             var cursor = LogCursor.start
             var seen: [RecordedEvent] = []
-            var quietRounds = 0
-            while quietRounds < 3 {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while seen.count < expected, ContinuousClock.now < deadline {
                 let batch = try LogReader.read(after: cursor, limit: 100, on: connection)
                 if let last = batch.last { cursor = last.cursor }
                 seen += batch
-                if batch.isEmpty {
-                    if done.value { quietRounds += 1 }
-                    try await Task.sleep(for: .milliseconds(2))
-                }
+                if batch.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
             }
+            // Anything further would be a duplicate or an event nobody wrote.
+            seen += try LogReader.read(after: cursor, limit: 100, on: connection)
             return seen
         }
 
@@ -82,7 +84,6 @@ import RoboscopePostgres
             }
             try await group.waitForAll()
         }
-        done.set()
         let seen = try await follower.value
 
         let check = try PGConnection(url)
@@ -94,7 +95,7 @@ import RoboscopePostgres
             #expect(event.version > lastVersion[event.streamID, default: 0], "stream versions arrive in order")
             lastVersion[event.streamID] = event.version
         }
-        #expect(total == Int64(streams.count + writers * perWriter))
+        #expect(total == Int64(expected))
     }
 
     /// A rolled-back append leaves a gap in positions; the follower passes it at once.
@@ -106,8 +107,8 @@ import RoboscopePostgres
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
         try connection.execute("ROLLBACK")
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
-        let after = try LogReader.read(after: before, limit: 100, on: connection)
-        #expect(after.count == 2)
+        let after = try Self.read(2, after: before, on: connection)
+        try #require(after.count == 2)
         #expect(after[1].position - after[0].position == 2, "the aborted position is a gap")
     }
 
@@ -128,15 +129,21 @@ import RoboscopePostgres
         #expect(slowPosition < visible)
         #expect(try LogReader.read(after: start, limit: 100, on: reader).isEmpty)
         try slow.execute("COMMIT")
-        // Transactions of other databases on the cluster count towards xmin too, so
-        // delivery can lag a moment behind the commit: poll.
-        var delivered: [RecordedEvent] = []
-        for _ in 0..<500 where delivered.count < 2 {
-            delivered = try LogReader.read(after: start, limit: 100, on: reader)
-            if delivered.count < 2 { usleep(10_000) }
-        }
+        let delivered = try Self.read(2, after: start, on: reader)
         try #require(delivered.count == 2)
         #expect(delivered[0].position == slowPosition, "the slow event comes first: its transaction began writing first")
+    }
+
+    /// Reads until `count` events arrived (or five seconds passed). Transactions of other
+    /// databases on the cluster count towards xmin too, so delivery can lag a moment
+    /// behind the commit.
+    static func read(_ count: Int, after cursor: LogCursor, on connection: PGConnection) throws -> [RecordedEvent] {
+        var delivered: [RecordedEvent] = []
+        for _ in 0..<500 where delivered.count < count {
+            delivered = try LogReader.read(after: cursor, limit: 100, on: connection)
+            if delivered.count < count { usleep(10_000) }
+        }
+        return delivered
     }
 
     @Test func concurrentAppendsAtOneVersionExactlyOneWins() async throws {
@@ -177,12 +184,4 @@ import RoboscopePostgres
             #expect(throws: PGError.self) { try connection.query(statement) }
         }
     }
-}
-
-/// A flag set by one task and read by another.
-final class ManagedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var flag = false
-    var value: Bool { lock.withLock { flag } }
-    func set() { lock.withLock { flag = true } }
 }

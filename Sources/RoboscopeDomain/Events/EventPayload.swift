@@ -6,6 +6,7 @@ public enum EventPayload: Hashable, Sendable {
     case marker(Marker)
     case markerDetails(MarkerDetails)
     case deleted(Deletion)
+    case lock(LockAudit)
 }
 
 /// The data of a `*.deleted` event.
@@ -42,6 +43,7 @@ extension EventPayload: JSONWritable {
         case .marker(let value): writer.value(value)
         case .markerDetails(let value): writer.value(value)
         case .deleted(let value): writer.value(value)
+        case .lock(let value): writer.value(value)
         }
     }
 }

@@ -18,4 +18,6 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     /// A client wrote details with `PUT`.
     public static let markerDetailsUpdated = EventType("marker_details.updated")
     public static let markerDetailsDeleted = EventType("marker_details.deleted")
+    public static let workSessionLockAcquired = EventType("work_session.lock_acquired")
+    public static let workSessionLockReleased = EventType("work_session.lock_released")
 }

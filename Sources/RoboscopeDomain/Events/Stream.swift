@@ -4,6 +4,8 @@ public enum StreamType: String, Sendable, CaseIterable, Codable {
     case workSession = "work_session"
     case marker
     case markerDetails = "marker_details"
+    /// Lock acquisitions and releases of one work session (audit only).
+    case workSessionLock = "work_session_lock"
 }
 
 /// One stream: its type and the id of the entity it holds.

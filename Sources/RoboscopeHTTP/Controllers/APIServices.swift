@@ -1,14 +1,20 @@
 import RoboscopePostgres
+import RoboscopeRedis
 
-/// What the controllers share: the event store, the read models and the limits.
+/// What the controllers share: the event store, the read models, the Redis-backed
+/// presence and locks, and the limits.
 public struct APIServices: Sendable {
     public var store: EventStore
     public var reads: ReadModels
+    public var presence: PresenceStore
+    public var locks: LockStore
     public var bodyLimit: Int
 
-    public init(store: EventStore, reads: ReadModels, bodyLimit: Int) {
+    public init(store: EventStore, reads: ReadModels, presence: PresenceStore, locks: LockStore, bodyLimit: Int) {
         self.store = store
         self.reads = reads
+        self.presence = presence
+        self.locks = locks
         self.bodyLimit = bodyLimit
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import RoboscopeDomain
+import RoboscopeRedis
 
 /// The one place where errors become HTTP responses:
 /// `{"error": {"code": "...", "message": "...", "field": ..., ...}}`.
@@ -35,6 +36,9 @@ enum APIError {
     /// Maps framework errors (unknown route, wrong method) to the same body shape.
     static func domainError(from error: any Error) -> DomainError? {
         if let error = error as? DomainError { return error }
+        if error is RedisError {
+            return DomainError(.unavailable, "redis is unavailable")
+        }
         if let error = error as? HTTPError {
             let message = error.body ?? error.status.reasonPhrase
             switch error.status.code {

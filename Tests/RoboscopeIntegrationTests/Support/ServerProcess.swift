@@ -20,14 +20,18 @@ final class ServerProcess: @unchecked Sendable {
         return TestDatabase.repositoryRoot.appendingPathComponent(".build/debug/roboscope")
     }
 
-    init(databaseURL: String, extraArguments: [String] = []) async throws {
+    static var redisURL: String {
+        ProcessInfo.processInfo.environment["REDIS_URL"] ?? "redis://127.0.0.1:56379/0"
+    }
+
+    init(databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = []) async throws {
         port = try FreePort.pick()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = Self.binary
         process.arguments = [
-            "serve", "--database-url", databaseURL, "--host", "127.0.0.1", "--http-port", String(port),
+            "serve", "--database-url", databaseURL, "--redis-url", redisURL, "--host", "127.0.0.1", "--http-port", String(port),
             "--ws-port", String(try FreePort.pick()), "--schema-dir", TestDatabase.schemaDirectory.path,
             "--log-level", "warning",
         ] + extraArguments

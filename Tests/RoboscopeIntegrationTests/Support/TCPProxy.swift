@@ -3,8 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// A loopback TCP forwarder (socat) standing between the service and Postgres, so a
-/// test can cut the database off and bring it back without touching the real server.
+/// A loopback TCP forwarder (socat) standing between the service and Postgres or
+/// Redis, so a test can cut a server off and bring it back without touching it.
 final class TCPProxy: @unchecked Sendable {
     let port: Int
     let target: (host: String, port: Int)
@@ -36,7 +36,9 @@ final class TCPProxy: @unchecked Sendable {
     /// Kills the proxy and every connection it forwards.
     func stop() {
         guard let process else { return }
+        // The listener first, so that it forks no new forwarder, then the forwarders.
         let parent = process.processIdentifier
+        kill(parent, SIGSTOP)
         let children = Process()
         children.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
         children.arguments = ["-KILL", "-P", String(parent)]

@@ -1,0 +1,31 @@
+/// The data of `work_session.lock_acquired` and `work_session.lock_released`, on the
+/// session's `work_session_lock` stream (so the session's own `version` is untouched).
+/// The fencing token of an acquisition is that event's version in the lock stream.
+public struct LockAudit: Hashable, Sendable {
+    public var workSessionID: EntityID
+    public var holder: String
+    public var ttlSeconds: Int64?
+    public var enforce: Bool
+    /// On a release: the fencing token of the acquisition it ends.
+    public var fencingToken: Int64?
+
+    public init(workSessionID: EntityID, holder: String, ttlSeconds: Int64?, enforce: Bool, fencingToken: Int64?) {
+        self.workSessionID = workSessionID
+        self.holder = holder
+        self.ttlSeconds = ttlSeconds
+        self.enforce = enforce
+        self.fencingToken = fencingToken
+    }
+}
+
+extension LockAudit: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("work_session_id"); writer.value(workSessionID)
+            writer.key("holder"); writer.value(holder)
+            writer.key("ttl_seconds"); if let ttlSeconds { writer.value(ttlSeconds) } else { writer.null() }
+            writer.key("enforce"); writer.value(enforce)
+            writer.key("fencing_token"); if let fencingToken { writer.value(fencingToken) } else { writer.null() }
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// Work session locks in Redis: `roboscope:lock:<session>` holds the holder's record
+/// with a TTL (`SET NX PX`); extend and release compare the token inside a Lua script,
+/// so only the holder can act, atomically.
+public struct LockStore: Sendable {
+    public let redis: RedisPool
+
+    public init(redis: RedisPool) {
+        self.redis = redis
+    }
+
+    /// What the lock key holds.
+    public struct Holding: Sendable, Hashable {
+        public var token: String
+        public var holder: String
+        public var fencingToken: Int64?
+        public var enforce: Bool
+        /// Milliseconds left before it expires.
+        public var remainingMilliseconds: Int64
+    }
+
+    static func key(_ session: String) -> String { "roboscope:lock:\(session)" }
+
+    /// A random 128-bit token, as hex.
+    public static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return [generator.next() as UInt64, generator.next() as UInt64]
+            .map { String($0, radix: 16).leftPadded(to: 16) }.joined()
+    }
+
+    static func record(token: String, holder: String, fencingToken: Int64?, enforce: Bool) -> String {
+        var object: [String: Any] = ["token": token, "holder": holder, "enforce": enforce]
+        object["fencing_token"] = fencingToken ?? NSNull()
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Takes the lock if it is free; nil when someone holds it.
+    public func acquire(session: String, token: String, holder: String, ttlMilliseconds: Int64, enforce: Bool) async throws -> Bool {
+        let reply = try await redis.command([
+            "SET", Self.key(session), Self.record(token: token, holder: holder, fencingToken: nil, enforce: enforce),
+            "NX", "PX", String(ttlMilliseconds),
+        ])
+        return reply == .status("OK")
+    }
+
+    static let setFencingScript = """
+        local value = redis.call('GET', KEYS[1])
+        if not value then return 0 end
+        local record = cjson.decode(value)
+        if record.token ~= ARGV[1] then return 0 end
+        record.fencing_token = tonumber(ARGV[2])
+        redis.call('SET', KEYS[1], cjson.encode(record), 'KEEPTTL')
+        return 1
+        """
+
+    /// Records the fencing token Postgres issued in the holder's record.
+    public func recordFencingToken(session: String, token: String, fencingToken: Int64) async throws {
+        _ = try await redis.command(["EVAL", Self.setFencingScript, "1", Self.key(session), token, String(fencingToken)])
+    }
+
+    static let readScript = """
+        local value = redis.call('GET', KEYS[1])
+        if not value then return nil end
+        return {value, redis.call('PTTL', KEYS[1])}
+        """
+
+    public func current(session: String) async throws -> Holding? {
+        let reply = try await redis.command(["EVAL", Self.readScript, "1", Self.key(session)])
+        guard let items = reply.array, items.count == 2, let text = items[0].string, let remaining = items[1].integer,
+              let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { return nil }
+        return Holding(
+            token: object["token"] as? String ?? "",
+            holder: object["holder"] as? String ?? "",
+            fencingToken: (object["fencing_token"] as? NSNumber)?.int64Value,
+            enforce: (object["enforce"] as? Bool) ?? false,
+            remainingMilliseconds: max(0, remaining)
+        )
+    }
+
+    static let extendScript = """
+        local value = redis.call('GET', KEYS[1])
+        if not value then return 0 end
+        if cjson.decode(value).token ~= ARGV[1] then return 0 end
+        return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        """
+
+    /// True when `token` holds the lock and its TTL was renewed.
+    public func extend(session: String, token: String, ttlMilliseconds: Int64) async throws -> Bool {
+        try await redis.command(["EVAL", Self.extendScript, "1", Self.key(session), token, String(ttlMilliseconds)]).integer == 1
+    }
+
+    static let releaseScript = """
+        local value = redis.call('GET', KEYS[1])
+        if not value then return nil end
+        if cjson.decode(value).token ~= ARGV[1] then return nil end
+        redis.call('DEL', KEYS[1])
+        return value
+        """
+
+    /// The released holding when `token` held the lock, else nil.
+    public func release(session: String, token: String) async throws -> Holding? {
+        let reply = try await redis.command(["EVAL", Self.releaseScript, "1", Self.key(session), token])
+        guard let text = reply.string,
+              let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { return nil }
+        return Holding(
+            token: token, holder: object["holder"] as? String ?? "",
+            fencingToken: (object["fencing_token"] as? NSNumber)?.int64Value,
+            enforce: (object["enforce"] as? Bool) ?? false, remainingMilliseconds: 0
+        )
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

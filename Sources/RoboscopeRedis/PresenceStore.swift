@@ -1,0 +1,80 @@
+/// Who is present in a work session: one sorted set per session, members scored by
+/// the Redis server's clock at their last heartbeat. Heartbeats and listings cost
+/// O(log n); an idle session's key expires by itself. Joins and leaves (including
+/// expiry noticed on a listing) are published on `roboscope:presence:<session>:events`.
+public struct PresenceStore: Sendable {
+    public let redis: RedisPool
+    /// Users heard from within this window are present.
+    public let window: Duration
+
+    public init(redis: RedisPool, window: Duration) {
+        self.redis = redis
+        self.window = window
+    }
+
+    static func key(_ session: String) -> String { "roboscope:presence:\(session)" }
+    public static func channel(_ session: String) -> String { "roboscope:presence:\(session):events" }
+
+    var windowMilliseconds: Int64 {
+        let (seconds, attoseconds) = window.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    static let heartbeatScript = """
+        local t = redis.call('TIME')
+        local now = t[1] * 1000 + math.floor(t[2] / 1000)
+        local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
+        redis.call('PEXPIRE', KEYS[1], ARGV[2] * 2)
+        if added == 1 then
+            redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'join', user_id = ARGV[1]}))
+        end
+        return added
+        """
+
+    static let listScript = """
+        local t = redis.call('TIME')
+        local now = t[1] * 1000 + math.floor(t[2] / 1000)
+        local cutoff = '(' .. (now - tonumber(ARGV[1]))
+        local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+        if #expired > 0 then
+            redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+            for _, user in ipairs(expired) do
+                redis.call('PUBLISH', ARGV[2], cjson.encode({event = 'leave', user_id = user, reason = 'expired'}))
+            end
+        end
+        return redis.call('ZRANGE', KEYS[1], 0, -1)
+        """
+
+    static let leaveScript = """
+        local removed = redis.call('ZREM', KEYS[1], ARGV[1])
+        if removed == 1 then
+            redis.call('PUBLISH', ARGV[2], cjson.encode({event = 'leave', user_id = ARGV[1], reason = 'left'}))
+        end
+        return removed
+        """
+
+    /// Returns true when the user was not present before (a join).
+    @discardableResult
+    public func heartbeat(session: String, user: String) async throws -> Bool {
+        let reply = try await redis.command([
+            "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
+        ])
+        return reply.integer == 1
+    }
+
+    /// Users heard from within the window, oldest heartbeat first; expired ones are
+    /// removed (and announced) on the way.
+    public func users(session: String) async throws -> [String] {
+        let reply = try await redis.command([
+            "EVAL", Self.listScript, "1", Self.key(session), String(windowMilliseconds), Self.channel(session),
+        ])
+        return (reply.array ?? []).compactMap(\.string)
+    }
+
+    /// Returns true when the user was present.
+    @discardableResult
+    public func leave(session: String, user: String) async throws -> Bool {
+        let reply = try await redis.command(["EVAL", Self.leaveScript, "1", Self.key(session), user, Self.channel(session)])
+        return reply.integer == 1
+    }
+}

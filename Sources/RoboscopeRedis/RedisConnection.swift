@@ -1,0 +1,87 @@
+import BlockingPool
+import CHiredis
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns one hiredis context. Its calls block (with a timeout): use it from one thread
+/// at a time, never from Swift's cooperative pool or an event loop (see `RedisPool`).
+public final class RedisConnection: BlockingConnection {
+    let context: UnsafeMutablePointer<redisContext>
+
+    /// Connects, authenticates and selects the database; connect and every command
+    /// give up after `timeout`.
+    public init(_ url: RedisURL, timeout: Duration = .milliseconds(800)) throws {
+        let (seconds, attoseconds) = timeout.components
+        let interval = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        guard let context = redisConnectWithTimeout(url.host, Int32(url.port), interval) else {
+            throw RedisError(.connection, "hiredis could not allocate a context")
+        }
+        // From here on deinit owns the context, also when init throws.
+        self.context = context
+        guard context.pointee.err == 0 else {
+            throw RedisError(.connection, Self.errorText(context))
+        }
+        redisSetTimeout(context, interval)
+        _ = redisEnableKeepAlive(context)
+        if let password = url.password {
+            try checkStatus(command(["AUTH", password]))
+        }
+        if url.database != 0 {
+            try checkStatus(command(["SELECT", String(url.database)]))
+        }
+    }
+
+    deinit {
+        redisFree(context)
+    }
+
+    /// After an I/O error or timeout hiredis marks the context; it cannot be reused.
+    public var isBroken: Bool { context.pointee.err != 0 }
+
+    /// Sends one command (binary-safe arguments) and returns its reply.
+    public func command(_ arguments: [String]) throws -> RedisReply {
+        guard !isBroken else { throw RedisError(.connection, Self.errorText(context)) }
+        // One buffer holds every argument; argv points into it for the call.
+        var joined: [UInt8] = []
+        var offsets: [Int] = []
+        var lengths: [Int] = []
+        for argument in arguments {
+            offsets.append(joined.count)
+            joined.append(contentsOf: argument.utf8)
+            lengths.append(joined.count - offsets[offsets.count - 1])
+        }
+        joined.append(0)
+        let raw: UnsafeMutableRawPointer? = joined.withUnsafeBufferPointer { buffer in
+            let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+            var argv: [UnsafePointer<CChar>?] = offsets.map { base + $0 }
+            return argv.withUnsafeMutableBufferPointer { argvPointer in
+                lengths.withUnsafeBufferPointer { lengthPointer in
+                    redisCommandArgv(context, Int32(arguments.count), argvPointer.baseAddress, lengthPointer.baseAddress)
+                }
+            }
+        }
+        guard let raw else {
+            throw RedisError(.connection, Self.errorText(context))
+        }
+        defer { freeReplyObject(raw) }
+        let reply = RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self)))
+        if case .error(let message) = reply { throw RedisError(.command, message) }
+        return reply
+    }
+
+    public func check() -> Bool {
+        (try? command(["PING"])) == .status("PONG")
+    }
+
+    private func checkStatus(_ reply: RedisReply) throws {
+        if case .error(let message) = reply { throw RedisError(.command, message) }
+    }
+
+    static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+}
+

@@ -1,0 +1,29 @@
+import BlockingPool
+import Logging
+
+/// The Redis connections of a process: a `BlockingPool` of hiredis contexts whose
+/// failures all surface as `RedisError`.
+public final class RedisPool: Sendable {
+    let pool: BlockingPool<RedisConnection>
+
+    public init(url: RedisURL, size: Int, logger: Logger) {
+        // Every Redis command we send is safe to repeat after a dead socket refused it.
+        pool = BlockingPool(name: "redis", size: size, logger: logger, retriesStaleConnections: true) {
+            try RedisConnection(url)
+        }
+    }
+
+    public func command(_ arguments: [String]) async throws -> RedisReply {
+        try await withConnection { try $0.command(arguments) }
+    }
+
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (RedisConnection) throws -> T) async throws -> T {
+        do {
+            return try await pool.withConnection(body)
+        } catch let error as BlockingPoolError {
+            throw RedisError(.connection, "\(error)")
+        }
+    }
+
+    public func shutdown() { pool.shutdown() }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// Presence and locks against the real Redis, through a server of their own with a
+/// two-second presence window.
+@Suite(.serialized) struct PresenceAndLocksTests {
+    actor Shared {
+        static let instance = Shared()
+        private var starting: Task<(ServerProcess, String), any Error>?
+        func get() async throws -> (ServerProcess, String) {
+            if starting == nil {
+                starting = Task {
+                    let url = try TestDatabase.fresh("redis")
+                    return (try await ServerProcess(databaseURL: url, extraArguments: ["--presence-window", "2"]), url)
+                }
+            }
+            return try await starting!.value
+        }
+    }
+
+    func setup() async throws -> (HTTPClient, JSONValue, String) {
+        let (server, url) = try await Shared.instance.get()
+        let fixtures = Fixtures(client: server.client)
+        return (server.client, try await fixtures.session(in: try await fixtures.space()), url)
+    }
+
+    @Test func presenceJoinsListsLeavesAndExpires() async throws {
+        let (client, session, _) = try await setup()
+        let path = "/api/v1/presence/\(Fixtures.id(session))"
+        let first = try await client.post(path, ["user_id": "ana"])
+        #expect(first.status == 200)
+        #expect(first.json["joined"] == true)
+        #expect(try await client.post(path, ["user_id": "ana"]).json["joined"] == false)
+        _ = try await client.post(path, ["user_id": "ben"])
+        #expect(Set(try await client.get(path).json["users"]?.array ?? []) == ["ana", "ben"])
+        let left = try await client.delete(path + "/ana")
+        #expect(left.json["left"] == true)
+        #expect(try await client.get(path).json["users"] == ["ben"])
+        try await Task.sleep(for: .milliseconds(2_300))
+        #expect(try await client.get(path).json["users"] == [])
+    }
+
+    @Test func presenceValidation() async throws {
+        let (client, session, _) = try await setup()
+        let path = "/api/v1/presence/\(Fixtures.id(session))"
+        #expect(try await client.post(path, [:]).json["error"]?["field"] == "user_id")
+        #expect(try await client.post(path, ["user_id": ""]).status == 422)
+        #expect(try await client.post(path, ["user_id": .string(String(repeating: "u", count: 201))]).status == 422)
+        let badSession = try await client.post("/api/v1/presence/not-a-uuid", ["user_id": "ana"])
+        #expect(badSession.status == 422)
+        #expect(badSession.json["error"]?["field"] == "work_session_id")
+    }
+
+    @Test func racingAcquirersExactlyOneWins() async throws {
+        let (client, session, url) = try await setup()
+        let path = "/api/v1/locks/\(Fixtures.id(session))"
+        let replies = try await withThrowingTaskGroup(of: HTTPClient.Reply.self) { group in
+            for index in 0..<8 {
+                group.addTask { try await client.post(path, ["ttl_seconds": 30], headers: ["X-User-Id": "tech-\(index)"]) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let winners = replies.filter { $0.json["acquired"] == true }
+        try #require(winners.count == 1)
+        let winner = winners[0].json
+        #expect(winner["token"]?.string?.count == 32)
+        #expect(winner["fencing_token"]?.int != nil)
+        for loser in replies where loser.json["acquired"] == false {
+            #expect(loser.json["token"] == .null)
+            #expect(loser.json["holder"]?.string?.hasPrefix("tech-") == true)
+        }
+        let state = try await client.get(path).json
+        #expect(state["locked"] == true)
+        #expect(isWireTimestamp(state["expires_at"]))
+        #expect(state["fencing_token"] == winner["fencing_token"])
+
+        let token = winner["token"]!
+        #expect(try await client.post(path + "/extend", ["token": "0123456789abcdef0123456789abcdef", "ttl_seconds": 30]).json["extended"] == false)
+        #expect(try await client.post(path + "/extend", ["token": token, "ttl_seconds": 60]).json["extended"] == true)
+        #expect(try await client.send("DELETE", path, json: ["token": "0123456789abcdef0123456789abcdef"]).json["released"] == false)
+        #expect(try await client.send("DELETE", path, json: ["token": token]).json["released"] == true)
+        #expect(try await client.get(path).json["locked"] == false)
+
+        let again = try await client.post(path, ["ttl_seconds": 5]).json
+        #expect(again["acquired"] == true)
+        #expect((again["fencing_token"]?.int ?? 0) > (winner["fencing_token"]?.int ?? 0))
+
+        // Audit: acquire and release are in the log; the session's version is untouched.
+        let connection = try PGConnection(url)
+        let audit = try connection.query(
+            "SELECT type, metadata->>'actor' FROM eventlog.events WHERE stream_type = 'work_session_lock' AND stream_id = $1 ORDER BY position",
+            [Fixtures.id(session)]
+        )
+        #expect((0..<audit.rowCount).map { audit.string($0, 0)! } == [
+            "work_session.lock_acquired", "work_session.lock_released", "work_session.lock_acquired",
+        ])
+        #expect(audit.string(0, 1)?.hasPrefix("tech-") == true)
+        #expect(try await client.get("/api/v1/work-sessions/\(Fixtures.id(session))").json["version"] == 1)
+    }
+
+    @Test func expiredLockGoesToTheNextWithAHigherFencingToken() async throws {
+        let (client, session, _) = try await setup()
+        let path = "/api/v1/locks/\(Fixtures.id(session))"
+        let first = try await client.post(path, ["ttl_seconds": 1]).json
+        #expect(first["acquired"] == true)
+        #expect(try await client.post(path, ["ttl_seconds": 1]).json["acquired"] == false)
+        try await Task.sleep(for: .milliseconds(1_300))
+        let second = try await client.post(path, ["ttl_seconds": 10]).json
+        #expect(second["acquired"] == true)
+        #expect((second["fencing_token"]?.int ?? 0) > (first["fencing_token"]?.int ?? 0))
+        #expect(try await client.post(path + "/extend", ["token": first["token"]!, "ttl_seconds": 10]).json["extended"] == false)
+        #expect(try await client.send("DELETE", path, json: ["token": first["token"]!]).json["released"] == false)
+    }
+
+    @Test func lockValidation() async throws {
+        let (client, session, _) = try await setup()
+        let path = "/api/v1/locks/\(Fixtures.id(session))"
+        for ttl: JSONValue in [0, 3601, "ten", -5] {
+            let reply = try await client.post(path, ["ttl_seconds": ttl])
+            #expect(reply.status == 422, "\(ttl)")
+            #expect(reply.json["error"]?["field"] == "ttl_seconds")
+        }
+        #expect(try await client.send("DELETE", path, json: [:]).json["error"]?["field"] == "token")
+        #expect(try await client.post(path + "/extend", ["ttl_seconds": 5]).json["error"]?["field"] == "token")
+        #expect(try await client.post("/api/v1/locks/\(EntityID.random())", ["ttl_seconds": 5]).status == 404)
+        #expect(try await client.get("/api/v1/locks/nope").status == 422)
+    }
+}
+
+/// Redis goes away under a running service and comes back.
+@Suite(.serialized) struct RedisOutageTests {
+    @Test func presenceAndLocksAnswer503ThenRecover() async throws {
+        let redis = URLComponents(string: ServerProcess.redisURL)!
+        let proxy = try TCPProxy(to: (redis.host ?? "127.0.0.1", redis.port ?? 6379))
+        try proxy.start()
+        var viaProxy = redis
+        viaProxy.port = proxy.port
+        let server = try await ServerProcess(databaseURL: try TestDatabase.fresh("redisoutage"), redisURL: viaProxy.string!)
+        let client = server.client
+        let fixtures = Fixtures(client: client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let presence = "/api/v1/presence/\(Fixtures.id(session))"
+        #expect(try await client.post(presence, ["user_id": "ana"]).status == 200)
+
+        proxy.stop()
+        for _ in 0..<3 {
+            let started = Date()
+            let reply = try await client.get(presence)
+            #expect(reply.status == 503)
+            #expect(reply.header("Retry-After") == "1")
+            #expect(Date().timeIntervalSince(started) < 1.5)
+        }
+        #expect(try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 5]).status == 503)
+        // Everything that does not need Redis keeps working.
+        _ = try await fixtures.marker(in: session)
+
+        try proxy.start()
+        var recovered = false
+        for _ in 0..<50 where !recovered {
+            recovered = try await client.get(presence).status == 200
+            if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(recovered)
+        let acquired = try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 5])
+        #expect(acquired.json["acquired"] == true, "\(acquired.status) \(acquired.json)")
+        _ = server.terminate()
+        proxy.stop()
+    }
+}
