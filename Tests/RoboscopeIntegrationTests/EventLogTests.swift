@@ -52,10 +52,24 @@ import RoboscopePostgres
             var cursor = LogCursor.start
             var seen: [RecordedEvent] = []
             let deadline = ContinuousClock.now + .seconds(60)
+            var lastProgress = ContinuousClock.now
             while seen.count < expected, ContinuousClock.now < deadline {
                 let batch = try LogReader.read(after: cursor, limit: 100, on: connection)
                 if let last = batch.last { cursor = last.cursor }
                 seen += batch
+                if !batch.isEmpty { lastProgress = ContinuousClock.now }
+                if batch.isEmpty, ContinuousClock.now - lastProgress > .seconds(5) {
+                    lastProgress = ContinuousClock.now
+                    // What holds the cluster's xmin back, for the failure message.
+                    let holders = try connection.query("""
+                        SELECT pid, datname, state, backend_xid::text, backend_xmin::text, now() - xact_start, left(query, 120)
+                        FROM pg_stat_activity WHERE backend_xid IS NOT NULL OR backend_xmin IS NOT NULL
+                        """)
+                    let rows = (0..<holders.rowCount).map { row in (0..<7).map { holders.string(row, $0) ?? "-" }.joined(separator: " | ") }
+                    let xmin = try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").string(0, 0) ?? "?"
+                    let report = "follower stalled at \(seen.count) events, cursor \(cursor), xmin \(xmin):\n" + rows.joined(separator: "\n")
+                    Issue.record(Comment(rawValue: report))
+                }
                 if batch.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
             }
             // Anything further would be a duplicate or an event nobody wrote.

@@ -46,11 +46,7 @@ public enum LogReader {
     public static func read(after cursor: LogCursor, limit: Int, on connection: PGConnection) throws -> [RecordedEvent] {
         let result = try connection.query(
             """
-            SELECT \(columns) FROM eventlog.events
-            WHERE (transaction_id, position) > ($1::text::xid8, $2::bigint)
-              AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-            ORDER BY transaction_id, position
-            LIMIT $3
+            SELECT \(columns) FROM eventlog.read_after($1::text::xid8, $2::bigint, $3::integer)
             """,
             [String(cursor.transactionID), String(cursor.position), String(limit)]
         )
