@@ -66,3 +66,17 @@ CREATE TABLE public.marker_details (
     -- The details stream's version, a concurrency token the API does not show.
     version                bigint NOT NULL
 );
+
+-- Enforced work session locks, folded from the lock stream's events so that writes can
+-- be checked inside their own transaction (Redis stays the authority for who gets a
+-- lock; this table is what Postgres knows of the current acquisition).
+CREATE TABLE public.session_locks (
+    work_session_id  uuid PRIMARY KEY,
+    holder           text NOT NULL,
+    -- SHA-256 of the lock token, hex: the log never holds a usable token.
+    token_sha256     text NOT NULL,
+    -- The acquisition's version in the lock stream: grows with every acquisition.
+    fencing_token    bigint NOT NULL,
+    enforce          boolean NOT NULL,
+    expires_at       timestamptz NOT NULL
+);

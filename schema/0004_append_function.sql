@@ -4,6 +4,7 @@
 -- batch: {"locks": [{"stream": "marker:<id>", "exclusive": true}, ...],
 --         "require": [{"stream_type": "work_session", "stream_id": "<id>"}, ...],
 --         "expect_children": [{"kind": "markers_of_session", "parent_id": "<id>", "ids": [...]}, ...],
+--         "lock_check": {"work_session_id": "<id>", "token_sha256": "<hex>" | null},  (optional)
 --         "events": [{"event_id", "stream_type", "stream_id",
 --                     "expected_version": null | 0 | n, "type", "data", "metadata"}, ...]}
 -- expected_version null appends at any version, 0 requires a new stream.
@@ -21,6 +22,7 @@ DECLARE
     required record;
     expectation record;
     mismatch jsonb;
+    held record;
     next_versions bigint[];
     last_type text;
     actual_ids uuid[];
@@ -83,6 +85,21 @@ BEGIN
                       DETAIL = json_build_object('stream_type', expectation.kind, 'stream_id', expectation.parent_id)::text;
         END IF;
     END LOOP;
+
+    -- An enforced lock admits only writes that carry its holder's token; the table
+    -- holds the newest acquisition, so a holder whose lock was taken over (a higher
+    -- fencing token) is refused too.
+    IF batch ? 'lock_check' THEN
+        SELECT * INTO held FROM session_locks l
+        WHERE l.work_session_id = (batch->'lock_check'->>'work_session_id')::uuid
+          AND l.enforce AND l.expires_at > clock_timestamp();
+        IF FOUND AND held.token_sha256 IS DISTINCT FROM batch->'lock_check'->>'token_sha256' THEN
+            RAISE EXCEPTION 'work session % is locked by % until %', held.work_session_id, held.holder, held.expires_at
+                USING ERRCODE = 'RB423',
+                      DETAIL = json_build_object('holder', held.holder, 'fencing_token', held.fencing_token,
+                          'expires_at', to_char(held.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text;
+        END IF;
+    END IF;
 
     -- Versions, set-based: a new stream (expected 0) starts at 1 and the unique
     -- (stream, version) key refuses a second creator; any other event continues its

@@ -87,14 +87,14 @@ import RoboscopePostgres
         #expect(again["acquired"] == true)
         #expect((again["fencing_token"]?.int ?? 0) > (winner["fencing_token"]?.int ?? 0))
 
-        // Audit: acquire and release are in the log; the session's version is untouched.
+        // Audit: acquire, extend and release are in the log; the session's version is untouched.
         let connection = try PGConnection(url)
         let audit = try connection.query(
             "SELECT type, metadata->>'actor' FROM eventlog.events WHERE stream_type = 'work_session_lock' AND stream_id = $1 ORDER BY position",
             [Fixtures.id(session)]
         )
         #expect((0..<audit.rowCount).map { audit.string($0, 0)! } == [
-            "work_session.lock_acquired", "work_session.lock_released", "work_session.lock_acquired",
+            "work_session.lock_acquired", "work_session.lock_extended", "work_session.lock_released", "work_session.lock_acquired",
         ])
         #expect(audit.string(0, 1)?.hasPrefix("tech-") == true)
         #expect(try await client.get("/api/v1/work-sessions/\(Fixtures.id(session))").json["version"] == 1)
@@ -126,6 +126,69 @@ import RoboscopePostgres
         #expect(try await client.post(path + "/extend", ["ttl_seconds": 5]).json["error"]?["field"] == "token")
         #expect(try await client.post("/api/v1/locks/\(EntityID.random())", ["ttl_seconds": 5]).status == 404)
         #expect(try await client.get("/api/v1/locks/nope").status == 422)
+    }
+}
+
+/// Enforced locks: writes to the session and its markers need the holder's token.
+@Suite(.serialized) struct EnforcedLockTests {
+    func setup() async throws -> (HTTPClient, JSONValue, JSONValue) {
+        let (server, _) = try await PresenceAndLocksTests.Shared.instance.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        return (server.client, session, try await fixtures.marker(in: session))
+    }
+
+    @Test func enforcedLockRefusesWritesWithoutTheHoldersToken() async throws {
+        let (client, session, marker) = try await setup()
+        let lock = try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 30, "enforce": true],
+                                         headers: ["X-User-Id": "holder-1"]).json
+        let token = try #require(lock["token"]?.string)
+        var body = Fixtures.quad
+        body["work_session_id"] = session["id"]!
+        let markerPath = "/api/v1/markers/\(Fixtures.id(marker))"
+        let refused = try await client.post("/api/v1/markers", .object(body))
+        #expect(refused.status == 423)
+        #expect(refused.json["error"]?["code"] == "locked")
+        #expect(refused.json["error"]?["holder"] == "holder-1")
+        #expect(try await client.patch(markerPath, ["label": "x"]).status == 423)
+        #expect(try await client.patch(markerPath, ["label": "x"], headers: ["X-Lock-Token": "not-the-token"]).status == 423)
+        #expect(try await client.patch("/api/v1/work-sessions/\(Fixtures.id(session))", ["status": "active"]).status == 423)
+        #expect(try await client.send("POST", markerPath + "/details/calculate").status == 423)
+        #expect(try await client.delete(markerPath).status == 423)
+        #expect(try await client.post("/api/v1/markers/bulk", ["markers": [.object(body)]]).status == 423)
+
+        #expect(try await client.post("/api/v1/markers", .object(body), headers: ["X-Lock-Token": token]).status == 201)
+        #expect(try await client.patch(markerPath, ["label": "mine"], headers: ["X-Lock-Token": token]).status == 200)
+        // Extending keeps enforcing; releasing ends it.
+        #expect(try await client.post("/api/v1/locks/\(Fixtures.id(session))/extend", ["token": .string(token), "ttl_seconds": 60]).json["extended"] == true)
+        #expect(try await client.patch(markerPath, ["label": "x"]).status == 423)
+        #expect(try await client.send("DELETE", "/api/v1/locks/\(Fixtures.id(session))", json: ["token": .string(token)]).json["released"] == true)
+        #expect(try await client.patch(markerPath, ["label": "free"]).status == 200)
+    }
+
+    @Test func advisoryLockChangesNothingForClientsWithoutAToken() async throws {
+        let (client, session, marker) = try await setup()
+        let lock = try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 30]).json
+        #expect(lock["acquired"] == true)
+        #expect(lock["enforce"] == false)
+        #expect(try await client.patch("/api/v1/markers/\(Fixtures.id(marker))", ["label": "x"]).status == 200)
+    }
+
+    @Test func lateWriteWithAnExpiredHoldersTokenIsRefused() async throws {
+        let (client, session, marker) = try await setup()
+        let path = "/api/v1/locks/\(Fixtures.id(session))"
+        let first = try await client.post(path, ["ttl_seconds": 1, "enforce": true], headers: ["X-User-Id": "first"]).json
+        let firstToken = try #require(first["token"]?.string)
+        try await Task.sleep(for: .milliseconds(1_300))
+        let second = try await client.post(path, ["ttl_seconds": 30, "enforce": true], headers: ["X-User-Id": "second"]).json
+        let secondToken = try #require(second["token"]?.string)
+        #expect((second["fencing_token"]?.int ?? 0) > (first["fencing_token"]?.int ?? 0))
+        let late = try await client.patch("/api/v1/markers/\(Fixtures.id(marker))", ["label": "late"], headers: ["X-Lock-Token": firstToken])
+        #expect(late.status == 423)
+        #expect(late.json["error"]?["holder"] == "second")
+        #expect(late.json["error"]?["fencing_token"] == second["fencing_token"])
+        let current = try await client.patch("/api/v1/markers/\(Fixtures.id(marker))", ["label": "now"], headers: ["X-Lock-Token": secondToken])
+        #expect(current.status == 200)
     }
 }
 

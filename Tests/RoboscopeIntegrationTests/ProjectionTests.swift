@@ -33,7 +33,12 @@ import RoboscopePostgres
             }
             _ = try await fixtures.marker(in: drop)
             _ = try await client.delete("/api/v1/work-sessions/\(Fixtures.id(drop))")
-            _ = try await client.patch("/api/v1/work-sessions/\(Fixtures.id(keep))", ["status": "done"])
+            let lockPath = "/api/v1/locks/\(Fixtures.id(keep))"
+            let lock = try await client.post(lockPath, ["ttl_seconds": 60, "enforce": true]).json
+            _ = try await client.post(lockPath + "/extend", ["token": lock["token"]!, "ttl_seconds": 120])
+            if round != 2 { _ = try await client.send("DELETE", lockPath, json: ["token": lock["token"]!]) }
+            _ = try await client.patch("/api/v1/work-sessions/\(Fixtures.id(keep))", ["status": "done"],
+                                       headers: ["X-Lock-Token": lock["token"]?.string ?? ""])
             if round == 1 { _ = try await client.delete("/api/v1/spaces/\(Fixtures.id(space))") }
         }
     }

@@ -2,10 +2,13 @@
 public struct CommandContext: Sendable {
     public var now: Timestamp
     public var provenance: Provenance
+    /// SHA-256 (hex) of the request's `X-Lock-Token`, for enforced locks.
+    public var lockTokenSHA256: String?
 
-    public init(now: Timestamp, provenance: Provenance) {
+    public init(now: Timestamp, provenance: Provenance, lockTokenSHA256: String? = nil) {
         self.now = now
         self.provenance = provenance
+        self.lockTokenSHA256 = lockTokenSHA256
     }
 
     func metadata(causedBy cause: EntityID? = nil) -> EventMetadata {

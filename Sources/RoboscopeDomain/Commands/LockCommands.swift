@@ -18,10 +18,19 @@ public enum LockCommands {
     }
 
     public static func acquired(
-        _ session: WorkSession, ttl: Int64, enforce: Bool, _ context: CommandContext
+        _ session: WorkSession, ttl: Int64, enforce: Bool, tokenSHA256: String, _ context: CommandContext
     ) -> AppendBatch {
         audit(session, .workSessionLockAcquired,
-              LockAudit(workSessionID: session.id, holder: context.provenance.actor, ttlSeconds: ttl, enforce: enforce, fencingToken: nil),
+              LockAudit(workSessionID: session.id, holder: context.provenance.actor, ttlSeconds: ttl, enforce: enforce,
+                        fencingToken: nil, tokenSHA256: tokenSHA256),
+              context)
+    }
+
+    public static func extended(
+        _ session: WorkSession, holder: String, ttl: Int64, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
+    ) -> AppendBatch {
+        audit(session, .workSessionLockExtended,
+              LockAudit(workSessionID: session.id, holder: holder, ttlSeconds: ttl, enforce: enforce, fencingToken: fencingToken),
               context)
     }
 

@@ -5,7 +5,8 @@ public enum MarkerCommands {
         _ body: FieldReader, session: WorkSession, _ context: CommandContext
     ) throws -> (MarkerWithDetails, AppendBatch) {
         let (created, events) = try newMarker(body, session: session, context)
-        return (created, AppendBatch(events: events, locks: parentLocks(session), requiredStreams: [sessionStream(session)]))
+        let batch = AppendBatch(events: events, locks: parentLocks(session), requiredStreams: [sessionStream(session)])
+        return (created, batch.guarded(by: session, context))
     }
 
     /// All or nothing: the first invalid marker fails the request, naming its index.
@@ -35,7 +36,7 @@ public enum MarkerCommands {
                 throw nested
             }
         }
-        return (created, batch)
+        return (created, batch.guarded(by: session, context))
     }
 
     public static func update(
@@ -67,7 +68,7 @@ public enum MarkerCommands {
             details = recalculated.details
             events.append(recalculated.event)
         }
-        return (MarkerWithDetails(marker: marker, details: details), batch(events, current, session))
+        return (MarkerWithDetails(marker: marker, details: details), batch(events, current, session, context))
     }
 
     public static func delete(
@@ -83,17 +84,19 @@ public enum MarkerCommands {
         if current.details != nil {
             events.append(MarkerDetailsCommands.deletion(marker.id, causedBy: event, context))
         }
-        return batch(events, current, session)
+        return batch(events, current, session, context)
     }
 
     /// A batch of writes to one existing marker: its locks, and the check that its
     /// details still exist (or still do not) as they did when the command read them.
-    static func batch(_ events: [PendingEvent], _ current: MarkerWithDetails, _ session: WorkSession) -> AppendBatch {
+    static func batch(
+        _ events: [PendingEvent], _ current: MarkerWithDetails, _ session: WorkSession, _ context: CommandContext
+    ) -> AppendBatch {
         let id = current.marker.id
         return AppendBatch(
             events: events, locks: locks(current.marker, session), requiredStreams: [StreamRef(.marker, id)],
             expectedChildren: [ExpectedChildren(.detailsOfMarker, of: id, are: current.details == nil ? [] : [id])]
-        )
+        ).guarded(by: session, context)
     }
 
     /// The events that delete a marker (and its details) because its parent was deleted.

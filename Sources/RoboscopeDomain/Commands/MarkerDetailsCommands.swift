@@ -24,7 +24,7 @@ public enum MarkerDetailsCommands {
             stream: StreamRef(.markerDetails, details.markerID), expectedVersion: expectedVersion(current.details),
             type: .markerDetailsUpdated, payload: .markerDetails(details), metadata: context.metadata()
         )
-        return (details, MarkerCommands.batch([event], current, session))
+        return (details, MarkerCommands.batch([event], current, session, context))
     }
 
     /// `POST …/details/calculate`: compute from the points now, keeping `custom_props`.
@@ -32,7 +32,7 @@ public enum MarkerDetailsCommands {
         _ current: MarkerWithDetails, session: WorkSession, _ context: CommandContext
     ) -> (MarkerDetails, AppendBatch) {
         let result = calculated(current.marker, keeping: current.details, now: context.now, causedBy: nil, context)
-        return (result.details, MarkerCommands.batch([result.event], current, session))
+        return (result.details, MarkerCommands.batch([result.event], current, session, context))
     }
 
     public static func delete(
@@ -43,7 +43,7 @@ public enum MarkerDetailsCommands {
         }
         var event = deletion(current.marker.id, causedBy: nil, context)
         event.expectedVersion = expectedVersion(current.details)
-        return MarkerCommands.batch([event], current, session)
+        return MarkerCommands.batch([event], current, session, context)
     }
 
     static func calculated(

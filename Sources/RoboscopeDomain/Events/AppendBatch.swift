@@ -59,6 +59,13 @@ public struct ExpectedChildren: Hashable, Sendable {
     }
 }
 
+/// What a write presents to an enforced lock on its work session.
+public struct LockCheck: Hashable, Sendable {
+    public var workSessionID: EntityID
+    /// SHA-256 (hex) of the `X-Lock-Token` the request carried, if any.
+    public var tokenSHA256: String?
+}
+
 /// Everything one command appends, in one transaction.
 public struct AppendBatch: Hashable, Sendable {
     public var events: [PendingEvent]
@@ -66,6 +73,8 @@ public struct AppendBatch: Hashable, Sendable {
     /// Streams that must exist and not be deleted (the parent of a new child).
     public var requiredStreams: [StreamRef]
     public var expectedChildren: [ExpectedChildren]
+    /// For writes to a work session or its markers: checked against an enforced lock.
+    public var lockCheck: LockCheck?
 
     public init(
         events: [PendingEvent] = [], locks: [StreamLock] = [], requiredStreams: [StreamRef] = [],
@@ -75,5 +84,15 @@ public struct AppendBatch: Hashable, Sendable {
         self.locks = locks
         self.requiredStreams = requiredStreams
         self.expectedChildren = expectedChildren
+    }
+}
+
+extension AppendBatch {
+    /// The batch, checked against an enforced lock on `session` with the request's token.
+    func guarded(by session: WorkSession, _ context: CommandContext) -> AppendBatch {
+        var batch = self
+        batch.lockCheck = LockCheck(workSessionID: session.id, tokenSHA256: context.lockTokenSHA256)
+        batch.locks.append(.shared(StreamRef(.workSessionLock, session.id)))
+        return batch
     }
 }

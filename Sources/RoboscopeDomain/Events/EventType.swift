@@ -19,5 +19,6 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     public static let markerDetailsUpdated = EventType("marker_details.updated")
     public static let markerDetailsDeleted = EventType("marker_details.deleted")
     public static let workSessionLockAcquired = EventType("work_session.lock_acquired")
+    public static let workSessionLockExtended = EventType("work_session.lock_extended")
     public static let workSessionLockReleased = EventType("work_session.lock_released")
 }

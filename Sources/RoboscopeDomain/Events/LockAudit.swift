@@ -1,4 +1,4 @@
-/// The data of `work_session.lock_acquired` and `work_session.lock_released`, on the
+/// The data of `work_session.lock_acquired`, `.lock_extended` and `.lock_released`, on the
 /// session's `work_session_lock` stream (so the session's own `version` is untouched).
 /// The fencing token of an acquisition is that event's version in the lock stream.
 public struct LockAudit: Hashable, Sendable {
@@ -6,10 +6,16 @@ public struct LockAudit: Hashable, Sendable {
     public var holder: String
     public var ttlSeconds: Int64?
     public var enforce: Bool
-    /// On a release: the fencing token of the acquisition it ends.
+    /// On an extension or release: the fencing token of the acquisition it concerns.
     public var fencingToken: Int64?
+    /// On an acquisition: SHA-256 (hex) of the token, never the token itself.
+    public var tokenSHA256: String?
 
-    public init(workSessionID: EntityID, holder: String, ttlSeconds: Int64?, enforce: Bool, fencingToken: Int64?) {
+    public init(
+        workSessionID: EntityID, holder: String, ttlSeconds: Int64?, enforce: Bool, fencingToken: Int64?,
+        tokenSHA256: String? = nil
+    ) {
+        self.tokenSHA256 = tokenSHA256
         self.workSessionID = workSessionID
         self.holder = holder
         self.ttlSeconds = ttlSeconds
@@ -26,6 +32,7 @@ extension LockAudit: JSONWritable {
             writer.key("ttl_seconds"); if let ttlSeconds { writer.value(ttlSeconds) } else { writer.null() }
             writer.key("enforce"); writer.value(enforce)
             writer.key("fencing_token"); if let fencingToken { writer.value(fencingToken) } else { writer.null() }
+            writer.key("token_sha256"); writer.value(tokenSHA256)
         }
     }
 }

@@ -16,6 +16,8 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         /// A unique value (a space `key`, an id) is already taken.
         public static let alreadyExists = Code("already_exists")
         public static let payloadTooLarge = Code("payload_too_large")
+        /// An enforced lock is held by someone else; `holder` says who.
+        public static let locked = Code("locked")
         /// Postgres or Redis cannot be reached.
         public static let unavailable = Code("service_unavailable")
     }

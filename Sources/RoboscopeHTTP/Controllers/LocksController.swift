@@ -37,7 +37,9 @@ struct LocksController {
             ]))
         }
         do {
-            let appended = try await services.store.append(LockCommands.acquired(session, ttl: ttl, enforce: enforce, commandContext))
+            let appended = try await services.store.append(
+                LockCommands.acquired(session, ttl: ttl, enforce: enforce, tokenSHA256: sha256(token), commandContext)
+            )
             let fencingToken = appended.first?.version ?? 0
             try await services.locks.recordFencingToken(session: key, token: token, fencingToken: fencingToken)
             return JSONResponse.make(JSONValue.object([
@@ -73,6 +75,14 @@ struct LocksController {
         let token = try LockCommands.token(body)
         let ttl = try LockCommands.ttl(body)
         let extended = try await services.locks.extend(session: sessionID.description, token: token, ttlMilliseconds: ttl * 1000)
+        // The lock table in Postgres follows the new expiry, so enforcement lasts as long.
+        if extended, let holding = try await services.locks.current(session: sessionID.description),
+           let session = try await services.reads.workSession(sessionID) {
+            try await services.store.append(LockCommands.extended(
+                session, holder: holding.holder, ttl: ttl, enforce: holding.enforce, fencingToken: holding.fencingToken,
+                RequestIdentity.commandContext(request, context)
+            ))
+        }
         return JSONResponse.make(JSONValue.object(["extended": .bool(extended), "acquired": .bool(extended)]))
     }
 

@@ -14,6 +14,7 @@ enum APIError {
         case .notFound: return .notFound
         case .versionConflict, .alreadyExists: return .conflict
         case .payloadTooLarge: return .contentTooLarge
+        case .locked: return HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .unavailable: return .serviceUnavailable
         default: return .badRequest
         }

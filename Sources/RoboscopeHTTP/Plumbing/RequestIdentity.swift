@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -8,6 +9,7 @@ enum RequestIdentity {
     static let requestIDHeader = HTTPField.Name("X-Request-Id")!
     static let userIDHeader = HTTPField.Name("X-User-Id")!
     static let correlationIDHeader = HTTPField.Name("X-Correlation-Id")!
+    static let lockTokenHeader = HTTPField.Name("X-Lock-Token")!
 
     static func requestID(_ request: Request) -> String {
         if let given = request.headers[requestIDHeader], isToken(given) { return given }
@@ -35,8 +37,19 @@ enum RequestIdentity {
     }
 
     static func commandContext(_ request: Request, _ context: RoboscopeRequestContext) -> CommandContext {
-        CommandContext(now: Clock.now(), provenance: provenance(request, context))
+        CommandContext(
+            now: Clock.now(), provenance: provenance(request, context),
+            lockTokenSHA256: request.headers[lockTokenHeader].map(sha256)
+        )
     }
+}
+
+/// Lock tokens are compared by digest: the log and the lock table never hold one.
+func sha256(_ text: String) -> String {
+    SHA256.hash(data: Data(text.utf8)).map { byte in
+        let hex = String(byte, radix: 16)
+        return byte < 16 ? "0" + hex : hex
+    }.joined()
 }
 
 enum Clock {

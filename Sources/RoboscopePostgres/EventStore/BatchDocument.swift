@@ -28,6 +28,13 @@ struct BatchDocument: JSONWritable {
                     writer.key("ids"); writer.array(children.childIDs) { $0.value($1) }
                 }
             }
+            if let check = batch.lockCheck {
+                writer.key("lock_check")
+                writer.object { writer in
+                    writer.key("work_session_id"); writer.value(check.workSessionID)
+                    writer.key("token_sha256"); writer.value(check.tokenSHA256)
+                }
+            }
             writer.key("events")
             writer.array(batch.events) { writer, event in
                 writer.object { writer in

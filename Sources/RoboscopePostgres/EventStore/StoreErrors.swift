@@ -16,6 +16,12 @@ public enum StoreErrors {
             details["stream"] = detail["stream_type"]
             details["id"] = detail["stream_id"]
             return DomainError(.versionConflict, "changed concurrently: \(error.message)", details: details)
+        case ("RB423", _):
+            var details: JSONObject = [:]
+            details["holder"] = detail["holder"]
+            details["fencing_token"] = detail["fencing_token"]
+            details["expires_at"] = detail["expires_at"]
+            return DomainError(.locked, "\(error.message); send the holder's X-Lock-Token", details: details)
         case ("RB404", _):
             let type = detail["stream_type"].flatMap { if case .string(let text) = $0 { return text } else { return nil } }
             return DomainError(.notFound, "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)")
