@@ -149,7 +149,9 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             condition.lock()
             let failure = connection == nil ? (lastConnectFailure?.error ?? BlockingPoolError.unreachable(name)) : nil
             condition.unlock()
-            let lease = Lease(connection: connection, fresh: fresh, failure: failure, connect: connect)
+            let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [unowned self] in
+                try self.connectRecordingOutcome()
+            }
             job(lease)
             connection = lease.connection
             condition.lock()
@@ -165,6 +167,11 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             return nil
         }
         condition.unlock()
+        return try? connectRecordingOutcome()
+    }
+
+    /// Connects, and remembers the outcome for every thread: a success ends fail-fast.
+    private func connectRecordingOutcome() throws -> Connection {
         do {
             let connection = try connect()
             condition.lock()
@@ -181,7 +188,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             }
             lastConnectFailure = (ContinuousClock.now, error)
             condition.unlock()
-            return nil
+            throw error
         }
     }
 }

@@ -42,6 +42,37 @@ import RoboscopePostgres
         #expect(try await client.get(path).json["users"] == [])
     }
 
+    @Test func joinsAndLeavesArePublished() async throws {
+        let (client, session, _) = try await setup()
+        let channel = "roboscope:presence:\(Fixtures.id(session)):events"
+        let redis = URLComponents(string: ServerProcess.redisURL)!
+        let subscriber = Process()
+        subscriber.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
+        subscriber.arguments = ["-h", redis.host ?? "127.0.0.1", "-p", String(redis.port ?? 6379), "SUBSCRIBE", channel]
+        let output = Pipe()
+        subscriber.standardOutput = output
+        try subscriber.run()
+        ChildProcesses.register(subscriber.processIdentifier)
+        try await Task.sleep(for: .milliseconds(300))
+        let path = "/api/v1/presence/\(Fixtures.id(session))"
+        _ = try await client.post(path, ["user_id": "cleo"])
+        _ = try await client.post(path, ["user_id": "dan"])
+        _ = try await client.post(path, ["user_id": "cleo"])
+        _ = try await client.delete(path + "/cleo")
+        try await Task.sleep(for: .milliseconds(2_300))
+        _ = try await client.get(path)
+        try await Task.sleep(for: .milliseconds(200))
+        // redis-cli keeps reading a subscription through SIGTERM.
+        kill(subscriber.processIdentifier, SIGKILL)
+        subscriber.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let events = text.split(separator: "\n").filter { $0.hasPrefix("{") }.map(String.init)
+        #expect(events.count == 4, "\(events)")
+        #expect(events.first?.contains("\"join\"") == true && events.first?.contains("cleo") == true)
+        #expect(events.contains { $0.contains("\"leave\"") && $0.contains("cleo") && $0.contains("left") })
+        #expect(events.contains { $0.contains("\"leave\"") && $0.contains("dan") && $0.contains("expired") })
+    }
+
     @Test func presenceValidation() async throws {
         let (client, session, _) = try await setup()
         let path = "/api/v1/presence/\(Fixtures.id(session))"

@@ -18,11 +18,9 @@ struct PresenceController {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let session = try input.pathID("work_session_id")
         let user = try await input.fields().requiredString("user_id", maxLength: Self.userIDLength)
+        // One Redis round trip: listing (and trimming) is GET's job.
         let joined = try await services.presence.heartbeat(session: session.description, user: user)
-        let users = try await services.presence.users(session: session.description)
-        return JSONResponse.make(JSONValue.object([
-            "user_id": .string(user), "joined": .bool(joined), "users": .array(users.map(JSONValue.string)),
-        ]))
+        return JSONResponse.make(JSONValue.object(["user_id": .string(user), "joined": .bool(joined)]))
     }
 
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Presence and lock benchmark: heartbeats per second through the API at 32 clients
+next to redis-benchmark running the very script a heartbeat runs (same run), and the
+round-trip latency of lock acquire and release. Started by deploy/local/bench."""
+import argparse, http.client, json, os, re, statistics, subprocess, sys, time, uuid
+from urllib.parse import urlparse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from write_path import free_port, request, percentile  # noqa: E402
+
+# Must match PresenceStore.heartbeatScript.
+HEARTBEAT = """local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2] * 2)
+if added == 1 then
+    redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'join', user_id = ARGV[1]}))
+end
+return added"""
+
+
+def wrk_heartbeats(port, clients, seconds, session):
+    out = subprocess.run(["wrk", "-t", "2", "-c", str(clients), "-d", f"{seconds}s", "--latency",
+                          "-s", os.path.join(HERE, "heartbeat.lua"), f"http://127.0.0.1:{port}"],
+                         check=True, capture_output=True, text=True, env=dict(os.environ, BENCH_SESSION_ID=session)).stdout
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50": re.search(r"\s50%\s+([\d.]+\w+)", out).group(1), "p99": re.search(r"\s99%\s+([\d.]+\w+)", out).group(1),
+            "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def redis_benchmark(redis_url, clients, requests, session):
+    url = urlparse(redis_url)
+    key = f"roboscope:presence:bench-{session}"
+    out = subprocess.run(["redis-benchmark", "-h", url.hostname, "-p", str(url.port or 6379), "-c", str(clients),
+                          "-n", str(requests), "-r", "1000", "-q", "EVAL", HEARTBEAT, "1", key, "user-__rand_int__",
+                          "30000", key + ":events"], check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"([\d.]+) requests per second", out).group(1))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--redis-url", required=True)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--seconds", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--lock-rounds", type=int, default=300)
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "presence_locks.json"))
+    args = parser.parse_args()
+
+    subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
+    port = free_port()
+    server = subprocess.Popen([args.binary, "serve", "--database-url", args.database_url, "--redis-url", args.redis_url,
+                               "--host", "127.0.0.1", "--http-port", str(port), "--log-level", "error"])
+    try:
+        for _ in range(300):
+            try:
+                if request(port, "GET", "/readyz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        _, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
+        _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
+        runs = []
+        for _ in range(args.repeat):
+            api = wrk_heartbeats(port, 32, args.seconds, session["id"])
+            ceiling = redis_benchmark(args.redis_url, 32, max(20000, int(api["per_second"] * args.seconds * 3)), session["id"])
+            runs.append({"api": api, "redis_benchmark": ceiling, "ratio": api["per_second"] / ceiling})
+
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        acquire_ms, release_ms = [], []
+        path = f"/api/v1/locks/{session['id']}"
+        for _ in range(args.lock_rounds):
+            started = time.perf_counter()
+            conn.request("POST", path, body=json.dumps({"ttl_seconds": 30}), headers={"Content-Type": "application/json"})
+            reply = json.loads(conn.getresponse().read())
+            acquire_ms.append((time.perf_counter() - started) * 1000)
+            assert reply["acquired"], reply
+            started = time.perf_counter()
+            conn.request("DELETE", path, body=json.dumps({"token": reply["token"]}), headers={"Content-Type": "application/json"})
+            assert json.loads(conn.getresponse().read())["released"]
+            release_ms.append((time.perf_counter() - started) * 1000)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
+    latency = lambda values: {"p50": percentile(values, 50), "p99": percentile(values, 99), "max": max(values)}
+    result = {"heartbeats": {"clients": 32, "runs": runs,
+                             "api_per_second": spread([r["api"]["per_second"] for r in runs]),
+                             "redis_benchmark_per_second": spread([r["redis_benchmark"] for r in runs]),
+                             "ratio": spread([r["ratio"] for r in runs])},
+              "lock_round_trip_ms": {"rounds": args.lock_rounds, "acquire": latency(acquire_ms), "release": latency(release_ms)}}
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=2)
+    h = result["heartbeats"]
+    fmt = lambda s, f: f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
+    print(f"heartbeats at 32 clients, {args.repeat} runs of {args.seconds} s, median [min-max]:")
+    print(f"  API {fmt(h['api_per_second'], '.0f')}/s, redis-benchmark same script {fmt(h['redis_benchmark_per_second'], '.0f')}/s, "
+          f"ratio {fmt(h['ratio'], '.2f')}, non-2xx {sum(r['api']['non_2xx'] for r in runs)}")
+    for name in ("acquire", "release"):
+        l = result["lock_round_trip_ms"][name]
+        print(f"  lock {name}: p50 {l['p50']:.2f} ms, p99 {l['p99']:.2f} ms, max {l['max']:.2f} ms ({args.lock_rounds} rounds)")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
