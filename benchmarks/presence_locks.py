@@ -2,14 +2,15 @@
 """Presence and lock benchmark: heartbeats per second through the API at 32 clients
 next to redis-benchmark running the very script a heartbeat runs (same run), and the
 round-trip latency of lock acquire and release. Started by deploy/local/bench."""
-import argparse, http.client, json, os, re, statistics, subprocess, sys, time, uuid
+import argparse, http.client, json, os, re, statistics, subprocess, sys, time
 from urllib.parse import urlparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, request, percentile  # noqa: E402
+from write_path import percentile, start_server  # noqa: E402
 
-# Must match PresenceStore.heartbeatScript.
+# The script a heartbeat runs: a copy of PresenceStore.heartbeatScript (Sources/RoboscopeRedis),
+# so that redis-benchmark measures the same work.
 HEARTBEAT = """local t = redis.call('TIME')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
@@ -51,28 +52,17 @@ def main():
     args = parser.parse_args()
 
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
-    port = free_port()
-    server = subprocess.Popen([args.binary, "serve", "--database-url", args.database_url, "--redis-url", args.redis_url,
-                               "--host", "127.0.0.1", "--http-port", str(port), "--log-level", "error"])
+    server, port, _, session_id = start_server(args.binary, "--database-url", args.database_url, "--redis-url", args.redis_url)
     try:
-        for _ in range(300):
-            try:
-                if request(port, "GET", "/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
-        _, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
-        _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
         runs = []
         for _ in range(args.repeat):
-            api = wrk_heartbeats(port, 32, args.seconds, session["id"])
-            ceiling = redis_benchmark(args.redis_url, 32, max(20000, int(api["per_second"] * args.seconds * 3)), session["id"])
+            api = wrk_heartbeats(port, 32, args.seconds, session_id)
+            ceiling = redis_benchmark(args.redis_url, 32, max(20000, int(api["per_second"] * args.seconds * 3)), session_id)
             runs.append({"api": api, "redis_benchmark": ceiling, "ratio": api["per_second"] / ceiling})
 
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         acquire_ms, release_ms = [], []
-        path = f"/api/v1/locks/{session['id']}"
+        path = f"/api/v1/locks/{session_id}"
         for _ in range(args.lock_rounds):
             started = time.perf_counter()
             conn.request("POST", path, body=json.dumps({"ttl_seconds": 30}), headers={"Content-Type": "application/json"})

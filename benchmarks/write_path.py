@@ -53,6 +53,24 @@ def pgbench(url, clients, seconds, space, session):
     return float(re.search(r"tps = ([\d.]+)", out).group(1))
 
 
+def start_server(binary, *arguments):
+    """Starts `roboscope serve` on a free port; returns (process, port, space id, session id)
+    once it is ready, with a fresh space and work session to bench against."""
+    port = free_port()
+    server = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--http-port", str(port),
+                               "--log-level", "error", *arguments])
+    for _ in range(300):
+        try:
+            if request(port, "GET", "/readyz")[0] == 200:
+                break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    _, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
+    _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
+    return server, port, space["id"], session["id"]
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -72,20 +90,8 @@ def main():
     url = args.database_url
     subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
     psql(url, open(os.path.join(HERE, "marker_batch.sql")).read())
-    port = free_port()
-    server = subprocess.Popen([args.binary, "serve", "--database-url", url, "--host", "127.0.0.1",
-                               "--http-port", str(port), "--db-pool-size", "32", "--log-level", "error"])
+    server, port, space_id, session_id = start_server(args.binary, "--database-url", url, "--db-pool-size", "32")
     try:
-        for _ in range(300):
-            try:
-                if request(port, "GET", "/readyz")[0] == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
-        status, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
-        status, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
-        space_id, session_id = space["id"], session["id"]
 
         rows = []
         for clients in [int(c) for c in args.clients.split(",")]:
