@@ -14,7 +14,7 @@ struct MarkerDetailsController {
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
-        guard let details = try await load(id).0.details else {
+        guard let details = try await services.reads.requiredMarker(id).0.details else {
             throw DomainError(.notFound, "marker \(id) has no details")
         }
         return JSONResponse.make(details)
@@ -26,7 +26,7 @@ struct MarkerDetailsController {
         let body = try await input.fields()
         var existed = false
         let details = try await WriteRetry.run(store: services.store, clientVersion: nil) {
-            let (current, session) = try await load(id)
+            let (current, session) = try await services.reads.requiredMarker(id)
             existed = current.details != nil
             return try MarkerDetailsCommands.put(current, session: session, body, RequestIdentity.commandContext(request, context))
         }
@@ -36,7 +36,7 @@ struct MarkerDetailsController {
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
         try await WriteRetry.run(store: services.store, clientVersion: nil) {
-            let (current, session) = try await load(id)
+            let (current, session) = try await services.reads.requiredMarker(id)
             return ((), try MarkerDetailsCommands.delete(current, session: session, RequestIdentity.commandContext(request, context)))
         }
         return JSONResponse.noContent()
@@ -45,15 +45,10 @@ struct MarkerDetailsController {
     func calculate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
         let details = try await WriteRetry.run(store: services.store, clientVersion: nil) {
-            let (current, session) = try await load(id)
+            let (current, session) = try await services.reads.requiredMarker(id)
             return MarkerDetailsCommands.calculate(current, session: session, RequestIdentity.commandContext(request, context))
         }
         return JSONResponse.make(details)
-    }
-
-    private func load(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession) {
-        guard let found = try await services.reads.markerInSession(id) else { throw DomainError.notFound("marker", id) }
-        return found
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {

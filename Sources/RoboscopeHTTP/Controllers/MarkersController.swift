@@ -23,7 +23,7 @@ struct MarkersController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        JSONResponse.make(try await load(input(request, context).pathID()).0)
+        JSONResponse.make(try await services.reads.requiredMarker(input(request, context).pathID()).0)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -58,7 +58,7 @@ struct MarkersController {
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
         let marker = try await WriteRetry.run(store: services.store, clientVersion: expected) {
-            let (current, session) = try await load(id)
+            let (current, session) = try await services.reads.requiredMarker(id)
             return try MarkerCommands.update(
                 current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
@@ -71,16 +71,11 @@ struct MarkersController {
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
         try await WriteRetry.run(store: services.store, clientVersion: expected) {
-            let (current, session) = try await load(id)
+            let (current, session) = try await services.reads.requiredMarker(id)
             let batch = try MarkerCommands.delete(current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return ((), batch)
         }
         return JSONResponse.noContent()
-    }
-
-    private func load(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession) {
-        guard let found = try await services.reads.markerInSession(id) else { throw DomainError.notFound("marker", id) }
-        return found
     }
 
     private func session(_ id: EntityID, field: String = "work_session_id") async throws -> WorkSession {

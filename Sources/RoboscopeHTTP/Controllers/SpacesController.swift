@@ -21,7 +21,7 @@ struct SpacesController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        JSONResponse.make(try await load(input(request, context).pathID()))
+        JSONResponse.make(try await services.reads.requiredSpace(input(request, context).pathID()))
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -38,7 +38,7 @@ struct SpacesController {
         let expected = try input.expectedVersion(body)
         let space = try await WriteRetry.run(store: services.store, clientVersion: expected) {
             try SpaceCommands.update(
-                try await load(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                try await services.reads.requiredSpace(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
         }
         return JSONResponse.make(space)
@@ -49,7 +49,7 @@ struct SpacesController {
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
         try await WriteRetry.run(store: services.store, clientVersion: expected) {
-            let space = try await load(id)
+            let space = try await services.reads.requiredSpace(id)
             let sessions = try await services.reads.contents(ofSpace: id)
             let batch = try SpaceCommands.delete(
                 space, expectedVersion: expected, sessions: sessions, RequestIdentity.commandContext(request, context)
@@ -57,11 +57,6 @@ struct SpacesController {
             return ((), batch)
         }
         return JSONResponse.noContent()
-    }
-
-    private func load(_ id: EntityID) async throws -> Space {
-        guard let space = try await services.reads.space(id) else { throw DomainError.notFound("space", id) }
-        return space
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {

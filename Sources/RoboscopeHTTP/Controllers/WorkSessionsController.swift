@@ -24,7 +24,7 @@ struct WorkSessionsController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        JSONResponse.make(try await load(input(request, context).pathID()))
+        JSONResponse.make(try await services.reads.requiredWorkSession(input(request, context).pathID()))
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -45,7 +45,7 @@ struct WorkSessionsController {
         let expected = try input.expectedVersion(body)
         let session = try await WriteRetry.run(store: services.store, clientVersion: expected) {
             try WorkSessionCommands.update(
-                try await load(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                try await services.reads.requiredWorkSession(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
         }
         return JSONResponse.make(session)
@@ -63,11 +63,6 @@ struct WorkSessionsController {
             return ((), batch)
         }
         return JSONResponse.noContent()
-    }
-
-    private func load(_ id: EntityID) async throws -> WorkSession {
-        guard let session = try await services.reads.workSession(id) else { throw DomainError.notFound("work session", id) }
-        return session
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {
