@@ -18,6 +18,16 @@ public struct LockStore: Sendable {
         public var enforce: Bool
         /// Milliseconds left before it expires.
         public var remainingMilliseconds: Int64
+
+        /// Reads the JSON record the lock key holds.
+        init?(record text: String, remainingMilliseconds: Int64) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
+            token = object["token"] as? String ?? ""
+            holder = object["holder"] as? String ?? ""
+            fencingToken = (object["fencing_token"] as? NSNumber)?.int64Value
+            enforce = (object["enforce"] as? Bool) ?? false
+            self.remainingMilliseconds = max(0, remainingMilliseconds)
+        }
     }
 
     static func key(_ session: String) -> String { "roboscope:lock:\(session)" }
@@ -68,28 +78,24 @@ public struct LockStore: Sendable {
 
     public func current(session: String) async throws -> Holding? {
         let reply = try await redis.command(["EVAL", Self.readScript, "1", Self.key(session)])
-        guard let items = reply.array, items.count == 2, let text = items[0].string, let remaining = items[1].integer,
-              let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-        else { return nil }
-        return Holding(
-            token: object["token"] as? String ?? "",
-            holder: object["holder"] as? String ?? "",
-            fencingToken: (object["fencing_token"] as? NSNumber)?.int64Value,
-            enforce: (object["enforce"] as? Bool) ?? false,
-            remainingMilliseconds: max(0, remaining)
-        )
+        guard let items = reply.array, items.count == 2, let text = items[0].string, let remaining = items[1].integer else {
+            return nil
+        }
+        return Holding(record: text, remainingMilliseconds: remaining)
     }
 
     static let extendScript = """
         local value = redis.call('GET', KEYS[1])
-        if not value then return 0 end
-        if cjson.decode(value).token ~= ARGV[1] then return 0 end
-        return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        if not value then return nil end
+        if cjson.decode(value).token ~= ARGV[1] then return nil end
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        return value
         """
 
-    /// True when `token` holds the lock and its TTL was renewed.
-    public func extend(session: String, token: String, ttlMilliseconds: Int64) async throws -> Bool {
-        try await redis.command(["EVAL", Self.extendScript, "1", Self.key(session), token, String(ttlMilliseconds)]).integer == 1
+    /// The renewed holding when `token` holds the lock, else nil.
+    public func extend(session: String, token: String, ttlMilliseconds: Int64) async throws -> Holding? {
+        let reply = try await redis.command(["EVAL", Self.extendScript, "1", Self.key(session), token, String(ttlMilliseconds)])
+        return reply.string.flatMap { Holding(record: $0, remainingMilliseconds: ttlMilliseconds) }
     }
 
     static let releaseScript = """
@@ -103,14 +109,7 @@ public struct LockStore: Sendable {
     /// The released holding when `token` held the lock, else nil.
     public func release(session: String, token: String) async throws -> Holding? {
         let reply = try await redis.command(["EVAL", Self.releaseScript, "1", Self.key(session), token])
-        guard let text = reply.string,
-              let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
-        else { return nil }
-        return Holding(
-            token: token, holder: object["holder"] as? String ?? "",
-            fencingToken: (object["fencing_token"] as? NSNumber)?.int64Value,
-            enforce: (object["enforce"] as? Bool) ?? false, remainingMilliseconds: 0
-        )
+        return reply.string.flatMap { Holding(record: $0, remainingMilliseconds: 0) }
     }
 }
 

@@ -22,7 +22,7 @@ struct LocksController {
         let body = try await optionalFields(input)
         let ttl = try LockCommands.ttl(body)
         let enforce = try body.bool("enforce") ?? false
-        let session = try await load(sessionID)
+        let session = try await services.reads.requiredWorkSession(sessionID)
         let commandContext = RequestIdentity.commandContext(request, context)
         let token = LockStore.newToken()
         let key = sessionID.description
@@ -74,10 +74,10 @@ struct LocksController {
         let body = try await input.fields()
         let token = try LockCommands.token(body)
         let ttl = try LockCommands.ttl(body)
-        let extended = try await services.locks.extend(session: sessionID.description, token: token, ttlMilliseconds: ttl * 1000)
+        let renewed = try await services.locks.extend(session: sessionID.description, token: token, ttlMilliseconds: ttl * 1000)
+        let extended = renewed != nil
         // The lock table in Postgres follows the new expiry, so enforcement lasts as long.
-        if extended, let holding = try await services.locks.current(session: sessionID.description),
-           let session = try await services.reads.workSession(sessionID) {
+        if let holding = renewed, let session = try await services.reads.workSession(sessionID) {
             try await services.store.append(LockCommands.extended(
                 session, holder: holding.holder, ttl: ttl, enforce: holding.enforce, fencingToken: holding.fencingToken,
                 RequestIdentity.commandContext(request, context)
@@ -109,11 +109,6 @@ struct LocksController {
         } catch let error as DomainError where error.code == .malformedRequest && error.message.contains("empty") {
             return FieldReader([:])
         }
-    }
-
-    private func load(_ id: EntityID) async throws -> WorkSession {
-        guard let session = try await services.reads.workSession(id) else { throw DomainError.notFound("work session", id) }
-        return session
     }
 
     static func expiry(_ holding: LockStore.Holding) -> Timestamp {
