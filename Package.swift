@@ -25,7 +25,12 @@ let package = Package(
             pkgConfig: "hiredis",
             providers: [.apt(["libhiredis-dev"])]
         ),
+        .systemLibrary(name: "CLinuxSystem"),
         .target(name: "RoboscopeDomain"),
+        .target(
+            name: "WebSocketCodec",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "BlockingPool",
             dependencies: [.product(name: "Logging", package: "swift-log")]
@@ -58,6 +63,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .target(
+            name: "RoboscopeGateway",
+            dependencies: [
+                "CLinuxSystem",
+                "WebSocketCodec",
+                "RoboscopeDomain",
+                "RoboscopePostgres",
+                "RoboscopeRedis",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "roboscope",
             dependencies: [
@@ -65,6 +82,7 @@ let package = Package(
                 "RoboscopePostgres",
                 "RoboscopeHTTP",
                 "RoboscopeRedis",
+                "RoboscopeGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -72,12 +90,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
+        .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
         .testTarget(
             name: "RoboscopeIntegrationTests",
             dependencies: [
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeRedis",
+                "WebSocketCodec",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -53,6 +53,29 @@ public struct PresenceStore: Sendable {
         return removed
         """
 
+    /// Heartbeat that also returns the Redis clock it recorded (milliseconds), so a
+    /// later `leave(…, ifLastSeenAtOrBefore:)` can tell whether anyone beat since.
+    static let heartbeatAtScript = """
+        local t = redis.call('TIME')
+        local now = t[1] * 1000 + math.floor(t[2] / 1000)
+        local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
+        redis.call('PEXPIRE', KEYS[1], ARGV[2] * 2)
+        if added == 1 then
+            redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'join', user_id = ARGV[1]}))
+        end
+        return {added, now}
+        """
+
+    static let leaveIfUnchangedScript = """
+        local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+        if score and tonumber(score) <= tonumber(ARGV[2]) then
+            redis.call('ZREM', KEYS[1], ARGV[1])
+            redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'leave', user_id = ARGV[1], reason = 'disconnected'}))
+            return 1
+        end
+        return 0
+        """
+
     /// Returns true when the user was not present before (a join).
     @discardableResult
     public func heartbeat(session: String, user: String) async throws -> Bool {
@@ -77,4 +100,41 @@ public struct PresenceStore: Sendable {
         let reply = try await redis.command(["EVAL", Self.leaveScript, "1", Self.key(session), user, Self.channel(session)])
         return reply.integer == 1
     }
+
+    // MARK: On a connection the caller owns (the gateway's presence thread)
+
+    /// A heartbeat; returns whether it was a join and the Redis time it recorded.
+    public func heartbeat(session: String, user: String, on connection: RedisConnection) throws -> (joined: Bool, at: Int64) {
+        let reply = try connection.command([
+            "EVAL", Self.heartbeatAtScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
+        ])
+        let parts = reply.array ?? []
+        return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)
+    }
+
+    public func users(session: String, on connection: RedisConnection) throws -> [String] {
+        let reply = try connection.command([
+            "EVAL", Self.listScript, "1", Self.key(session), String(windowMilliseconds), Self.channel(session),
+        ])
+        return (reply.array ?? []).compactMap(\.string)
+    }
+
+    /// Leaves unless someone heartbeated for the user after `at` (Redis milliseconds):
+    /// a client that reconnected elsewhere keeps its presence.
+    @discardableResult
+    public func leave(session: String, user: String, ifLastSeenAtOrBefore at: Int64, on connection: RedisConnection) throws -> Bool {
+        let reply = try connection.command([
+            "EVAL", Self.leaveIfUnchangedScript, "1", Self.key(session), user, String(at), Self.channel(session),
+        ])
+        return reply.integer == 1
+    }
+
+    /// The work session a presence channel belongs to.
+    public static func session(ofChannel channel: String) -> String? {
+        let prefix = "roboscope:presence:", suffix = ":events"
+        guard channel.hasPrefix(prefix), channel.hasSuffix(suffix) else { return nil }
+        return String(channel.dropFirst(prefix.count).dropLast(suffix.count))
+    }
+
+    public static let channelPattern = "roboscope:presence:*:events"
 }

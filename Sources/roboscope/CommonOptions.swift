@@ -69,4 +69,10 @@ enum Environment {
         guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, got \(text)") }
         return value
     }
+
+    static func double(_ name: String) throws -> Double? {
+        guard let text = string(name) else { return nil }
+        guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) must be a number, got \(text)") }
+        return value
+    }
 }

@@ -1,15 +1,29 @@
 import ArgumentParser
 import Hummingbird
 import Logging
+import RoboscopeGateway
 import RoboscopeHTTP
 import RoboscopePostgres
 import RoboscopeRedis
+import ServiceLifecycle
 
-/// `roboscope serve`: applies pending migrations, then serves the HTTP API until SIGTERM.
+/// `roboscope serve`: applies pending migrations, then serves the HTTP API and the
+/// WebSocket gateway (or one of them, `--role`) until SIGTERM.
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Migrate, then serve the API until SIGTERM or SIGINT.")
+    static let configuration = CommandConfiguration(abstract: "Migrate, then serve the API and the gateway until SIGTERM or SIGINT.")
 
     @OptionGroup var common: CommonOptions
+    @OptionGroup var gateway: GatewayOptions
+
+    @Option(name: .customLong("role"), help: "api, gateway or all (env ROBOSCOPE_ROLE, default all).")
+    var roleFlag: ServeRole?
+
+    func role() throws -> ServeRole {
+        if let roleFlag { return roleFlag }
+        guard let text = Environment.string("ROBOSCOPE_ROLE") else { return .all }
+        guard let role = ServeRole(rawValue: text) else { throw ValidationError("ROBOSCOPE_ROLE must be api, gateway or all") }
+        return role
+    }
 
     @Option(name: .customLong("host"), help: "Address to listen on (env ROBOSCOPE_HOST, default 0.0.0.0).")
     var hostFlag: String?
@@ -39,6 +53,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
         guard try bodyLimit() >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
+        _ = try role()
     }
 
     func httpPort() throws -> Int { try httpPortFlag ?? Environment.int("ROBOSCOPE_HTTP_PORT") ?? 8080 }
@@ -53,21 +68,43 @@ struct Serve: AsyncParsableCommand {
             let connection = try await common.connect(timeout: .seconds(60), logger: logger)
             try Migrator(directory: schema, logger: logger).migrate(connection)
         }
-        let pool = PostgresPool(url: common.databaseURL, size: try poolSize(), logger: logger)
-        defer { pool.shutdown() }
-        let redis = RedisPool(url: RedisURL(common.redisURL)!, size: 8, logger: logger)
-        defer { redis.shutdown() }
-        let services = APIServices(
-            store: EventStore(pool: pool), reads: ReadModels(pool: pool),
-            presence: PresenceStore(redis: redis, window: .seconds(try presenceWindow())), locks: LockStore(redis: redis),
-            bodyLimit: try bodyLimit()
-        )
+        let role = try role()
         let host = hostFlag ?? Environment.string("ROBOSCOPE_HOST") ?? "0.0.0.0"
-        let port = try httpPort()
-        let app = APIServer.application(services: services, host: host, port: port, logger: logger)
-        logger.info("serving", metadata: ["http": "\(host):\(port)"])
-        // runService() owns SIGTERM and SIGINT: it stops accepting, lets in-flight requests finish, then returns.
-        try await app.runService()
+        let redisURL = RedisURL(common.redisURL)!
+        let redis = RedisPool(url: redisURL, size: 8, logger: logger)
+        defer { redis.shutdown() }
+        let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()))
+        var services: [any Service] = []
+
+        let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, logger: logger)
+        defer { pool.shutdown() }
+        let notifier = AppendNotifier(url: common.databaseURL, logger: logger)
+        if role.runsAPI {
+            notifier.start()
+            let api = APIServices(
+                store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool),
+                presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
+            )
+            let port = try httpPort()
+            services.append(APIServer.application(services: api, host: host, port: port, logger: logger))
+            logger.info("serving", metadata: ["http": "\(host):\(port)"])
+        }
+        defer { notifier.shutdown() }
+        if role.runsGateway {
+            let configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
+            services.append(try Gateway(
+                configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
+                presence: presence, logger: logger
+            ))
+        }
+        // The group owns SIGTERM and SIGINT: the API stops accepting and finishes
+        // in-flight requests, the gateway closes its sockets with 1001.
+        let group = ServiceGroup(configuration: .init(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        ))
+        try await group.run()
         logger.info("stopped")
     }
 }

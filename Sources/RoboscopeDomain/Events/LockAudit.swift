@@ -36,3 +36,14 @@ extension LockAudit: JSONWritable {
         }
     }
 }
+
+extension LockAudit: Decodable {
+    enum CodingKeys: String, CodingKey {
+        case workSessionID = "work_session_id"
+        case holder
+        case ttlSeconds = "ttl_seconds"
+        case enforce
+        case fencingToken = "fencing_token"
+        case tokenSHA256 = "token_sha256"
+    }
+}

@@ -5,9 +5,13 @@ import RoboscopeDomain
 /// `eventlog.append`, which checks versions and updates the projections.
 public struct EventStore: Sendable {
     public let pool: PostgresPool
+    /// Told after each commit, so gateways learn of new events without a NOTIFY
+    /// inside the append's transaction.
+    public let notifier: AppendNotifier?
 
-    public init(pool: PostgresPool) {
+    public init(pool: PostgresPool, notifier: AppendNotifier? = nil) {
         self.pool = pool
+        self.notifier = notifier
     }
 
     /// Positions and versions of the appended events, in batch order.
@@ -21,9 +25,11 @@ public struct EventStore: Sendable {
         guard !batch.events.isEmpty else { return [] }
         let document = StorageJSON.encodeString(BatchDocument(batch: batch))
         do {
-            return try await pool.withConnection { connection in
+            let appended = try await pool.withConnection { connection in
                 try Self.append(document, on: connection)
             }
+            notifier?.signal()
+            return appended
         } catch let error as PGError {
             throw StoreErrors.translate(error)
         }

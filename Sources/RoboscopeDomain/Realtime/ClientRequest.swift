@@ -1,0 +1,56 @@
+/// A message a WebSocket client sends (text frames carrying JSON).
+public enum ClientRequest: Equatable, Sendable {
+    /// `since`: the last position the client processed; missed events are replayed.
+    case subscribe(Topic, since: Int64?)
+    case unsubscribe(Topic)
+    /// Keep `user` present in the session while the connection lives.
+    case presence(workSessionID: EntityID, user: String)
+
+    public static let userIDLength = 200
+
+    /// Parses one message; a `DomainError` names what is wrong (the gateway answers
+    /// with an `error` message and keeps the connection).
+    public static func parse(_ bytes: [UInt8]) throws -> ClientRequest {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw DomainError(.malformedRequest, "message is not JSON: \(error)")
+        }
+        guard case .object(let object) = value else {
+            throw DomainError(.malformedRequest, "message must be a JSON object, got \(value.typeName)")
+        }
+        let fields = FieldReader(object)
+        guard let op = try fields.string("op", maxLength: 32) else { throw DomainError.invalid("op", "is required") }
+        switch op {
+        case "subscribe":
+            let topic = try topic(fields)
+            let since = try fields.integer("since")
+            if let since, since < 0 { throw DomainError.invalid("since", "must be a position (0 or more)") }
+            return .subscribe(topic, since: since)
+        case "unsubscribe":
+            return .unsubscribe(try topic(fields))
+        case "presence":
+            return .presence(
+                workSessionID: try fields.requiredID("work_session_id"),
+                user: try fields.requiredString("user_id", maxLength: userIDLength)
+            )
+        default:
+            throw DomainError(.unknownOperation, "unknown op \"\(op.prefix(32))\": expected subscribe, unsubscribe or presence",
+                              field: "op")
+        }
+    }
+
+    static func topic(_ fields: FieldReader) throws -> Topic {
+        let text = try fields.requiredString("topic", maxLength: 64)
+        guard let topic = Topic(text) else {
+            throw DomainError.invalid("topic", "expected work_session:<uuid> or space:<uuid>")
+        }
+        return topic
+    }
+}
+
+extension DomainError.Code {
+    /// A WebSocket message with an `op` the gateway does not know.
+    public static let unknownOperation = DomainError.Code("unknown_op")
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+extension ServerMessage {
+    /// The message for one logged change on `topic`: an `event` carrying the entity as
+    /// REST returns it (markers with details), or a `lock` message for the lock stream.
+    /// Throws only if the stored data does not decode (a bug, not a client error).
+    public static func change(_ change: RecordedChange, topic: Topic) throws -> [UInt8] {
+        if change.streamType == StreamType.workSessionLock.rawValue {
+            return try lock(change, topic: topic)
+        }
+        let data = try wireData(change)
+        return render { writer in
+            writer.key("op"); writer.value("event")
+            writer.key("topic"); writer.value(topic.description)
+            writer.key("position"); writer.value(change.position)
+            writer.key("type"); writer.value(change.type)
+            writer.key("stream_type"); writer.value(change.streamType)
+            writer.key("stream_id"); writer.value(change.streamID)
+            writer.key("version"); writer.value(change.version)
+            writer.key("recorded_at"); writer.value(change.recordedAt)
+            writer.key("actor"); writer.value(change.actor)
+            writer.key("data"); data.writeJSON(to: &writer)
+        }
+    }
+
+    static func wireData(_ change: RecordedChange) throws -> any JSONWritable {
+        let decoder = JSONDecoder()
+        let bytes = Data(change.data)
+        if change.type.hasSuffix(".deleted") {
+            return try decoder.decode(Deletion.self, from: bytes)
+        }
+        switch change.streamType {
+        case StreamType.space.rawValue:
+            return try decoder.decode(Space.self, from: bytes)
+        case StreamType.workSession.rawValue:
+            return try decoder.decode(WorkSession.self, from: bytes)
+        case StreamType.marker.rawValue:
+            let details = try change.details.map { try decoder.decode(MarkerDetails.self, from: Data($0)) }
+            return MarkerWithDetails(marker: try decoder.decode(Marker.self, from: bytes), details: details)
+        case StreamType.markerDetails.rawValue:
+            return try decoder.decode(MarkerDetails.self, from: bytes)
+        default:
+            return try decoder.decode(JSONValue.self, from: bytes)
+        }
+    }
+
+    /// `{"op": "lock", "locked": ...}`: who holds the session's lock and until when.
+    static func lock(_ change: RecordedChange, topic: Topic) throws -> [UInt8] {
+        let audit = try JSONDecoder().decode(LockAudit.self, from: Data(change.data))
+        let released = change.type == EventType.workSessionLockReleased.rawValue
+        // An acquisition's fencing token is its own version in the lock stream.
+        let fencingToken = change.type == EventType.workSessionLockAcquired.rawValue ? change.version : audit.fencingToken
+        let expiresAt = released ? nil : audit.ttlSeconds.map {
+            Timestamp(microsecondsSinceEpoch: change.recordedAt.microsecondsSinceEpoch + $0 * 1_000_000)
+        }
+        return render { writer in
+            writer.key("op"); writer.value("lock")
+            writer.key("topic"); writer.value(topic.description)
+            writer.key("position"); writer.value(change.position)
+            writer.key("type"); writer.value(change.type)
+            writer.key("version"); writer.value(change.version)
+            writer.key("locked"); writer.value(!released)
+            writer.key("holder"); writer.value(audit.holder)
+            writer.key("enforce"); writer.value(audit.enforce)
+            writer.key("fencing_token"); if let fencingToken { writer.value(fencingToken) } else { writer.null() }
+            writer.key("expires_at"); writer.value(expiresAt)
+            writer.key("recorded_at"); writer.value(change.recordedAt)
+            writer.key("actor"); writer.value(change.actor)
+        }
+    }
+}

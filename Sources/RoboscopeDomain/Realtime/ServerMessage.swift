@@ -1,0 +1,50 @@
+/// The messages the gateway sends, as JSON text (see docs/websocket.md).
+public enum ServerMessage {
+    public static func subscribed(_ topic: Topic, position: Int64) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("subscribed")
+            writer.key("topic"); writer.value(topic.description)
+            writer.key("position"); writer.value(position)
+        }
+    }
+
+    public static func unsubscribed(_ topic: Topic) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("unsubscribed")
+            writer.key("topic"); writer.value(topic.description)
+        }
+    }
+
+    /// The answer to a `presence` op: the user counts as present while the connection lives.
+    public static func present(workSessionID: EntityID, user: String) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("present")
+            writer.key("work_session_id"); writer.value(workSessionID)
+            writer.key("user_id"); writer.value(user)
+        }
+    }
+
+    public static func presence(_ topic: Topic, users: [String]) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("presence")
+            writer.key("topic"); writer.value(topic.description)
+            writer.key("users"); writer.array(users) { $0.value($1) }
+        }
+    }
+
+    public static func error(_ error: DomainError, topic: Topic? = nil) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("error")
+            writer.key("code"); writer.value(error.code.rawValue)
+            writer.key("message"); writer.value(error.message)
+            if let field = error.field { writer.key("field"); writer.value(field) }
+            if let topic { writer.key("topic"); writer.value(topic.description) }
+        }
+    }
+
+    static func render(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(timestampStyle: .wire, capacity: 128)
+        writer.object(body)
+        return writer.bytes
+    }
+}

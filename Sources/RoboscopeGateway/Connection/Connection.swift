@@ -1,0 +1,257 @@
+import RoboscopeDomain
+import RoboscopePostgres
+import WebSocketCodec
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client socket on a shard's loop: the upgrade, the frames, the close handshake.
+/// What a message means is the shard's business; this type moves bytes.
+final class Connection: LoopHandler {
+    enum Mode {
+        /// `/api/v1/ws`: the subscription protocol.
+        case api
+        /// `/api/v1/ws/echo`: every message comes back (conformance runs only).
+        case echo
+    }
+
+    enum State {
+        case handshaking(since: ContinuousClock.Instant)
+        case open
+        /// Our close frame is queued or sent; we wait for the peer's, or end of stream.
+        case closing(deadline: ContinuousClock.Instant)
+        /// Finished: the descriptor is closed.
+        case closed
+    }
+
+    let id: UInt64
+    let fd: Int32
+    let peer: String
+    unowned let shard: Shard
+    private(set) var state: State
+    private(set) var mode: Mode = .api
+    private var head: [UInt8] = []
+    private var reader: MessageReader?
+    private var outbound = OutboundQueue()
+    private var watchingWritable = false
+    /// After the queue drains: half-close (our close frame or a refusal went out).
+    private var shutdownAfterFlush = false
+    private var lastHeard: ContinuousClock.Instant
+    private var pingSentAt: ContinuousClock.Instant?
+
+    /// Topics this connection receives, each with the cursor up to which live events
+    /// are already covered (a `since` newer than this gateway's own cursor).
+    var subscriptions: [Topic: LogCursor?] = [:]
+    var pendingSubscriptions: Set<Topic> = []
+    var presence: Set<PresenceKey> = []
+    /// Queued for the shard's flush at the end of a fan-out batch.
+    var flushPending = false
+
+    init(id: UInt64, fd: Int32, peer: String, shard: Shard, now: ContinuousClock.Instant) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        self.shard = shard
+        state = .handshaking(since: now)
+        lastHeard = now
+    }
+
+    var isOpen: Bool { if case .open = state { return true } else { return false } }
+    var queuedBytes: Int { outbound.byteCount }
+
+    // MARK: Readiness
+
+    func handle(events: UInt32) {
+        if events & (EPOLLIN.rawValue | EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+            readAvailable()
+        }
+        if events & EPOLLOUT.rawValue != 0, !isClosed {
+            flush()
+        }
+    }
+
+    private var isClosed: Bool { if case .closed = state { return true } else { return false } }
+
+    private func readAvailable() {
+        // Level-triggered: a few reads per wake-up keep one busy client from starving the rest.
+        for _ in 0..<4 {
+            let result: IOResult<Int>
+            do {
+                result = try Socket.read(fd, into: shard.scratch)
+            } catch {
+                return terminate()
+            }
+            guard case .done(let count) = result else { return }
+            guard count > 0 else { return terminate() }
+            lastHeard = shard.now
+            pingSentAt = nil
+            received(UnsafeRawBufferPointer(rebasing: shard.scratch[..<count]))
+            if isClosed { return }
+            if count < shard.scratch.count { return }
+        }
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        switch state {
+        case .handshaking:
+            head.append(contentsOf: bytes)
+            readHead()
+        case .open, .closing:
+            guard reader != nil else { return }
+            reader!.feed(bytes) { output in self.process(output) }
+        case .closed:
+            break
+        }
+    }
+
+    // MARK: Upgrade
+
+    private func readHead() {
+        switch head.withUnsafeBytes({ UpgradeParser.parse($0) }) {
+        case .needMore:
+            return
+        case .reject(let rejection):
+            refuse(rejection)
+        case .request(let request, let consumed):
+            if let rejection = shard.admit(request, connection: self) {
+                return refuse(rejection)
+            }
+            mode = request.path.hasSuffix("/echo") ? .echo : .api
+            let rest = Array(head[consumed...])
+            head = []
+            state = .open
+            reader = MessageReader(role: .server, maxMessageSize: shard.configuration.maxMessageSize)
+            enqueue(SharedFrame(HandshakeResponse.switchingProtocols(request)))
+            flush()
+            if !rest.isEmpty { rest.withUnsafeBytes { received($0) } }
+        }
+    }
+
+    private func refuse(_ rejection: UpgradeRejection) {
+        head = []
+        enqueue(SharedFrame(HandshakeResponse.rejection(rejection)))
+        state = .closing(deadline: shard.now + .seconds(2))
+        shutdownAfterFlush = true
+        flush()
+    }
+
+    // MARK: Frames
+
+    private func process(_ output: MessageReader.Output) {
+        switch output {
+        case .message(let opcode, let payload):
+            guard isOpen else { return }
+            switch mode {
+            case .echo: send(FrameEncoder.frame(opcode, payload))
+            case .api: shard.received(opcode, payload, from: self)
+            }
+        case .ping(let payload):
+            if isOpen { send(FrameEncoder.frame(.pong, payload)) }
+        case .pong:
+            break
+        case .close(let code, _):
+            if isOpen {
+                // Echo the peer's status (none if it sent none), then we are done.
+                send(code.map { FrameEncoder.close($0) } ?? FrameEncoder.frame(.close, []))
+                state = .closing(deadline: shard.now + .seconds(2))
+                shutdownAfterFlush = true
+                flush()
+            } else if outbound.isEmpty {
+                terminate()
+            }
+        case .fail(let code, let reason):
+            close(code, reason)
+        }
+    }
+
+    /// Starts the close handshake with `code` (a protocol failure, slow consumer, shutdown).
+    func close(_ code: CloseCode, _ reason: String) {
+        guard isOpen else {
+            if case .handshaking = state { terminate() }
+            return
+        }
+        if code == .tryAgainLater { outbound.dropUnstarted() }
+        enqueue(SharedFrame(FrameEncoder.close(code, reason: reason)))
+        state = .closing(deadline: shard.now + .seconds(2))
+        shutdownAfterFlush = true
+        flush()
+    }
+
+    // MARK: Writing
+
+    /// Queues `frame` and writes it now.
+    func send(_ frame: [UInt8]) {
+        enqueue(SharedFrame(frame))
+        flush()
+    }
+
+    /// Queues `frame` without writing (fan-out flushes once per batch). A client whose
+    /// queue passes the bound is closed as too slow, without slowing anyone else.
+    func enqueue(_ frame: SharedFrame) {
+        guard !isClosed else { return }
+        outbound.append(frame)
+        if isOpen, outbound.byteCount > shard.configuration.maxBufferedBytes {
+            shard.slowConsumerClosed()
+            close(.tryAgainLater, "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
+        }
+    }
+
+    func flush() {
+        guard !isClosed else { return }
+        let drained: Bool
+        do {
+            drained = try outbound.write(to: fd)
+        } catch {
+            return terminate()
+        }
+        if drained {
+            if watchingWritable {
+                watchingWritable = false
+                shard.loop.modify(fd, events: Epoll.readable)
+            }
+            if shutdownAfterFlush {
+                shutdownAfterFlush = false
+                Socket.shutdownWrite(fd)
+            }
+        } else if !watchingWritable {
+            watchingWritable = true
+            shard.loop.modify(fd, events: Epoll.readable | Epoll.writable)
+        }
+    }
+
+    // MARK: Time
+
+    func tick(_ now: ContinuousClock.Instant) {
+        switch state {
+        case .handshaking(let since):
+            if now - since > .seconds(10) { terminate() }
+        case .open:
+            let interval = shard.configuration.pingInterval
+            if let sent = pingSentAt {
+                if now - sent > interval { terminate() }
+            } else if now - lastHeard > interval {
+                pingSentAt = now
+                send(FrameEncoder.frame(.ping, []))
+            }
+        case .closing(let deadline):
+            if now > deadline { terminate() }
+        case .closed:
+            break
+        }
+    }
+
+    /// Closes the descriptor now; the shard forgets the connection.
+    func terminate() {
+        guard !isClosed else { return }
+        state = .closed
+        shard.removed(self)
+        Glibc.close(fd)
+    }
+}
+
+/// A user kept present in a work session by a `presence` op.
+struct PresenceKey: Hashable, Sendable {
+    var workSessionID: EntityID
+    var user: String
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Logging
+import RoboscopeDomain
+import RoboscopePostgres
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A client's subscription on its way to the tailer.
+struct SubscribeRequest: @unchecked Sendable {
+    unowned let shard: Shard
+    let connectionID: UInt64
+    let topic: Topic
+    let since: Int64?
+}
+
+/// Follows the log for this gateway: one thread, one Postgres connection that
+/// LISTENs for appends and also polls, reading `eventlog.deliveries` in delivery
+/// order. Every granted subscription and every live batch leaves this thread in
+/// order, which is what makes the `since` seam exact: a subscription's catch-up ends
+/// at the cursor the next live read starts from.
+final class LogTailer: @unchecked Sendable {
+    private let databaseURL: String
+    private let configuration: GatewayConfiguration
+    private let registry: TopicRegistry
+    private let logger: Logger
+    var shards: [Shard] = []
+    private let lock = NSLock()
+    private var requests: [SubscribeRequest] = []
+    private var stopped = false
+    private let wakeFD: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    /// Where live delivery stands (read by `/readyz`-style checks and tests through logs).
+    private(set) var cursor: LogCursor?
+    static let batchSize = 500
+
+    init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, logger: Logger) throws {
+        self.databaseURL = databaseURL
+        self.configuration = configuration
+        self.registry = registry
+        self.logger = logger
+        wakeFD = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
+    }
+
+    deinit {
+        close(wakeFD)
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = "ws-log-tailer"
+        thread.start()
+    }
+
+    func stop() {
+        lock.lock(); stopped = true; lock.unlock()
+        wake()
+        finished.wait()
+    }
+
+    func request(_ request: SubscribeRequest) {
+        lock.lock(); requests.append(request); lock.unlock()
+        wake()
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
+    }
+
+    private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
+
+    private func takeRequests() -> [SubscribeRequest] {
+        lock.lock(); defer { lock.unlock() }
+        let taken = requests
+        requests.removeAll()
+        return taken
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        var connection: PGConnection?
+        var backoff = 0.1
+        while !isStopped {
+            if connection == nil {
+                do {
+                    let fresh = try PGConnection(databaseURL)
+                    try fresh.execute("LISTEN \(AppendNotifier.channel)")
+                    if cursor == nil { cursor = try DeliveryReader.head(on: fresh) }
+                    connection = fresh
+                    backoff = 0.1
+                    logger.info("gateway following the log", metadata: ["position": "\(cursor!.position)"])
+                } catch {
+                    for request in takeRequests() { refuse(request, .unavailableDatabase) }
+                    logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
+                    waitForWake(timeoutMilliseconds: Int32(backoff * 1000), socket: nil)
+                    backoff = min(backoff * 2, 2)
+                    continue
+                }
+            }
+            do {
+                for request in takeRequests() { try grant(request, on: connection!) }
+                try readLive(on: connection!)
+                if waitForWake(timeoutMilliseconds: pollMilliseconds, socket: connection!.socket) {
+                    _ = try connection!.drainNotifications()
+                }
+            } catch {
+                logger.warning("gateway lost Postgres; reconnecting", metadata: ["error": "\(error)"])
+                connection = nil
+            }
+        }
+    }
+
+    private var pollMilliseconds: Int32 {
+        let (seconds, attoseconds) = configuration.pollInterval.components
+        return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// Waits for the wake descriptor or `socket`; true if the socket is readable.
+    @discardableResult
+    private func waitForWake(timeoutMilliseconds: Int32, socket: Int32?) -> Bool {
+        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        if let socket { fds.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
+        let ready = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
+        guard ready > 0 else { return false }
+        if fds[0].revents != 0 {
+            var value: UInt64 = 0
+            _ = read(wakeFD, &value, 8)
+        }
+        return fds.count > 1 && fds[1].revents != 0
+    }
+
+    private func readLive(on connection: PGConnection) throws {
+        while var position = cursor {
+            let batch = try DeliveryReader.live(after: position, limit: Self.batchSize, on: connection)
+            guard let last = batch.last else { return }
+            publish(batch)
+            position = last.cursor
+            cursor = position
+            if batch.count < Self.batchSize { return }
+        }
+    }
+
+    /// Renders each event once per topic that has subscribers here, and hands the
+    /// frames to every shard.
+    private func publish(_ batch: [Delivery]) {
+        var items: [LiveItem] = []
+        for delivery in batch {
+            for topic in delivery.topics where registry.contains(topic) {
+                guard let frame = render(delivery, topic) else { continue }
+                items.append(LiveItem(topic: topic, cursor: delivery.cursor, frame: frame))
+            }
+        }
+        guard !items.isEmpty else { return }
+        for shard in shards {
+            shard.loop.execute { shard.deliver(items) }
+        }
+    }
+
+    private func render(_ delivery: Delivery, _ topic: Topic) -> SharedFrame? {
+        do {
+            return SharedFrame(text: try ServerMessage.change(delivery.change, topic: topic))
+        } catch {
+            logger.error("cannot render event", metadata: ["position": "\(delivery.cursor.position)", "error": "\(error)"])
+            return nil
+        }
+    }
+
+    // MARK: Subscriptions
+
+    private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
+        guard let head = cursor else { return refuse(request, .unavailableDatabase) }
+        do {
+            var catchUp: [SharedFrame] = []
+            var skipThrough: LogCursor?
+            if let since = request.since {
+                let from: LogCursor
+                if since == 0 {
+                    from = .start
+                } else if let found = try LogReader.cursor(afterPosition: since, on: connection) {
+                    from = found
+                } else {
+                    return refuse(request, DomainError.invalid("since", "no event at position \(since)"))
+                }
+                if from > head {
+                    // The client is ahead of this gateway (it came from a faster one): skip what it has.
+                    skipThrough = from
+                } else {
+                    var after = from
+                    while true {
+                        let rows = try DeliveryReader.topic(request.topic, after: after, until: head, limit: 1000, on: connection)
+                        catchUp.append(contentsOf: rows.compactMap { render($0, request.topic) })
+                        if catchUp.count > configuration.maxCatchUpEvents {
+                            return refuse(request, DomainError(
+                                .tooFarBehind,
+                                "more than \(configuration.maxCatchUpEvents) events since \(since): reload over REST and subscribe without since",
+                                field: "since"))
+                        }
+                        guard rows.count == 1000, let last = rows.last else { break }
+                        after = last.cursor
+                    }
+                }
+            } else if try !DeliveryReader.exists(request.topic, on: connection) {
+                return refuse(request, DomainError(.notFound, "\(request.topic) not found", field: "topic"))
+            }
+            registry.increment(request.topic)
+            let outcome = SubscribeOutcome.granted(head: head.position, catchUp: catchUp, skipThrough: skipThrough)
+            let shard = request.shard
+            shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: outcome) }
+        } catch {
+            refuse(request, .unavailableDatabase)
+            throw error
+        }
+    }
+
+    private func refuse(_ request: SubscribeRequest, _ error: DomainError) {
+        let shard = request.shard
+        shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: .refused(error)) }
+    }
+}
+
+extension DomainError {
+    static let unavailableDatabase = DomainError(.unavailable, "the event log is unreachable; retry shortly")
+}

@@ -1,0 +1,277 @@
+import Logging
+import RoboscopeDomain
+import WebSocketCodec
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The connections of one event loop and what they subscribe to. Everything here
+/// runs on the loop's thread; other threads reach it through `loop.execute`.
+final class Shard: @unchecked Sendable {
+    let loop: EventLoop
+    let configuration: GatewayConfiguration
+    unowned let hub: Hub
+    /// Read buffer shared by every connection of the loop (they read one at a time).
+    let scratch: UnsafeMutableRawBufferPointer
+    private var connections: [UInt64: Connection] = [:]
+    private var subscribers: [Topic: [UInt64: Connection]] = [:]
+    private var nextID: UInt64 = 0
+    private var acceptor: Acceptor?
+    private(set) var isShuttingDown = false
+    private var dirty: [Connection] = []
+    private let clock = ContinuousClock()
+
+    init(index: Int, hub: Hub) throws {
+        self.hub = hub
+        configuration = hub.configuration
+        loop = try EventLoop(name: "ws-loop-\(index)")
+        scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+        loop.onTick = { [unowned self] now in tick(now) }
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    var now: ContinuousClock.Instant { clock.now }
+    var connectionCount: Int { connections.count }
+
+    /// Starts accepting on the shared listening socket (every loop waits on it; EPOLLEXCLUSIVE
+    /// wakes one).
+    func listen(on listener: Int32) {
+        loop.execute { [self] in
+            let acceptor = Acceptor(listener: listener, shard: self)
+            do {
+                // EPOLLEXCLUSIVE admits EPOLLIN but not EPOLLRDHUP.
+                try loop.register(listener, acceptor, events: EPOLLIN.rawValue, exclusive: true)
+                self.acceptor = acceptor
+            } catch {
+                hub.logger.error("cannot watch the listening socket", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: Connections
+
+    func accepted(fd: Int32, peer: String) {
+        nextID += 1
+        let connection = Connection(id: nextID, fd: fd, peer: peer, shard: self, now: now)
+        _ = hub.clients.add(peer)
+        do {
+            try loop.register(fd, connection, events: Epoll.readable)
+        } catch {
+            hub.clients.remove(peer)
+            close(fd)
+            return
+        }
+        connections[connection.id] = connection
+        hub.metrics.opened()
+    }
+
+    /// Decides whether an upgrade may proceed; nil admits it.
+    func admit(_ request: UpgradeRequest, connection: Connection) -> UpgradeRejection? {
+        if isShuttingDown { return UpgradeRejection(status: 503, message: "server is shutting down") }
+        switch request.path {
+        case "/api/v1/ws": break
+        case "/api/v1/ws/echo" where configuration.echo: break
+        default: return UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))")
+        }
+        if hub.clients.count(connection.peer) > configuration.maxConnectionsPerClient {
+            return UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client")
+        }
+        return nil
+    }
+
+    func removed(_ connection: Connection) {
+        loop.deregister(connection.fd)
+        connections[connection.id] = nil
+        for topic in connection.subscriptions.keys {
+            unlink(connection, from: topic)
+        }
+        connection.subscriptions = [:]
+        for key in connection.presence {
+            hub.presence.release(key)
+        }
+        connection.presence = []
+        hub.clients.remove(connection.peer)
+        hub.metrics.closed()
+    }
+
+    private func unlink(_ connection: Connection, from topic: Topic) {
+        subscribers[topic]?[connection.id] = nil
+        if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
+        hub.registry.decrement(topic)
+    }
+
+    // MARK: Client messages
+
+    func received(_ opcode: Opcode, _ payload: [UInt8], from connection: Connection) {
+        guard opcode == .text else {
+            return reply(connection, ServerMessage.error(DomainError(.malformedRequest, "send JSON in text frames, not binary")))
+        }
+        let request: ClientRequest
+        do {
+            request = try ClientRequest.parse(payload)
+        } catch let error as DomainError {
+            return reply(connection, ServerMessage.error(error))
+        } catch {
+            return reply(connection, ServerMessage.error(DomainError(.malformedRequest, "\(error)")))
+        }
+        switch request {
+        case .subscribe(let topic, let since):
+            subscribe(connection, topic, since: since)
+        case .unsubscribe(let topic):
+            unsubscribe(connection, topic)
+        case .presence(let session, let user):
+            let key = PresenceKey(workSessionID: session, user: user)
+            if connection.presence.insert(key).inserted {
+                hub.presence.hold(key, shard: self, connectionID: connection.id)
+            } else {
+                reply(connection, ServerMessage.present(workSessionID: session, user: user))
+            }
+        }
+    }
+
+    private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?) {
+        if connection.subscriptions[topic] != nil || connection.pendingSubscriptions.contains(topic) {
+            return reply(connection, ServerMessage.error(DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic"), topic: topic))
+        }
+        let limit = configuration.maxSubscriptionsPerConnection
+        if connection.subscriptions.count + connection.pendingSubscriptions.count >= limit {
+            return reply(connection, ServerMessage.error(DomainError(.tooManySubscriptions, "at most \(limit) subscriptions per connection", field: "topic"), topic: topic))
+        }
+        connection.pendingSubscriptions.insert(topic)
+        hub.tailer.request(SubscribeRequest(shard: self, connectionID: connection.id, topic: topic, since: since))
+    }
+
+    /// The tailer's answer to a subscription, run in order with live deliveries: the
+    /// catch-up goes out before any live event the tailer read after granting it.
+    func settle(connectionID: UInt64, topic: Topic, outcome: SubscribeOutcome) {
+        guard let connection = connections[connectionID], connection.isOpen,
+              connection.pendingSubscriptions.remove(topic) != nil else {
+            if case .granted = outcome { hub.registry.decrement(topic) }
+            return
+        }
+        switch outcome {
+        case .refused(let error):
+            reply(connection, ServerMessage.error(error, topic: topic))
+        case .granted(let head, let catchUp, let skipThrough):
+            connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: head)))
+            for frame in catchUp { connection.enqueue(frame) }
+            connection.subscriptions[topic] = .some(skipThrough)
+            subscribers[topic, default: [:]][connectionID] = connection
+            connection.flush()
+            if topic.kind == .workSession {
+                hub.presence.snapshot(of: topic, shard: self, connectionID: connectionID)
+            }
+        }
+    }
+
+    private func unsubscribe(_ connection: Connection, _ topic: Topic) {
+        if connection.subscriptions.removeValue(forKey: topic) != nil {
+            unlink(connection, from: topic)
+        } else if connection.pendingSubscriptions.remove(topic) == nil {
+            return reply(connection, ServerMessage.error(DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
+        }
+        reply(connection, ServerMessage.unsubscribed(topic))
+    }
+
+    private func reply(_ connection: Connection, _ message: [UInt8]) {
+        connection.send(FrameEncoder.frame(.text, message))
+    }
+
+    /// A message for one connection (presence answers), if it is still open.
+    func send(_ message: [UInt8], to connectionID: UInt64) {
+        guard let connection = connections[connectionID], connection.isOpen else { return }
+        reply(connection, message)
+    }
+
+    // MARK: Fan-out
+
+    /// Queues each item's frame for the topic's subscribers, then writes each touched
+    /// connection once.
+    func deliver(_ items: [LiveItem]) {
+        for item in items {
+            guard let receivers = subscribers[item.topic] else { continue }
+            for connection in receivers.values {
+                if let cursor = item.cursor, let covered = connection.subscriptions[item.topic] ?? nil, cursor <= covered {
+                    continue
+                }
+                connection.enqueue(item.frame)
+                if !connection.flushPending {
+                    connection.flushPending = true
+                    dirty.append(connection)
+                }
+            }
+        }
+        for connection in dirty {
+            connection.flushPending = false
+            connection.flush()
+        }
+        hub.metrics.delivered(dirty.count)
+        dirty.removeAll(keepingCapacity: true)
+    }
+
+    func slowConsumerClosed() {
+        hub.metrics.slowConsumer()
+    }
+
+    // MARK: Time and shutdown
+
+    private func tick(_ now: ContinuousClock.Instant) {
+        for connection in Array(connections.values) {
+            connection.tick(now)
+        }
+    }
+
+    /// Stops accepting and starts closing every connection with 1001.
+    func closeAll() {
+        isShuttingDown = true
+        if let acceptor {
+            loop.deregister(acceptor.listener)
+            self.acceptor = nil
+        }
+        for connection in Array(connections.values) {
+            connection.close(.goingAway, "server shutting down")
+        }
+    }
+
+    /// Closes whatever is left without waiting for the peers.
+    func terminateAll() {
+        for connection in Array(connections.values) { connection.terminate() }
+    }
+}
+
+/// Accepts on the listening socket for one shard.
+final class Acceptor: LoopHandler {
+    let listener: Int32
+    unowned let shard: Shard
+
+    init(listener: Int32, shard: Shard) {
+        self.listener = listener
+        self.shard = shard
+    }
+
+    func handle(events: UInt32) {
+        for _ in 0..<64 {
+            do {
+                guard case .done(let accepted) = try Socket.accept(listener) else { return }
+                shard.accepted(fd: accepted.fd, peer: accepted.peer)
+            } catch let error as SystemError where error.errno == EMFILE || error.errno == ENFILE {
+                shard.hub.logger.warning("out of file descriptors; not accepting for now")
+                return
+            } catch {
+                return
+            }
+        }
+    }
+}
+
+extension DomainError.Code {
+    public static let alreadySubscribed = DomainError.Code("already_subscribed")
+    public static let notSubscribed = DomainError.Code("not_subscribed")
+    public static let tooManySubscriptions = DomainError.Code("too_many_subscriptions")
+    /// A `since` too far back: reload over REST and subscribe without it.
+    public static let tooFarBehind = DomainError.Code("too_far_behind")
+}

@@ -1,0 +1,69 @@
+import Logging
+import RoboscopeRedis
+import ServiceLifecycle
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The WebSocket gateway as a service: a listening socket, one event loop per
+/// thread, the log tailer and the presence thread. On graceful shutdown (SIGTERM) it
+/// stops accepting, closes every connection with 1001, and waits for the close
+/// handshakes (at most a few seconds).
+public final class Gateway: Service, @unchecked Sendable {
+    private let hub: Hub
+    private let shards: [Shard]
+    private let listener: Int32
+    /// The port actually bound (differs from the configured one when that is 0).
+    public let port: Int
+
+    public init(
+        configuration: GatewayConfiguration, databaseURL: String, redisURL: RedisURL, presence: PresenceStore, logger: Logger
+    ) throws {
+        let limit = FileLimit.raiseToHardLimit()
+        let hub = Hub(configuration: configuration, logger: logger)
+        hub.tailer = try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: hub.registry, logger: logger)
+        hub.presence = try PresenceWorker(url: redisURL, store: presence, configuration: configuration, registry: hub.registry, logger: logger)
+        let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }
+        hub.tailer.shards = shards
+        hub.presence.shards = shards
+        self.hub = hub
+        self.shards = shards
+        listener = try Socket.listen(host: configuration.host, port: configuration.port)
+        port = Socket.localPort(listener)
+        logger.info("gateway listening", metadata: ["ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)"])
+    }
+
+    public var metrics: GatewayMetrics.Snapshot { hub.metrics.snapshot }
+
+    public func run() async throws {
+        hub.tailer.start()
+        hub.presence.start()
+        for shard in shards {
+            shard.loop.start()
+            shard.listen(on: listener)
+        }
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    private func shutdown() async {
+        for shard in shards {
+            shard.loop.execute { shard.closeAll() }
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(3)
+        while clock.now < deadline, hub.metrics.snapshot.openConnections > 0 {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        for shard in shards {
+            shard.loop.execute { shard.terminateAll() }
+            shard.loop.stop()
+            shard.loop.join()
+        }
+        close(listener)
+        hub.tailer.stop()
+        hub.presence.stop()
+        hub.logger.info("gateway stopped", metadata: ["metrics": "\(hub.metrics.snapshot)"])
+    }
+}

@@ -1,0 +1,28 @@
+/// Everything the gateway can be told (flags and environment of `roboscope serve`;
+/// docs/websocket.md lists the defaults and why).
+public struct GatewayConfiguration: Sendable {
+    public var host = "0.0.0.0"
+    public var port = 8081
+    /// Event loop threads; one per core by default.
+    public var threads = 2
+    /// The largest message a client may send (all fragments together).
+    public var maxMessageSize = 1 << 20
+    /// Bytes queued for one client before it is closed as too slow (1013).
+    public var maxBufferedBytes = 4 << 20
+    /// A connection silent this long is pinged; one that stays silent as long again is closed.
+    public var pingInterval: Duration = .seconds(30)
+    public var maxConnectionsPerClient = 1000
+    public var maxSubscriptionsPerConnection = 100
+    /// How long a `presence` op outlives its connection, so a quick reconnect is no leave/join.
+    public var presenceGrace: Duration = .seconds(5)
+    /// How long a heartbeat keeps a user present (the REST presence window).
+    public var presenceWindow: Duration = .seconds(30)
+    /// Serve `/api/v1/ws/echo` (for the conformance suite).
+    public var echo = false
+    /// Most events a `since` may replay before the client is told to reload over REST.
+    public var maxCatchUpEvents = 10_000
+    /// How often the log is read when no notification arrives.
+    public var pollInterval: Duration = .milliseconds(500)
+
+    public init() {}
+}

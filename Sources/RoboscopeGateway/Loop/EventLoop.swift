@@ -1,0 +1,121 @@
+import Foundation
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Something registered with a loop for readiness of one descriptor.
+protocol LoopHandler: AnyObject {
+    func handle(events: UInt32)
+}
+
+/// One thread, one epoll instance: it runs I/O handlers for its descriptors, tasks
+/// that other threads hand it (`execute`), and a tick every `tickInterval`.
+/// Everything registered with a loop is touched only on the loop's thread.
+final class EventLoop: @unchecked Sendable {
+    let name: String
+    private let epoll: Epoll
+    private let wakeFD: Int32
+    private let lock = NSLock()
+    private var tasks: [() -> Void] = []
+    private var handlers: [Int32: any LoopHandler] = [:]
+    private var stopRequested = false
+    private let finished = DispatchSemaphore(value: 0)
+    private let tickInterval: Duration
+    /// Runs on the loop's thread about every `tickInterval`.
+    var onTick: ((ContinuousClock.Instant) -> Void)?
+
+    init(name: String, tickInterval: Duration = .milliseconds(250)) throws {
+        self.name = name
+        self.tickInterval = tickInterval
+        epoll = try Epoll()
+        wakeFD = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
+        try epoll.add(wakeFD, events: Epoll.readable)
+    }
+
+    deinit {
+        close(wakeFD)
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Runs `task` on the loop's thread, after the tasks queued before it.
+    func execute(_ task: @escaping () -> Void) {
+        lock.lock()
+        let wasEmpty = tasks.isEmpty
+        tasks.append(task)
+        lock.unlock()
+        if wasEmpty { wake() }
+    }
+
+    func stop() {
+        lock.lock()
+        stopRequested = true
+        lock.unlock()
+        wake()
+    }
+
+    /// Waits for the thread to end after `stop()`.
+    func join() { finished.wait() }
+
+    // MARK: Loop-thread only
+
+    func register(_ fd: Int32, _ handler: any LoopHandler, events: UInt32, exclusive: Bool = false) throws {
+        try epoll.add(fd, events: events, exclusive: exclusive)
+        handlers[fd] = handler
+    }
+
+    func modify(_ fd: Int32, events: UInt32) {
+        try? epoll.modify(fd, events: events)
+    }
+
+    func deregister(_ fd: Int32) {
+        epoll.remove(fd)
+        handlers[fd] = nil
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    private func run() {
+        let clock = ContinuousClock()
+        var nextTick = clock.now + tickInterval
+        let timeout = Int32(tickInterval.components.seconds * 1000 + tickInterval.components.attoseconds / 1_000_000_000_000_000)
+        while true {
+            do {
+                try epoll.wait(timeout: timeout) { fd, events in
+                    if fd == wakeFD {
+                        var value: UInt64 = 0
+                        _ = Glibc.read(wakeFD, &value, 8)
+                    } else {
+                        handlers[fd]?.handle(events: events)
+                    }
+                }
+            } catch {
+                // epoll_wait fails only on programming errors; keep the loop alive.
+            }
+            lock.lock()
+            let pending = tasks
+            tasks.removeAll(keepingCapacity: true)
+            let stop = stopRequested
+            lock.unlock()
+            for task in pending { task() }
+            if stop { return }
+            let now = clock.now
+            if now >= nextTick {
+                nextTick = now + tickInterval
+                onTick?(now)
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Thin calls on socket descriptors; everything goes through `syscall`.
+enum Socket {
+    /// A non-blocking IPv4 listening socket.
+    static func listen(host: String, port: Int, backlog: Int32 = 4096) throws -> Int32 {
+        let fd = try syscallChecked("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        do {
+            var on: Int32 = 1
+            try syscallChecked("setsockopt(SO_REUSEADDR)") {
+                setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+            }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
+                throw SystemError(call: "inet_pton(\(host)): not an IPv4 address", errno: EINVAL)
+            }
+            try withUnsafePointer(to: &address) { pointer in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                    try syscallChecked("bind(\(host):\(port))") { bind(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+            }
+            try syscallChecked("listen") { Glibc.listen(fd, backlog) }
+            return fd
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    /// The port a socket is bound to (for `--ws-port 0`).
+    static func localPort(_ fd: Int32) -> Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Accepts one pending connection (non-blocking, TCP_NODELAY) and its peer's address.
+    static func accept(_ listener: Int32) throws -> IOResult<(fd: Int32, peer: String)> {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let result = try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                try syscall("accept4") {
+                    accept4(listener, raw, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+        }
+        guard case .done(let fd) = result else { return .wouldBlock }
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        _ = inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(INET_ADDRSTRLEN))
+        return .done((fd, String(cString: text)))
+    }
+
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> IOResult<Int> {
+        try syscall("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    static func writev(_ fd: Int32, _ vectors: UnsafeMutableBufferPointer<iovec>, count: Int) throws -> IOResult<Int> {
+        try syscall("writev") { Glibc.writev(fd, vectors.baseAddress, Int32(count)) }
+    }
+
+    static func write(_ fd: Int32, _ bytes: [UInt8]) throws -> IOResult<Int> {
+        try bytes.withUnsafeBytes { raw in try syscall("write") { Glibc.write(fd, raw.baseAddress, raw.count) } }
+    }
+
+    /// Half-closes the sending side: the peer reads our last bytes, then end of stream.
+    static func shutdownWrite(_ fd: Int32) {
+        _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Logging
+
+/// Sends `NOTIFY roboscope_events` after appends commit, from its own connection and
+/// thread, coalescing: signals that arrive while one NOTIFY is in flight become one
+/// more NOTIFY, not one each. A NOTIFY inside every append transaction would take
+/// Postgres's global notify lock at each commit and serialise all writers.
+///
+/// Losing a notification delays delivery but loses nothing: gateways also poll.
+public final class AppendNotifier: @unchecked Sendable {
+    public static let channel = "roboscope_events"
+
+    private let url: String
+    private let logger: Logger
+    private let condition = NSCondition()
+    private var pending = false
+    private var stopped = false
+    private var thread: Thread?
+
+    public init(url: String, logger: Logger) {
+        self.url = url
+        self.logger = logger
+    }
+
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "append-notifier"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Cheap and non-blocking: marks a NOTIFY as due.
+    public func signal() {
+        condition.lock()
+        if !pending {
+            pending = true
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
+    public func shutdown() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        var connection: PGConnection?
+        while true {
+            condition.lock()
+            while !pending && !stopped { condition.wait() }
+            let stop = stopped
+            pending = false
+            condition.unlock()
+            if stop { return }
+            do {
+                if connection == nil || connection!.isBroken { connection = try PGConnection(url) }
+                try connection!.execute("NOTIFY \(Self.channel)")
+            } catch {
+                logger.debug("notify failed; gateways will poll", metadata: ["error": "\(error)"])
+                connection = nil
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+        }
+    }
+}

@@ -1,0 +1,48 @@
+import Crypto
+
+/// The server's answers to an upgrade request.
+public enum HandshakeResponse {
+    static let magic = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    /// `Sec-WebSocket-Accept`: base64 of the SHA-1 of the key and the RFC's GUID.
+    public static func acceptValue(forKey key: String) -> String {
+        Base64.encode(Array(Insecure.SHA1.hash(data: Array((key + magic).utf8))))
+    }
+
+    /// 101 Switching Protocols for `request`.
+    public static func switchingProtocols(_ request: UpgradeRequest) -> [UInt8] {
+        Array((
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: \(acceptValue(forKey: request.key))\r\n\r\n"
+        ).utf8)
+    }
+
+    /// A refusal with a JSON error body in the REST API's shape; the connection closes after it.
+    public static func rejection(_ rejection: UpgradeRejection) -> [UInt8] {
+        let reason: String
+        switch rejection.status {
+        case 400: reason = "Bad Request"
+        case 404: reason = "Not Found"
+        case 405: reason = "Method Not Allowed"
+        case 426: reason = "Upgrade Required"
+        case 429: reason = "Too Many Requests"
+        case 431: reason = "Request Header Fields Too Large"
+        case 503: reason = "Service Unavailable"
+        default: reason = "Error"
+        }
+        let escaped = rejection.message.replacingQuotes()
+        let body = "{\"error\":{\"code\":\"bad_upgrade\",\"message\":\"\(escaped)\"}}"
+        var head = "HTTP/1.1 \(rejection.status) \(reason)\r\nContent-Type: application/json\r\n"
+        if rejection.status == 426 { head += "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" }
+        if rejection.status == 405 { head += "Allow: GET\r\n" }
+        head += "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+        return Array((head + body).utf8)
+    }
+}
+
+extension String {
+    /// Our rejection messages are fixed ASCII text; this only guards the JSON quoting.
+    func replacingQuotes() -> String {
+        String(unicodeScalars.map { $0 == "\"" || $0 == "\\" ? "'" : Character($0) })
+    }
+}
