@@ -42,6 +42,9 @@ enum Socket {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Bytes of kernel send buffer per client socket (the kernel doubles it for bookkeeping).
+    static let sendBufferSize = 256 * 1024
+
     /// Accepts one pending connection (non-blocking, TCP_NODELAY) and its peer's address.
     static func accept(_ listener: Int32) throws -> IOResult<(fd: Int32, peer: String)> {
         var address = sockaddr_in()
@@ -56,6 +59,10 @@ enum Socket {
         guard case .done(let fd) = result else { return .wouldBlock }
         var on: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        // A fixed send buffer: autotuning would let the kernel hold up to 4 MiB for a client
+        // that stopped reading, before our own bound (`maxBufferedBytes`) ever sees it.
+        var sendBuffer = Int32(sendBufferSize)
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         _ = inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(INET_ADDRSTRLEN))
         return .done((fd, String(cString: text)))

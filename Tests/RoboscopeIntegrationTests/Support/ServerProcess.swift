@@ -10,6 +10,7 @@ import Glibc
 final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
+    let wsPort: Int
     let client: HTTPClient
     let logURL: URL
 
@@ -26,13 +27,14 @@ final class ServerProcess: @unchecked Sendable {
 
     init(databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = []) async throws {
         port = try FreePort.pick()
+        wsPort = try FreePort.pick()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = Self.binary
         process.arguments = [
             "serve", "--database-url", databaseURL, "--redis-url", redisURL, "--host", "127.0.0.1", "--http-port", String(port),
-            "--ws-port", String(try FreePort.pick()), "--schema-dir", TestDatabase.schemaDirectory.path,
+            "--ws-port", String(wsPort), "--schema-dir", TestDatabase.schemaDirectory.path,
             "--log-level", "warning",
         ] + extraArguments
         process.standardOutput = log

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+
+/// The `presence` op, pushes to subscribers, and the reconnect grace period.
+@Suite(.serialized) struct GatewayPresenceTests {
+    actor Shared {
+        static let instance = Shared()
+        private var starting: Task<ServerProcess, any Error>?
+        func get() async throws -> ServerProcess {
+            if starting == nil {
+                starting = Task {
+                    try await ServerProcess(
+                        databaseURL: try TestDatabase.fresh("wspresence"),
+                        extraArguments: ["--ws-presence-grace", "1.5", "--presence-window", "30"]
+                    )
+                }
+            }
+            return try await starting!.value
+        }
+    }
+
+    /// A watcher subscribed to a fresh session, with the initial (empty) presence read.
+    func watcher() async throws -> (ServerProcess, WebSocketClient, session: String) {
+        let server = try await Shared.instance.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = Fixtures.id(try await fixtures.session(in: try await fixtures.space()))
+        let watcher = try WebSocketClient(port: server.wsPort)
+        try watcher.send(["op": "subscribe", "topic": .string("work_session:\(session)")])
+        _ = try await watcher.next(op: "subscribed")
+        #expect(try await watcher.next(op: "presence")["users"] == [])
+        return (server, watcher, session)
+    }
+
+    func present(_ port: Int, _ session: String, _ user: String) async throws -> WebSocketClient {
+        let socket = try WebSocketClient(port: port)
+        try socket.send(["op": "presence", "work_session_id": .string(session), "user_id": .string(user)])
+        #expect(try await socket.nextJSON()["op"] == "present")
+        return socket
+    }
+
+    @Test func presenceOpJoinsAndClosingLeavesAfterTheGrace() async throws {
+        let (server, watcher, session) = try await watcher()
+        let tech = try await present(server.wsPort, session, "tech-1")
+        #expect(try await watcher.next(op: "presence")["users"] == ["tech-1"])
+        #expect(try await server.client.get("/api/v1/presence/\(session)").json["users"] == ["tech-1"])
+        try tech.sendClose(.normal)
+        _ = try await tech.closeFrame()
+        // Gone only after the grace period.
+        let started = Date()
+        #expect(try await watcher.next(op: "presence", timeout: 6)["users"] == [])
+        #expect(Date().timeIntervalSince(started) >= 1.0)
+    }
+
+    @Test func aQuickReconnectCausesNoLeaveAndJoin() async throws {
+        let (server, watcher, session) = try await watcher()
+        var tech = try await present(server.wsPort, session, "tech-2")
+        #expect(try await watcher.next(op: "presence")["users"] == ["tech-2"])
+        for _ in 0..<3 {
+            try tech.sendClose(.normal)
+            _ = try await tech.closeFrame()
+            try await Task.sleep(for: .milliseconds(300))
+            tech = try await present(server.wsPort, session, "tech-2")
+        }
+        // Past the grace period of every drop: nobody saw tech-2 leave.
+        do {
+            let message = try await watcher.next(op: "presence", timeout: 3)
+            Issue.record("unexpected presence change: \(message)")
+        } catch {}
+        #expect(try await server.client.get("/api/v1/presence/\(session)").json["users"] == ["tech-2"])
+        _ = tech
+    }
+}

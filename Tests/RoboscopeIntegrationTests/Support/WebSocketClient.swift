@@ -1,0 +1,189 @@
+import Foundation
+import RoboscopeDomain
+import WebSocketCodec
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A WebSocket client over a plain blocking socket, built on the project's codec in
+/// the client role. Reads wait on their own thread, so tests can await them.
+/// It never answers pings by itself: tests decide.
+final class WebSocketClient: @unchecked Sendable {
+    let fd: Int32
+    private var reader = MessageReader(role: .client, maxMessageSize: 64 << 20)
+    private var ready: [MessageReader.Output] = []
+    private(set) var sawEndOfStream = false
+
+    /// Connects and upgrades; throws with the status line if the server refuses.
+    init(port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil) throws {
+        fd = try Self.connect(port: port, receiveBuffer: receiveBuffer)
+        let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
+        try sendRaw(Array((
+            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).utf8))
+        var head: [UInt8] = []
+        while UpgradeHead.end(of: head) == nil {
+            let chunk = try readChunk(timeout: 5)
+            guard !chunk.isEmpty else { throw TestFailure("connection closed during the handshake") }
+            head += chunk
+        }
+        let end = UpgradeHead.end(of: head)!
+        let text = String(decoding: head[..<end], as: UTF8.self)
+        guard text.hasPrefix("HTTP/1.1 101"),
+              text.contains("Sec-WebSocket-Accept: \(HandshakeResponse.acceptValue(forKey: key))") else {
+            close(fd)
+            throw TestFailure("upgrade refused: \(text.split(separator: "\r\n").first ?? "")")
+        }
+        let rest = Array(head[(end + 4)...])
+        if !rest.isEmpty { reader.feed(rest) { self.ready.append($0) } }
+    }
+
+    deinit { close(fd) }
+
+    static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            throw TestFailure("cannot connect to 127.0.0.1:\(port)")
+        }
+        return fd
+    }
+
+    /// Sends an HTTP request head as given and returns the response head (status line and headers).
+    static func rawRequest(port: Int, _ request: String) throws -> String {
+        let client = try connect(port: port)
+        defer { close(client) }
+        _ = Array(request.utf8).withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var poller = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+        while poll(&poller, 1, 5000) > 0 {
+            let count = read(client, &buffer, buffer.count)
+            if count <= 0 { break }
+            response += buffer[..<count]
+        }
+        return String(decoding: response, as: UTF8.self)
+    }
+
+    // MARK: Sending
+
+    func sendRaw(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { throw TestFailure("write failed: errno \(errno)") }
+            offset += count
+        }
+    }
+
+    static let maskKey: [UInt8] = [0x11, 0x22, 0x33, 0x44]
+
+    func send(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) throws {
+        try sendRaw(FrameEncoder.frame(opcode, payload, fin: fin, maskKey: Self.maskKey))
+    }
+
+    func send(_ message: JSONValue) throws {
+        try send(.text, message.jsonBytes(.wire))
+    }
+
+    func sendClose(_ code: CloseCode, reason: String = "") throws {
+        try sendRaw(FrameEncoder.close(code, reason: reason, maskKey: Self.maskKey))
+    }
+
+    // MARK: Receiving
+
+    /// The next frame-level output, waiting up to `timeout` seconds.
+    func next(timeout: Double = 5) async throws -> MessageReader.Output {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try self.nextBlocking(timeout: timeout) }) }.start()
+        }
+    }
+
+    /// The next JSON message, skipping pings (answered) and pongs.
+    func nextJSON(timeout: Double = 5) async throws -> JSONValue {
+        while true {
+            switch try await next(timeout: timeout) {
+            case .message(.text, let payload): return try JSONParser.parse(payload)
+            case .ping(let payload): try send(.pong, payload)
+            case .pong: continue
+            case let other: throw TestFailure("expected a JSON message, got \(other)")
+            }
+        }
+    }
+
+    /// Reads until the next message whose `op` is `op` (other ops are skipped).
+    func next(op: String, timeout: Double = 5) async throws -> JSONValue {
+        while true {
+            let message = try await nextJSON(timeout: timeout)
+            if message["op"]?.string == op { return message }
+        }
+    }
+
+    /// Reads until the next event of a stream type (earlier events are skipped).
+    func nextEvent(streamType: String, timeout: Double = 5) async throws -> JSONValue {
+        while true {
+            let event = try await next(op: "event", timeout: timeout)
+            if event["stream_type"]?.string == streamType { return event }
+        }
+    }
+
+    /// Reads until the server's close frame; returns its code and reason (nil at a bare end of stream).
+    func closeFrame(timeout: Double = 5) async throws -> (code: CloseCode?, reason: String)? {
+        while true {
+            do {
+                switch try await next(timeout: timeout) {
+                case .close(let code, let reason): return (code, reason)
+                default: continue
+                }
+            } catch let failure as TestFailure where failure.description == "end of stream" {
+                return nil
+            }
+        }
+    }
+
+    private func nextBlocking(timeout: Double) throws -> MessageReader.Output {
+        let deadline = Date().addingTimeInterval(timeout)
+        while ready.isEmpty {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { throw TestFailure("no message within \(timeout) s") }
+            let chunk = try readChunk(timeout: left)
+            if chunk.isEmpty {
+                sawEndOfStream = true
+                throw TestFailure("end of stream")
+            }
+            reader.feed(chunk) { self.ready.append($0) }
+        }
+        return ready.removeFirst()
+    }
+
+    private func readChunk(timeout: Double) throws -> [UInt8] {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(max(1, timeout * 1000)))
+        guard ready > 0 else { throw TestFailure("no message within \(timeout) s") }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = read(fd, &buffer, buffer.count)
+        if count < 0 { return [] }
+        return Array(buffer[..<count])
+    }
+}
+
+enum UpgradeHead {
+    static func end(of bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for index in 0...(bytes.count - 4) where bytes[index..<(index + 4)].elementsEqual([13, 10, 13, 10]) {
+            return index
+        }
+        return nil
+    }
+}
