@@ -89,6 +89,13 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
+        // The load generator of the gateway benchmark (deploy/local/bench).
+        // A measuring tool with threads sharing plain counters: Swift 5 mode spares it the
+        // Sendable ceremony the service code keeps.
+        .executableTarget(
+            name: "gateway-load", dependencies: ["WebSocketCodec", "CLinuxSystem"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
         .testTarget(

@@ -1,0 +1,53 @@
+/// Command-line settings of the load generator (see `usage`).
+struct LoadOptions {
+    enum Mode: String { case gateway, reference }
+
+    var mode = Mode.gateway
+    var wsPort = 8081
+    var wsPath = "/api/v1/ws"
+    var httpPort = 8080
+    var connections = 100
+    var threads = 2
+    /// Work session the subscribers follow and the writer posts markers into (gateway mode).
+    var session = ""
+    /// Writes per second; 0 writes as fast as `writers` loops can.
+    var rate = 100.0
+    var writers = 1
+    var seconds = 10.0
+    /// Open, subscribe, hold idle this long, and report instead of writing.
+    var holdOnly = false
+    var serverPID: Int32 = 0
+
+    static let usage = """
+        gateway-load --mode gateway|reference --ws-port P [--ws-path /api/v1/ws] --http-port P
+                     --connections N [--threads T] [--session UUID] [--rate R] [--writers W]
+                     [--seconds S] [--hold] [--server-pid PID]
+        Opens N WebSocket connections (subscribed to the session in gateway mode), posts
+        writes over HTTP, and prints one JSON object: delivery latency from the HTTP
+        response to receipt at each subscriber, messages per second, server memory.
+        """
+
+    static func parse(_ arguments: [String]) -> LoadOptions? {
+        var options = LoadOptions()
+        var iterator = arguments.makeIterator()
+        while let flag = iterator.next() {
+            if flag == "--hold" { options.holdOnly = true; continue }
+            guard let value = iterator.next() else { return nil }
+            switch flag {
+            case "--mode": guard let mode = Mode(rawValue: value) else { return nil }; options.mode = mode
+            case "--ws-port": options.wsPort = Int(value) ?? 0
+            case "--ws-path": options.wsPath = value
+            case "--http-port": options.httpPort = Int(value) ?? 0
+            case "--connections": options.connections = Int(value) ?? 0
+            case "--threads": options.threads = max(1, Int(value) ?? 1)
+            case "--session": options.session = value
+            case "--rate": options.rate = Double(value) ?? 0
+            case "--writers": options.writers = max(1, Int(value) ?? 1)
+            case "--seconds": options.seconds = Double(value) ?? 0
+            case "--server-pid": options.serverPID = Int32(value) ?? 0
+            default: return nil
+            }
+        }
+        return options
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import WebSocketCodec
+import CLinuxSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// N WebSocket connections read by a few epoll threads. Each thread notes, per
+/// received `marker.created` event, the marker id and when it arrived; latencies are
+/// matched against the writer's times at the end, so readers never share a lock.
+final class Subscribers: @unchecked Sendable {
+    struct Receipt { var id: [UInt8]; var at: Int64 }
+
+    private final class Reader {
+        let epoll = epoll_create1(0)
+        var sockets: [Int32: MessageReader] = [:]
+        var receipts: [Receipt] = []
+        var messages = 0
+        var subscribed = 0
+        var closed = 0
+    }
+
+    private let readers: [Reader]
+    private let options: LoadOptions
+    private var stop = false
+    private let lock = NSLock()
+    private var threads: [Thread] = []
+    private let done = DispatchSemaphore(value: 0)
+
+    init(options: LoadOptions) {
+        self.options = options
+        readers = (0..<options.threads).map { _ in Reader() }
+    }
+
+    /// Connects and upgrades every socket (and subscribes in gateway mode); returns how many opened.
+    func open() -> Int {
+        let opened = NSLock()
+        var count = 0
+        let group = DispatchGroup()
+        let perThread = (options.connections + options.threads - 1) / options.threads
+        for (index, reader) in readers.enumerated() {
+            group.enter()
+            Thread {
+                for _ in 0..<max(0, min(perThread, self.options.connections - index * perThread)) {
+                    guard let fd = self.upgrade() else { continue }
+                    var event = epoll_event()
+                    event.events = EPOLLIN.rawValue
+                    event.data.fd = fd
+                    _ = epoll_ctl(reader.epoll, EPOLL_CTL_ADD, fd, &event)
+                    reader.sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20)
+                    opened.lock(); count += 1; opened.unlock()
+                }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        return count
+    }
+
+    private func upgrade() -> Int32? {
+        guard let fd = Blocking.connect(port: options.wsPort) else { return nil }
+        let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        guard Blocking.writeAll(fd, Array(request.utf8)),
+              let (head, end) = Blocking.readUntil(fd, { Blocking.find([13, 10, 13, 10], in: $0) }),
+              head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count else {
+            close(fd)
+            return nil
+        }
+        if options.mode == .gateway {
+            let subscribe = #"{"op":"subscribe","topic":"work_session:\#(options.session)"}"#
+            _ = Blocking.writeAll(fd, FrameEncoder.frame(.text, Array(subscribe.utf8), maskKey: [1, 2, 3, 4]))
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        return fd
+    }
+
+    func start() {
+        for reader in readers {
+            let thread = Thread { self.run(reader); self.done.signal() }
+            threads.append(thread)
+            thread.start()
+        }
+    }
+
+    func finish() -> (receipts: [Receipt], messages: Int, closed: Int) {
+        lock.lock(); stop = true; lock.unlock()
+        for _ in readers { done.wait() }
+        return (readers.flatMap(\.receipts), readers.reduce(0) { $0 + $1.messages }, readers.reduce(0) { $0 + $1.closed })
+    }
+
+    var subscribedCount: Int { readers.reduce(0) { $0 + $1.subscribed } }
+    var messageCount: Int { readers.reduce(0) { $0 + $1.messages } }
+
+    private var stopped: Bool { lock.lock(); defer { lock.unlock() }; return stop }
+
+    private static let created = Array(#""type":"marker.created""#.utf8)
+    private static let streamID = Array(#""stream_id":""#.utf8)
+    private static let subscribedOp = Array(#""op":"subscribed""#.utf8)
+
+    private func run(_ reader: Reader) {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while !stopped {
+            let ready = epoll_wait(reader.epoll, &events, 256, 100)
+            guard ready > 0 else { continue }
+            for index in 0..<Int(ready) {
+                let fd = events[index].data.fd
+                let count = read(fd, &buffer, buffer.count)
+                if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
+                    epoll_ctl(reader.epoll, EPOLL_CTL_DEL, fd, nil)
+                    reader.sockets[fd] = nil
+                    reader.closed += 1
+                    close(fd)
+                    continue
+                }
+                guard count > 0 else { continue }
+                let at = nowMicros()
+                var pongs: [[UInt8]] = []
+                buffer[..<count].withUnsafeBytes { bytes in
+                    reader.sockets[fd]?.feed(bytes) { output in
+                        switch output {
+                        case .message(_, let payload):
+                            reader.messages += 1
+                            if let start = Blocking.find(Self.streamID, in: payload), Blocking.find(Self.created, in: payload) != nil {
+                                let from = start + Self.streamID.count
+                                reader.receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
+                            } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
+                                reader.subscribed += 1
+                            }
+                        case .ping(let payload):
+                            pongs.append(FrameEncoder.frame(.pong, payload, maskKey: [1, 2, 3, 4]))
+                        default:
+                            break
+                        }
+                    }
+                }
+                for pong in pongs { _ = Blocking.writeAll(fd, pong) }
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// gateway-load: the load generator of deploy/local/bench's gateway benchmark.
+guard let options = LoadOptions.parse(Array(CommandLine.arguments.dropFirst())) else {
+    FileHandle.standardError.write(Data((LoadOptions.usage + "\n").utf8))
+    exit(2)
+}
+signal(SIGPIPE, SIG_IGN)
+raiseFileLimit()
+
+let rssBefore = residentKiB(options.serverPID)
+let subscribers = Subscribers(options: options)
+let openStarted = nowMicros()
+let opened = subscribers.open()
+let openSeconds = Double(nowMicros() - openStarted) / 1e6
+subscribers.start()
+if options.mode == .gateway {
+    // Every subscription confirmed before the first write.
+    let deadline = nowMicros() + 60_000_000
+    while subscribers.subscribedCount < opened, nowMicros() < deadline { usleep(10_000) }
+}
+usleep(500_000)
+let rssOpen = residentKiB(options.serverPID)
+
+var result: [String: Any] = [
+    "mode": options.mode.rawValue, "connections_requested": options.connections, "connections_opened": opened,
+    "open_seconds": openSeconds, "subscribed": subscribers.subscribedCount,
+    "server_rss_kib_before": rssBefore, "server_rss_kib_open": rssOpen,
+    "server_rss_bytes_per_connection": opened > 0 && rssBefore > 0 ? Double(rssOpen - rssBefore) * 1024 / Double(opened) : 0,
+]
+
+if options.holdOnly {
+    usleep(UInt32(options.seconds * 1_000_000))
+    let (_, _, closed) = subscribers.finish()
+    result["held_seconds"] = options.seconds
+    result["closed_while_held"] = closed
+    result["server_rss_kib_end"] = residentKiB(options.serverPID)
+} else {
+    let writers = (0..<options.writers).map { _ in Writer(options: options) }
+    let started = nowMicros()
+    let deadline = started + Int64(options.seconds * 1_000_000)
+    let group = DispatchGroup()
+    for writer in writers {
+        group.enter()
+        Thread { writer.run(until: deadline, rate: options.rate / Double(options.writers)); group.leave() }.start()
+    }
+    group.wait()
+    let wrote = nowMicros()
+    // Let the tail arrive: until every expected delivery is in, or 5 s.
+    let writes = writers.reduce(0) { $0 + $1.sent.count }
+    let expected = writes * opened
+    while nowMicros() - wrote < 5_000_000 {
+        usleep(50_000)
+        if subscribers.messageCount >= expected * (options.mode == .gateway ? 2 : 1) { break }
+    }
+    let finished = nowMicros()
+    let (receipts, messages, closed) = subscribers.finish()
+    var sent: [[UInt8]: Int64] = [:]
+    for writer in writers { sent.merge(writer.sent) { $1 } }
+    var latencies: [Int64] = []
+    latencies.reserveCapacity(receipts.count)
+    for receipt in receipts {
+        if let at = sent[receipt.id] { latencies.append(max(0, receipt.at - at)) }
+    }
+    latencies.sort()
+    func percentile(_ p: Double) -> Double {
+        latencies.isEmpty ? 0 : Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]) / 1000
+    }
+    let writeSeconds = Double(wrote - started) / 1e6
+    result["writes"] = writes
+    result["write_failures"] = writers.reduce(0) { $0 + $1.failures }
+    result["writes_per_second"] = Double(writes) / writeSeconds
+    result["messages_received"] = messages
+    result["messages_per_second"] = Double(messages) / (Double(finished - started) / 1e6)
+    result["deliveries_matched"] = latencies.count
+    result["deliveries_expected"] = expected
+    result["latency_ms_p50"] = percentile(0.50)
+    result["latency_ms_p99"] = percentile(0.99)
+    result["latency_ms_max"] = latencies.last.map { Double($0) / 1000 } ?? 0
+    result["closed_during_run"] = closed
+}
+let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+print(String(decoding: json, as: UTF8.self))

@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+
+/// Postgres goes away under a running gateway and comes back: subscriptions are
+/// refused meanwhile, then delivery resumes where it stopped, without a restart.
+@Suite(.serialized) struct GatewayOutageTests {
+    @Test func subscribersKeepReceivingAfterAPostgresOutage() async throws {
+        let direct = try TestDatabase.fresh("wsoutage")
+        let components = URLComponents(string: direct)!
+        let proxy = try TCPProxy(to: (components.host ?? "127.0.0.1", components.port ?? 5432))
+        try proxy.start()
+        var viaProxy = components
+        viaProxy.port = proxy.port
+        let server = try await ServerProcess(databaseURL: viaProxy.string!)
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let other = try await fixtures.session(in: try await fixtures.space())
+        let socket = try WebSocketClient(port: server.wsPort)
+        try socket.send(["op": "subscribe", "topic": .string("work_session:\(Fixtures.id(session))")])
+        _ = try await socket.next(op: "subscribed")
+
+        proxy.stop()
+        try await Task.sleep(for: .milliseconds(700))
+        try socket.send(["op": "subscribe", "topic": .string("work_session:\(Fixtures.id(other))")])
+        let refused = try await socket.next(op: "error", timeout: 10)
+        #expect(refused["code"] == "service_unavailable")
+
+        try proxy.start()
+        var marker: JSONValue?
+        for _ in 0..<50 where marker == nil {
+            marker = try? await fixtures.marker(in: session)
+            if marker == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let event = try await socket.nextEvent(streamType: "marker", timeout: 10)
+        #expect(event["stream_id"] == marker?["id"])
+        #expect(server.terminate() == 0)
+        proxy.stop()
+    }
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Gateway benchmark: N WebSocket subscribers on one work session while a writer posts
+markers over HTTP. Reports delivery latency from the HTTP response to receipt at every
+subscriber (p50, p99), messages delivered per second, 10,000 held connections and the
+server's resident memory per idle connection. In the same run, the same load against
+a broadcast server built on hummingbird-websocket (benchmarks/reference-broadcast),
+and the ratio of messages per second.
+
+Started by deploy/local/bench; prints a table and writes JSON.
+"""
+import argparse, json, os, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from write_path import free_port, start_server  # noqa: E402
+
+
+def load(tool, **options):
+    arguments = [tool]
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        arguments += [flag] if value is True else [flag, str(value)]
+    out = subprocess.run(arguments, check=True, capture_output=True, text=True, timeout=600).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def start_reference(binary):
+    port = free_port()
+    server = subprocess.Popen([binary, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(300):
+        try:
+            import socket
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return server, port
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("reference server did not start")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--load", required=True, help="the gateway-load binary")
+    parser.add_argument("--reference", required=True, help="the reference-broadcast binary")
+    parser.add_argument("--subscribers", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=100)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--held", type=int, default=10000)
+    parser.add_argument("--out", default=os.path.join(HERE, "results", "gateway.json"))
+    args = parser.parse_args()
+
+    results = {"machine": {"cores": os.cpu_count()}, "subscribers": args.subscribers, "rate": args.rate}
+    server, port, _, session = start_server(
+        args.binary, "--ws-port", str(ws_port := free_port()), "--ws-max-connections-per-client", "50000")
+    reference, reference_port = start_reference(args.reference)
+    try:
+        common = dict(connections=args.subscribers, threads=2, seconds=args.seconds)
+        results["gateway_latency"] = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
+                                          rate=args.rate, server_pid=server.pid, **common)
+        results["reference_latency"] = load(args.load, mode="reference", ws_port=reference_port, ws_path="/ws",
+                                            http_port=reference_port, session=session, rate=args.rate,
+                                            server_pid=reference.pid, **common)
+        # Flat out: four writers as fast as responses come back.
+        flat = dict(common, seconds=min(args.seconds, 10), rate=0, writers=4)
+        results["gateway_throughput"] = load(args.load, mode="gateway", ws_port=ws_port, http_port=port,
+                                             session=session, server_pid=server.pid, **flat)
+        results["reference_throughput"] = load(args.load, mode="reference", ws_port=reference_port, ws_path="/ws",
+                                               http_port=reference_port, session=session, server_pid=reference.pid,
+                                               **flat)
+        results["held"] = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
+                               connections=args.held, threads=2, seconds=10, hold=True, server_pid=server.pid)
+    finally:
+        for process in (server, reference):
+            process.terminate()
+            process.wait()
+
+    ratio = results["gateway_throughput"]["messages_per_second"] / max(1, results["reference_throughput"]["messages_per_second"])
+    results["throughput_ratio"] = ratio
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as file:
+        json.dump(results, file, indent=2, sort_keys=True)
+
+    def row(name, r):
+        return (f"{name:<22} {r['connections_opened']:>6} {r.get('writes_per_second', 0):>9.1f} "
+                f"{r.get('messages_per_second', 0):>12.0f} {r.get('latency_ms_p50', 0):>8.1f} "
+                f"{r.get('latency_ms_p99', 0):>8.1f} {r.get('deliveries_matched', 0):>9}/{r.get('deliveries_expected', 0)}")
+    print(f"{'scenario':<22} {'conns':>6} {'writes/s':>9} {'messages/s':>12} {'p50 ms':>8} {'p99 ms':>8} delivered")
+    for name in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput"):
+        print(row(name, results[name]))
+    held = results["held"]
+    print(f"held: {held['connections_opened']} of {held['connections_requested']} connections opened in "
+          f"{held['open_seconds']:.1f} s, {held['closed_while_held']} closed while held, "
+          f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
+    print(f"messages/s, gateway vs hummingbird-websocket broadcast: {ratio:.2f}x (target >= 1.5)")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
