@@ -18,7 +18,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2] * 2)
 if added == 1 then
     redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'join', user_id = ARGV[1]}))
 end
-return added"""
+return {added, now}"""
 
 
 def wrk_heartbeats(port, clients, seconds, session):

@@ -20,17 +20,6 @@ public struct PresenceStore: Sendable {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
-    static let heartbeatScript = """
-        local t = redis.call('TIME')
-        local now = t[1] * 1000 + math.floor(t[2] / 1000)
-        local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
-        redis.call('PEXPIRE', KEYS[1], ARGV[2] * 2)
-        if added == 1 then
-            redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'join', user_id = ARGV[1]}))
-        end
-        return added
-        """
-
     static let listScript = """
         local t = redis.call('TIME')
         local now = t[1] * 1000 + math.floor(t[2] / 1000)
@@ -53,9 +42,9 @@ public struct PresenceStore: Sendable {
         return removed
         """
 
-    /// Heartbeat that also returns the Redis clock it recorded (milliseconds), so a
-    /// later `leave(…, ifLastSeenAtOrBefore:)` can tell whether anyone beat since.
-    static let heartbeatAtScript = """
+    /// Returns whether the user joined and the Redis clock it recorded (milliseconds),
+    /// so a later `leave(…, ifLastSeenAtOrBefore:)` can tell whether anyone beat since.
+    static let heartbeatScript = """
         local t = redis.call('TIME')
         local now = t[1] * 1000 + math.floor(t[2] / 1000)
         local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
@@ -82,7 +71,7 @@ public struct PresenceStore: Sendable {
         let reply = try await redis.command([
             "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
         ])
-        return reply.integer == 1
+        return reply.array?.first?.integer == 1
     }
 
     /// Users heard from within the window, oldest heartbeat first; expired ones are
@@ -106,7 +95,7 @@ public struct PresenceStore: Sendable {
     /// A heartbeat; returns whether it was a join and the Redis time it recorded.
     public func heartbeat(session: String, user: String, on connection: RedisConnection) throws -> (joined: Bool, at: Int64) {
         let reply = try connection.command([
-            "EVAL", Self.heartbeatAtScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
+            "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
         ])
         let parts = reply.array ?? []
         return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)

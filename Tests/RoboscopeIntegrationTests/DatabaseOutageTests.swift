@@ -5,13 +5,8 @@ import RoboscopeDomain
 /// Postgres goes away under a running service and comes back.
 @Suite(.serialized) struct DatabaseOutageTests {
     @Test func outageGives503ThenRecoversWithoutARestart() async throws {
-        let direct = try TestDatabase.fresh("outage")
-        let components = URLComponents(string: direct)!
-        let proxy = try TCPProxy(to: (components.host ?? "127.0.0.1", components.port ?? 5432))
-        try proxy.start()
-        var viaProxy = components
-        viaProxy.port = proxy.port
-        let server = try await ServerProcess(databaseURL: viaProxy.string!)
+        let (url, proxy) = try TCPProxy.freshDatabase("outage")
+        let server = try await ServerProcess(databaseURL: url)
         let client = server.client
         let fixtures = Fixtures(client: client)
         let space = try await fixtures.space()

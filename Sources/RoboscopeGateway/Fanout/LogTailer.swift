@@ -29,8 +29,8 @@ final class LogTailer: @unchecked Sendable {
     private let lock = NSLock()
     private var requests: [SubscribeRequest] = []
     private var stopped = false
-    private let wakeFD: Int32
-    private let finished = DispatchSemaphore(value: 0)
+    private let waker: Waker
+    private var thread: JoinableThread?
     /// Where live delivery stands (read by `/readyz`-style checks and tests through logs).
     private(set) var cursor: LogCursor?
     static let batchSize = 500
@@ -40,36 +40,24 @@ final class LogTailer: @unchecked Sendable {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
-        wakeFD = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
-    }
-
-    deinit {
-        close(wakeFD)
+        waker = try Waker()
     }
 
     func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "ws-log-tailer"
+        let thread = JoinableThread(name: "ws-log-tailer") { [self] in run() }
+        self.thread = thread
         thread.start()
     }
 
     func stop() {
         lock.lock(); stopped = true; lock.unlock()
-        wake()
-        finished.wait()
+        waker.wake()
+        thread?.join()
     }
 
     func request(_ request: SubscribeRequest) {
         lock.lock(); requests.append(request); lock.unlock()
-        wake()
-    }
-
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        waker.wake()
     }
 
     private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
@@ -98,7 +86,7 @@ final class LogTailer: @unchecked Sendable {
                 } catch {
                     for request in takeRequests() { refuse(request, .unavailableDatabase) }
                     logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
-                    waitForWake(timeoutMilliseconds: Int32(backoff * 1000), socket: nil)
+                    waker.wait(timeoutMilliseconds: Int32(backoff * 1000))
                     backoff = min(backoff * 2, 2)
                     continue
                 }
@@ -106,7 +94,7 @@ final class LogTailer: @unchecked Sendable {
             do {
                 for request in takeRequests() { try grant(request, on: connection!) }
                 try readLive(on: connection!)
-                if waitForWake(timeoutMilliseconds: pollMilliseconds, socket: connection!.socket) {
+                if waker.wait(timeoutMilliseconds: pollMilliseconds, orReadable: connection!.socket) {
                     _ = try connection!.drainNotifications()
                 }
             } catch {
@@ -121,19 +109,6 @@ final class LogTailer: @unchecked Sendable {
         return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
-    /// Waits for the wake descriptor or `socket`; true if the socket is readable.
-    @discardableResult
-    private func waitForWake(timeoutMilliseconds: Int32, socket: Int32?) -> Bool {
-        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-        if let socket { fds.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
-        let ready = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-        guard ready > 0 else { return false }
-        if fds[0].revents != 0 {
-            var value: UInt64 = 0
-            _ = read(wakeFD, &value, 8)
-        }
-        return fds.count > 1 && fds[1].revents != 0
-    }
 
     private func readLive(on connection: PGConnection) throws {
         while var position = cursor {

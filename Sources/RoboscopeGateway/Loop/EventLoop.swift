@@ -15,12 +15,12 @@ protocol LoopHandler: AnyObject {
 final class EventLoop: @unchecked Sendable {
     let name: String
     private let epoll: Epoll
-    private let wakeFD: Int32
+    private let waker: Waker
     private let lock = NSLock()
     private var tasks: [() -> Void] = []
     private var handlers: [Int32: any LoopHandler] = [:]
     private var stopRequested = false
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: JoinableThread?
     private let tickInterval: Duration
     /// Runs on the loop's thread about every `tickInterval`.
     var onTick: ((ContinuousClock.Instant) -> Void)?
@@ -29,21 +29,13 @@ final class EventLoop: @unchecked Sendable {
         self.name = name
         self.tickInterval = tickInterval
         epoll = try Epoll()
-        wakeFD = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
-        try epoll.add(wakeFD, events: Epoll.readable)
-    }
-
-    deinit {
-        close(wakeFD)
+        waker = try Waker()
+        try epoll.add(waker.fd, events: Epoll.readable)
     }
 
     func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = name
-        thread.stackSize = 1 << 20
+        let thread = JoinableThread(name: name, stackSize: 1 << 20) { [self] in run() }
+        self.thread = thread
         thread.start()
     }
 
@@ -53,18 +45,18 @@ final class EventLoop: @unchecked Sendable {
         let wasEmpty = tasks.isEmpty
         tasks.append(task)
         lock.unlock()
-        if wasEmpty { wake() }
+        if wasEmpty { waker.wake() }
     }
 
     func stop() {
         lock.lock()
         stopRequested = true
         lock.unlock()
-        wake()
+        waker.wake()
     }
 
     /// Waits for the thread to end after `stop()`.
-    func join() { finished.wait() }
+    func join() { thread?.join() }
 
     // MARK: Loop-thread only
 
@@ -82,11 +74,6 @@ final class EventLoop: @unchecked Sendable {
         handlers[fd] = nil
     }
 
-    private func wake() {
-        var one: UInt64 = 1
-        _ = Glibc.write(wakeFD, &one, 8)
-    }
-
     private func run() {
         let clock = ContinuousClock()
         var nextTick = clock.now + tickInterval
@@ -94,9 +81,8 @@ final class EventLoop: @unchecked Sendable {
         while true {
             do {
                 try epoll.wait(timeout: timeout) { fd, events in
-                    if fd == wakeFD {
-                        var value: UInt64 = 0
-                        _ = Glibc.read(wakeFD, &value, 8)
+                    if fd == waker.fd {
+                        waker.drain()
                     } else {
                         handlers[fd]?.handle(events: events)
                     }

@@ -39,8 +39,8 @@ final class PresenceWorker: @unchecked Sendable {
     private let lock = NSLock()
     private var jobs: [Job] = []
     private var stopped = false
-    private let wakeFD: Int32
-    private let finished = DispatchSemaphore(value: 0)
+    private let waker: Waker
+    private var thread: JoinableThread?
     private var holdings: [PresenceKey: Holding] = [:]
     private let clock = ContinuousClock()
 
@@ -51,26 +51,19 @@ final class PresenceWorker: @unchecked Sendable {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
-        wakeFD = try syscallChecked("eventfd") { eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC)) }
-    }
-
-    deinit {
-        close(wakeFD)
+        waker = try Waker()
     }
 
     func start() {
-        let thread = Thread { [self] in
-            run()
-            finished.signal()
-        }
-        thread.name = "ws-presence"
+        let thread = JoinableThread(name: "ws-presence") { [self] in run() }
+        self.thread = thread
         thread.start()
     }
 
     func stop() {
         lock.lock(); stopped = true; lock.unlock()
-        wake()
-        finished.wait()
+        waker.wake()
+        thread?.join()
     }
 
     func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) { enqueue(.hold(key, shard: shard, connectionID: connectionID)) }
@@ -79,12 +72,7 @@ final class PresenceWorker: @unchecked Sendable {
 
     private func enqueue(_ job: Job) {
         lock.lock(); jobs.append(job); lock.unlock()
-        wake()
-    }
-
-    private func wake() {
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        waker.wake()
     }
 
     private func take() -> (jobs: [Job], stopped: Bool) {
@@ -123,7 +111,7 @@ final class PresenceWorker: @unchecked Sendable {
                     }
                 }
                 var changed: Set<String> = []
-                if wait(timeoutMilliseconds: 250, socket: subscriber!.socket) {
+                if waker.wait(timeoutMilliseconds: 250, orReadable: subscriber!.socket) {
                     for message in try subscriber!.messages() {
                         if let session = PresenceStore.session(ofChannel: message.channel) { changed.insert(session) }
                     }
@@ -140,23 +128,12 @@ final class PresenceWorker: @unchecked Sendable {
                 for job in remaining { refuse(job) }
                 subscriber = nil
                 commands = nil
-                wait(timeoutMilliseconds: Int32(backoff * 1000), socket: nil)
+                waker.wait(timeoutMilliseconds: Int32(backoff * 1000))
                 backoff = min(backoff * 2, 2)
             }
         }
     }
 
-    @discardableResult
-    private func wait(timeoutMilliseconds: Int32, socket: Int32?) -> Bool {
-        var fds = [pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
-        if let socket { fds.append(pollfd(fd: socket, events: Int16(POLLIN), revents: 0)) }
-        guard poll(&fds, nfds_t(fds.count), timeoutMilliseconds) > 0 else { return false }
-        if fds[0].revents != 0 {
-            var value: UInt64 = 0
-            _ = read(wakeFD, &value, 8)
-        }
-        return fds.count > 1 && fds[1].revents != 0
-    }
 
     private func perform(_ job: Job, _ redis: RedisConnection) throws {
         switch job {

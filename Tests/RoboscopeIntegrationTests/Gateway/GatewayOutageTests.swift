@@ -6,13 +6,8 @@ import RoboscopeDomain
 /// refused meanwhile, then delivery resumes where it stopped, without a restart.
 @Suite(.serialized) struct GatewayOutageTests {
     @Test func subscribersKeepReceivingAfterAPostgresOutage() async throws {
-        let direct = try TestDatabase.fresh("wsoutage")
-        let components = URLComponents(string: direct)!
-        let proxy = try TCPProxy(to: (components.host ?? "127.0.0.1", components.port ?? 5432))
-        try proxy.start()
-        var viaProxy = components
-        viaProxy.port = proxy.port
-        let server = try await ServerProcess(databaseURL: viaProxy.string!)
+        let (url, proxy) = try TCPProxy.freshDatabase("wsoutage")
+        let server = try await ServerProcess(databaseURL: url)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let other = try await fixtures.session(in: try await fixtures.space())
