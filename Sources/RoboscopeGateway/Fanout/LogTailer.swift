@@ -26,11 +26,10 @@ final class LogTailer: @unchecked Sendable {
     private let registry: TopicRegistry
     private let logger: Logger
     var shards: [Shard] = []
-    private let lock = NSLock()
-    private var requests: [SubscribeRequest] = []
-    private var stopped = false
-    private let waker: Waker
+    private let inbox: Inbox<SubscribeRequest>
+    private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
+    private var stopped = false
     /// Where live delivery stands (read by `/readyz`-style checks and tests through logs).
     private(set) var cursor: LogCursor?
     static let batchSize = 500
@@ -40,7 +39,7 @@ final class LogTailer: @unchecked Sendable {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
-        waker = try Waker()
+        inbox = try Inbox()
     }
 
     func start() {
@@ -50,23 +49,19 @@ final class LogTailer: @unchecked Sendable {
     }
 
     func stop() {
-        lock.lock(); stopped = true; lock.unlock()
-        waker.wake()
+        inbox.close()
         thread?.join()
     }
 
     func request(_ request: SubscribeRequest) {
-        lock.lock(); requests.append(request); lock.unlock()
-        waker.wake()
+        inbox.post(request)
     }
 
-    private var isStopped: Bool { lock.lock(); defer { lock.unlock() }; return stopped }
-
+    /// The requests queued so far; notes a stop request for the loop.
     private func takeRequests() -> [SubscribeRequest] {
-        lock.lock(); defer { lock.unlock() }
-        let taken = requests
-        requests.removeAll()
-        return taken
+        let (requests, closed) = inbox.take()
+        if closed { stopped = true }
+        return requests
     }
 
     // MARK: The loop
@@ -74,7 +69,7 @@ final class LogTailer: @unchecked Sendable {
     private func run() {
         var connection: PGConnection?
         var backoff = 0.1
-        while !isStopped {
+        while !stopped {
             if connection == nil {
                 do {
                     let fresh = try PGConnection(databaseURL)

@@ -36,10 +36,8 @@ final class PresenceWorker: @unchecked Sendable {
     private let registry: TopicRegistry
     private let logger: Logger
     var shards: [Shard] = []
-    private let lock = NSLock()
-    private var jobs: [Job] = []
-    private var stopped = false
-    private let waker: Waker
+    private let inbox: Inbox<Job>
+    private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
     private var holdings: [PresenceKey: Holding] = [:]
     private let clock = ContinuousClock()
@@ -51,7 +49,7 @@ final class PresenceWorker: @unchecked Sendable {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
-        waker = try Waker()
+        inbox = try Inbox()
     }
 
     func start() {
@@ -61,8 +59,7 @@ final class PresenceWorker: @unchecked Sendable {
     }
 
     func stop() {
-        lock.lock(); stopped = true; lock.unlock()
-        waker.wake()
+        inbox.close()
         thread?.join()
     }
 
@@ -70,17 +67,7 @@ final class PresenceWorker: @unchecked Sendable {
     func release(_ key: PresenceKey) { enqueue(.release(key)) }
     func snapshot(of topic: Topic, shard: Shard, connectionID: UInt64) { enqueue(.snapshot(topic, shard: shard, connectionID: connectionID)) }
 
-    private func enqueue(_ job: Job) {
-        lock.lock(); jobs.append(job); lock.unlock()
-        waker.wake()
-    }
-
-    private func take() -> (jobs: [Job], stopped: Bool) {
-        lock.lock(); defer { lock.unlock() }
-        let taken = jobs
-        jobs.removeAll()
-        return (taken, stopped)
-    }
+    private func enqueue(_ job: Job) { inbox.post(job) }
 
     // MARK: The loop
 
@@ -90,7 +77,7 @@ final class PresenceWorker: @unchecked Sendable {
         var nextSweep = clock.now
         var backoff = 0.1
         while true {
-            let (jobs, stop) = take()
+            let (jobs, stop) = inbox.take()
             if stop { return leaveAll(commands) }
             var remaining = jobs[...]
             do {
