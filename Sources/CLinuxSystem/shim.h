@@ -5,7 +5,10 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 
 // accept4 is declared only under _GNU_SOURCE, which the Glibc module is built without.
 extern int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+// memmem, likewise (the benchmark's load generator searches messages with it).
+extern void *memmem(const void *haystack, size_t haystacklen, const void *needle, size_t needlelen);
 #endif

@@ -1,3 +1,4 @@
+import CLinuxSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -57,5 +58,15 @@ enum Blocking {
             index += 1
         }
         return nil
+    }
+
+    /// `find` through libc's memmem: the readers search every message they get.
+    static func search(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { pattern in
+                guard let hit = memmem(haystack.baseAddress, haystack.count, pattern.baseAddress, pattern.count) else { return nil }
+                return haystack.baseAddress!.distance(to: UnsafeRawPointer(hit))
+            }
+        }
     }
 }

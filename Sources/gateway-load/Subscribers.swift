@@ -35,7 +35,8 @@ final class Subscribers: @unchecked Sendable {
     /// Connects and upgrades every socket (and subscribes in gateway mode); returns how many opened.
     func open() -> Int {
         let opened = NSLock()
-        var count = 0
+        final class Count { var value = 0 }
+        let count = Count()
         let group = DispatchGroup()
         let perThread = (options.connections + options.threads - 1) / options.threads
         for (index, reader) in readers.enumerated() {
@@ -48,13 +49,13 @@ final class Subscribers: @unchecked Sendable {
                     event.data.fd = fd
                     _ = epoll_ctl(reader.epoll, EPOLL_CTL_ADD, fd, &event)
                     reader.sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20)
-                    opened.lock(); count += 1; opened.unlock()
+                    opened.lock(); count.value += 1; opened.unlock()
                 }
                 group.leave()
             }.start()
         }
         group.wait()
-        return count
+        return count.value
     }
 
     private func upgrade() -> Int32? {
@@ -123,10 +124,10 @@ final class Subscribers: @unchecked Sendable {
                         switch output {
                         case .message(_, let payload):
                             reader.messages += 1
-                            if let start = Blocking.find(Self.streamID, in: payload), Blocking.find(Self.created, in: payload) != nil {
+                            if Blocking.search(Self.created, in: payload) != nil, let start = Blocking.search(Self.streamID, in: payload) {
                                 let from = start + Self.streamID.count
                                 reader.receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
-                            } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
+                            } else if Blocking.search(Self.subscribedOp, in: payload) != nil {
                                 reader.subscribed += 1
                             }
                         case .ping(let payload):

@@ -40,9 +40,8 @@ final class Connection: LoopHandler {
     private var lastHeard: ContinuousClock.Instant
     private var pingSentAt: ContinuousClock.Instant?
 
-    /// Topics this connection receives, each with the cursor up to which live events
-    /// are already covered (a `since` newer than this gateway's own cursor).
-    var subscriptions: [Topic: LogCursor?] = [:]
+    /// Topics this connection receives (the shard keeps the fan-out side).
+    var subscriptions: Set<Topic> = []
     var pendingSubscriptions: Set<Topic> = []
     var presence: Set<PresenceKey> = []
     /// Queued for the shard's flush at the end of a fan-out batch.

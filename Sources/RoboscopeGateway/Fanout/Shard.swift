@@ -1,5 +1,6 @@
 import Logging
 import RoboscopeDomain
+import RoboscopePostgres
 import WebSocketCodec
 import CLinuxSystem
 #if canImport(Glibc)
@@ -15,7 +16,10 @@ final class Shard: @unchecked Sendable {
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
-    private var subscribers: [Topic: [UInt64: Connection]] = [:]
+    /// Per topic, its subscribers here, each with the cursor up to which live events are
+    /// already covered (a `since` newer than this gateway's cursor), so fan-out needs
+    /// no per-connection lookup.
+    private var subscribers: [Topic: [UInt64: (connection: Connection, covered: LogCursor?)]] = [:]
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
     private(set) var isShuttingDown = false
@@ -86,10 +90,10 @@ final class Shard: @unchecked Sendable {
     func removed(_ connection: Connection) {
         loop.deregister(connection.fd)
         connections[connection.id] = nil
-        for topic in connection.subscriptions.keys {
+        for topic in connection.subscriptions {
             unlink(connection, from: topic)
         }
-        connection.subscriptions = [:]
+        connection.subscriptions = []
         for key in connection.presence {
             hub.presence.release(key)
         }
@@ -134,7 +138,7 @@ final class Shard: @unchecked Sendable {
     }
 
     private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?) {
-        if connection.subscriptions[topic] != nil || connection.pendingSubscriptions.contains(topic) {
+        if connection.subscriptions.contains(topic) || connection.pendingSubscriptions.contains(topic) {
             return reply(connection, ServerMessage.error(DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic"), topic: topic))
         }
         let limit = configuration.maxSubscriptionsPerConnection
@@ -159,8 +163,8 @@ final class Shard: @unchecked Sendable {
         case .granted(let head, let catchUp, let skipThrough):
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: head)))
             for frame in catchUp { connection.enqueue(frame) }
-            connection.subscriptions[topic] = .some(skipThrough)
-            subscribers[topic, default: [:]][connectionID] = connection
+            connection.subscriptions.insert(topic)
+            subscribers[topic, default: [:]][connectionID] = (connection, skipThrough)
             connection.flush()
             if topic.kind == .workSession {
                 hub.presence.snapshot(of: topic, shard: self, connectionID: connectionID)
@@ -169,7 +173,7 @@ final class Shard: @unchecked Sendable {
     }
 
     private func unsubscribe(_ connection: Connection, _ topic: Topic) {
-        if connection.subscriptions.removeValue(forKey: topic) != nil {
+        if connection.subscriptions.remove(topic) != nil {
             unlink(connection, from: topic)
         } else if connection.pendingSubscriptions.remove(topic) == nil {
             return reply(connection, ServerMessage.error(DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
@@ -194,10 +198,8 @@ final class Shard: @unchecked Sendable {
     func deliver(_ items: [LiveItem]) {
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
-            for connection in receivers.values {
-                if let cursor = item.cursor, let covered = connection.subscriptions[item.topic] ?? nil, cursor <= covered {
-                    continue
-                }
+            for (connection, covered) in receivers.values {
+                if let covered, let cursor = item.cursor, cursor <= covered { continue }
                 connection.enqueue(item.frame)
                 if !connection.flushPending {
                     connection.flushPending = true
