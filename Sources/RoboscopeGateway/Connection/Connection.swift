@@ -46,6 +46,7 @@ final class Connection: LoopHandler {
     var presence: Set<PresenceKey> = []
     /// Queued for the shard's flush at the end of a fan-out batch.
     var flushPending = false
+    private var catchUpAllowance = 0
 
     init(id: UInt64, fd: Int32, peer: String, shard: Shard, now: ContinuousClock.Instant) {
         self.id = id
@@ -152,10 +153,9 @@ final class Connection: LoopHandler {
         case .close(let code, _):
             if isOpen {
                 // Echo the peer's status (none if it sent none), then we are done.
-                send(code.map { FrameEncoder.close($0) } ?? FrameEncoder.frame(.close, []))
                 state = .closing(deadline: shard.now + .seconds(2))
                 shutdownAfterFlush = true
-                flush()
+                send(code.map { FrameEncoder.close($0) } ?? FrameEncoder.frame(.close, []))
             } else if outbound.isEmpty {
                 terminate()
             }
@@ -170,9 +170,11 @@ final class Connection: LoopHandler {
             if case .handshaking = state { terminate() }
             return
         }
+        // Closing before queueing the close frame: the slow-consumer check in `enqueue`
+        // applies to open connections only, so it cannot close twice.
+        state = .closing(deadline: shard.now + .seconds(2))
         if code == .tryAgainLater { outbound.dropUnstarted() }
         enqueue(SharedFrame(FrameEncoder.close(code, reason: reason)))
-        state = .closing(deadline: shard.now + .seconds(2))
         shutdownAfterFlush = true
         flush()
     }
@@ -185,17 +187,20 @@ final class Connection: LoopHandler {
         flush()
     }
 
-    /// Queues `frame` without writing (fan-out flushes once per batch). A client whose
-    /// queue passes the bound is closed as too slow, without slowing anyone else.
+    /// Queues `frame` without writing (fan-out flushes once per batch).
     func enqueue(_ frame: SharedFrame) {
         guard !isClosed else { return }
         outbound.append(frame)
-        if isOpen, outbound.byteCount > shard.configuration.maxBufferedBytes {
-            shard.slowConsumerClosed()
-            close(.tryAgainLater, "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
-        }
     }
 
+    /// Bytes of a subscription's catch-up still allowed on top of the bound: a replay
+    /// is bounded by `maxCatchUpEvents`, and must not count as a slow reader.
+    func allowCatchUp(_ bytes: Int) {
+        catchUpAllowance += bytes
+    }
+
+    /// Writes what the socket takes. A client that leaves more than the bound queued
+    /// (beyond a catch-up in progress) is closed as too slow, without slowing anyone else.
     func flush() {
         guard !isClosed else { return }
         let drained: Bool
@@ -203,6 +208,11 @@ final class Connection: LoopHandler {
             drained = try outbound.write(to: fd)
         } catch {
             return terminate()
+        }
+        catchUpAllowance = min(catchUpAllowance, outbound.byteCount)
+        if isOpen, outbound.byteCount > shard.configuration.maxBufferedBytes + catchUpAllowance {
+            shard.slowConsumerClosed()
+            return close(.tryAgainLater, "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
         }
         if drained {
             if watchingWritable {

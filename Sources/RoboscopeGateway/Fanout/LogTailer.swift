@@ -30,8 +30,9 @@ final class LogTailer: @unchecked Sendable {
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
     private var stopped = false
-    /// Where live delivery stands (read by `/readyz`-style checks and tests through logs).
-    private(set) var cursor: LogCursor?
+    /// Where live delivery stands: the last event handed to the shards. Touched on the
+    /// tailer's thread only.
+    private var cursor: LogCursor?
     static let batchSize = 500
 
     init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, logger: Logger) throws {

@@ -163,6 +163,7 @@ final class Shard: @unchecked Sendable {
         case .granted(let head, let catchUp, let skipThrough):
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: head)))
             for frame in catchUp { connection.enqueue(frame) }
+            connection.allowCatchUp(catchUp.reduce(0) { $0 + $1.count })
             connection.subscriptions.insert(topic)
             subscribers[topic, default: [:]][connectionID] = (connection, skipThrough)
             connection.flush()

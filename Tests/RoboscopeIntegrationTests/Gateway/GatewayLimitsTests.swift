@@ -79,6 +79,15 @@ import Glibc
         #expect(slowCreated < count)
         #expect(closeCode == nil || closeCode == .tryAgainLater)
         #expect(slow.sawEndOfStream || closeCode == .tryAgainLater)
+
+        // A replay far larger than the bound is not a slow reader: all of it arrives.
+        let resuming = try WebSocketClient(port: server.wsPort)
+        try resuming.send(["op": "subscribe", "topic": topic, "since": 0])
+        _ = try await resuming.next(op: "subscribed")
+        var replayed = 0
+        while replayed < count {
+            if try await resuming.next(op: "event", timeout: 20)["type"] == "marker.created" { replayed += 1 }
+        }
     }
 
     @Test func idleConnectionsArePingedAndDeadOnesClosed() async throws {
