@@ -15,6 +15,7 @@ public enum APIServer {
         MarkerDetailsController(services: services).addRoutes(to: api)
         PresenceController(services: services).addRoutes(to: api)
         LocksController(services: services).addRoutes(to: api)
+        AuditController(services: services).addRoutes(to: api)
         return router
     }
 

@@ -82,7 +82,7 @@ struct Serve: AsyncParsableCommand {
         if role.runsAPI {
             notifier.start()
             let api = APIServices(
-                store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool),
+                store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
                 presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
             )
             let port = try httpPort()

@@ -24,24 +24,13 @@ extension ServerMessage {
     }
 
     static func wireData(_ change: RecordedChange) throws -> any JSONWritable {
-        let decoder = JSONDecoder()
-        let bytes = Data(change.data)
-        if change.type.hasSuffix(".deleted") {
-            return try decoder.decode(Deletion.self, from: bytes)
-        }
-        switch change.streamType {
-        case StreamType.space.rawValue:
-            return try decoder.decode(Space.self, from: bytes)
-        case StreamType.workSession.rawValue:
-            return try decoder.decode(WorkSession.self, from: bytes)
-        case StreamType.marker.rawValue:
+        // Markers go out with their details as of the same transaction, as REST returns them.
+        if change.streamType == StreamType.marker.rawValue, !change.type.hasSuffix(".deleted") {
+            let decoder = JSONDecoder()
             let details = try change.details.map { try decoder.decode(MarkerDetails.self, from: Data($0)) }
-            return MarkerWithDetails(marker: try decoder.decode(Marker.self, from: bytes), details: details)
-        case StreamType.markerDetails.rawValue:
-            return try decoder.decode(MarkerDetails.self, from: bytes)
-        default:
-            return try decoder.decode(JSONValue.self, from: bytes)
+            return MarkerWithDetails(marker: try decoder.decode(Marker.self, from: Data(change.data)), details: details)
         }
+        return try StoredData.render(streamType: change.streamType, type: change.type, data: change.data)
     }
 
     /// `{"op": "lock", "locked": ...}`: who holds the session's lock and until when.

@@ -6,13 +6,17 @@ import RoboscopeRedis
 public struct APIServices: Sendable {
     public var store: EventStore
     public var reads: ReadModels
+    public var audit: AuditReader
     public var presence: PresenceStore
     public var locks: LockStore
     public var bodyLimit: Int
 
-    public init(store: EventStore, reads: ReadModels, presence: PresenceStore, locks: LockStore, bodyLimit: Int) {
+    public init(
+        store: EventStore, reads: ReadModels, audit: AuditReader, presence: PresenceStore, locks: LockStore, bodyLimit: Int
+    ) {
         self.store = store
         self.reads = reads
+        self.audit = audit
         self.presence = presence
         self.locks = locks
         self.bodyLimit = bodyLimit

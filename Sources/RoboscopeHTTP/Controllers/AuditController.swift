@@ -1,0 +1,82 @@
+import Hummingbird
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// `/audit` and `/{spaces|work-sessions|markers}/{id}/history`: the log as an audit
+/// trail, each entry with the fields its event changed (docs/investigations.md).
+struct AuditController {
+    let services: APIServices
+
+    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
+        group.get("audit", use: audit)
+        group.get("spaces/:id/history") { try await history($0, $1, .space) }
+        group.get("work-sessions/:id/history") { try await history($0, $1, .workSession) }
+        group.get("markers/:id/history") { try await history($0, $1, .marker) }
+    }
+
+    func audit(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        var query = try page(input)
+        query.spaceID = try input.queryID("space_id")
+        query.workSessionID = try input.queryID("work_session_id")
+        query.entityType = try input.queryEnum("entity_type", StreamType.self)
+        query.entityID = try input.queryID("entity_id")
+        if let actor = input.query("actor") {
+            guard !actor.isEmpty, actor.count <= 200 else {
+                throw DomainError(.malformedRequest, "query actor: must be 1 to 200 characters", field: "actor")
+            }
+            query.actor = actor
+        }
+        if let type = input.query("type") {
+            guard EventType.all.contains(EventType(type)) else {
+                let known = EventType.all.map(\.rawValue).joined(separator: ", ")
+                throw DomainError(.malformedRequest, "query type: unknown event type; one of \(known)", field: "type")
+            }
+            query.type = type
+        }
+        query.from = try time(input, "from")
+        query.to = try time(input, "to")
+        if let from = query.from, let to = query.to, from >= to {
+            throw DomainError(.malformedRequest, "query from: must be before to", field: "from")
+        }
+        return JSONResponse.make(try await services.audit.page(query))
+    }
+
+    func history(_ request: Request, _ context: RoboscopeRequestContext, _ type: StreamType) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        var query = try page(input)
+        query.entityType = type
+        query.entityID = try input.pathID()
+        let page = try await services.audit.page(query)
+        if page.entries.isEmpty, query.after == 0 {
+            throw DomainError.notFound(type.rawValue.replacingOccurrences(of: "_", with: " "), query.entityID!)
+        }
+        return JSONResponse.make(page)
+    }
+
+    /// `after` and `limit`, the cursor of every audit listing.
+    private func page(_ input: RequestInput) throws -> AuditQuery {
+        var query = AuditQuery()
+        if let text = input.query("after") {
+            guard let after = Int64(text), after >= 0 else {
+                throw DomainError(.malformedRequest, "query after: expected a position (0 or more)", field: "after")
+            }
+            query.after = after
+        }
+        if let text = input.query("limit") {
+            guard let limit = Int(text), (1...AuditQuery.maxLimit).contains(limit) else {
+                throw DomainError(.malformedRequest, "query limit: expected 1 to \(AuditQuery.maxLimit)", field: "limit")
+            }
+            query.limit = limit
+        }
+        return query
+    }
+
+    private func time(_ input: RequestInput, _ name: String) throws -> Timestamp? {
+        guard let text = input.query(name) else { return nil }
+        guard let time = Timestamp(rfc3339: text) else {
+            throw DomainError(.malformedRequest, "query \(name): expected an RFC 3339 time such as 2026-11-22T14:32:00Z", field: name)
+        }
+        return time
+    }
+}

@@ -1,0 +1,41 @@
+import RoboscopeDomain
+
+/// The filters of `GET /audit` (each served by an index; schema/0008_audit_indexes.sql).
+public struct AuditQuery: Sendable, Equatable {
+    public var spaceID: EntityID?
+    public var workSessionID: EntityID?
+    public var entityType: StreamType?
+    public var entityID: EntityID?
+    public var actor: String?
+    public var type: String?
+    /// Inclusive lower and exclusive upper bound on `recorded_at`.
+    public var from: Timestamp?
+    public var to: Timestamp?
+    /// Entries after this position (the previous page's `next_after`).
+    public var after: Int64 = 0
+    public var limit: Int = 100
+
+    public static let maxLimit = 1000
+
+    public init() {}
+
+    /// The WHERE clause and its parameters, with only the filters given, so the planner
+    /// picks the index for what is there.
+    func whereClause() -> (String, [String?]) {
+        var conditions = ["e.position > $1"]
+        var parameters: [String?] = [String(after)]
+        func add(_ condition: (String) -> String, _ value: String) {
+            parameters.append(value)
+            conditions.append(condition("$\(parameters.count)"))
+        }
+        if let spaceID { add({ "e.space_id = \($0)::uuid" }, spaceID.description) }
+        if let workSessionID { add({ "e.work_session_id = \($0)::uuid" }, workSessionID.description) }
+        if let entityType { add({ "e.stream_type = \($0)" }, entityType.rawValue) }
+        if let entityID { add({ "e.stream_id = \($0)::uuid" }, entityID.description) }
+        if let actor { add({ "e.metadata->>'actor' = \($0)" }, actor) }
+        if let type { add({ "e.type = \($0)" }, type) }
+        if let from { add({ "e.recorded_at >= \($0)::timestamptz" }, from.formatted(.storage)) }
+        if let to { add({ "e.recorded_at < \($0)::timestamptz" }, to.formatted(.storage)) }
+        return (conditions.joined(separator: " AND "), parameters)
+    }
+}
