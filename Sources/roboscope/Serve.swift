@@ -83,6 +83,7 @@ struct Serve: AsyncParsableCommand {
             notifier.start()
             let api = APIServices(
                 store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
+                timeTravel: TimeTravel(pool: pool),
                 presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
             )
             let port = try httpPort()

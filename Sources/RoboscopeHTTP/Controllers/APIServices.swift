@@ -7,16 +7,19 @@ public struct APIServices: Sendable {
     public var store: EventStore
     public var reads: ReadModels
     public var audit: AuditReader
+    public var timeTravel: TimeTravel
     public var presence: PresenceStore
     public var locks: LockStore
     public var bodyLimit: Int
 
     public init(
-        store: EventStore, reads: ReadModels, audit: AuditReader, presence: PresenceStore, locks: LockStore, bodyLimit: Int
+        store: EventStore, reads: ReadModels, audit: AuditReader, timeTravel: TimeTravel, presence: PresenceStore,
+        locks: LockStore, bodyLimit: Int
     ) {
         self.store = store
         self.reads = reads
         self.audit = audit
+        self.timeTravel = timeTravel
         self.presence = presence
         self.locks = locks
         self.bodyLimit = bodyLimit

@@ -19,11 +19,18 @@ struct MarkersController {
         guard let sessionID = try input.queryID("work_session_id") else {
             throw DomainError(.malformedRequest, "query work_session_id: required", field: "work_session_id")
         }
+        if let moment = try input.asOf() {
+            return JSONResponse.make(try await services.timeTravel.markers(workSessionID: sessionID, asOf: moment))
+        }
         return JSONResponse.make(try await services.reads.markers(workSessionID: sessionID))
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        JSONResponse.make(try await services.reads.requiredMarker(input(request, context).pathID()).0)
+        let input = input(request, context)
+        if let moment = try input.asOf() {
+            return JSONResponse.make(try await services.timeTravel.marker(try input.pathID(), asOf: moment))
+        }
+        return JSONResponse.make(try await services.reads.requiredMarker(input.pathID()).0)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

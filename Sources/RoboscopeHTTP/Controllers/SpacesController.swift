@@ -21,7 +21,11 @@ struct SpacesController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        JSONResponse.make(try await services.reads.requiredSpace(input(request, context).pathID()))
+        let input = input(request, context)
+        if let moment = try input.asOf() {
+            return JSONResponse.make(try await services.timeTravel.space(try input.pathID(), asOf: moment))
+        }
+        return JSONResponse.make(try await services.reads.requiredSpace(input.pathID()))
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

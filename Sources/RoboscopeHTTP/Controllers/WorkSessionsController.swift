@@ -24,7 +24,11 @@ struct WorkSessionsController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        JSONResponse.make(try await services.reads.requiredWorkSession(input(request, context).pathID()))
+        let input = input(request, context)
+        if let moment = try input.asOf() {
+            return JSONResponse.make(try await services.timeTravel.workSession(try input.pathID(), asOf: moment))
+        }
+        return JSONResponse.make(try await services.reads.requiredWorkSession(input.pathID()))
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

@@ -79,6 +79,16 @@ struct RequestInput {
         return value
     }
 
+    /// `as_of`: a position or an RFC 3339 time, for reads of the past.
+    func asOf() throws -> AsOf? {
+        guard let text = query("as_of") else { return nil }
+        guard let moment = AsOf(text) else {
+            throw DomainError(.malformedRequest, "query as_of: expected a position or an RFC 3339 time such as 2026-11-22T14:32:00Z",
+                              field: "as_of")
+        }
+        return moment
+    }
+
     /// The version a write expects: the body's `version`, else `If-Match`.
     func expectedVersion(_ body: FieldReader?) throws -> Int64? {
         if let body, body.contains("version") {

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+
+/// `as_of` reads: entities as they were at a position or a time, from the log alone.
+@Suite(.serialized) struct TimeTravelTests {
+    @Test func aMarkerAndItsSessionAsTheyWereAtSeveralMoments() async throws {
+        let (server, _) = try await AuditTests.Shared.instance.get()
+        let client = server.client
+        let fixtures = Fixtures(client: client)
+        let space = try await fixtures.space()
+        let session = try await fixtures.session(in: space)
+        let marker = try await fixtures.marker(in: session, ["label": "v1"])
+        let id = Fixtures.id(marker)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let between = formatter.string(from: Date())
+        try await Task.sleep(for: .milliseconds(100))
+        let patched = try await client.patch("/api/v1/markers/\(id)", ["label": "v2", "p1": [0, 0, 0]])
+        #expect(try await client.delete("/api/v1/markers/\(id)").status == 204)
+        let positions = try await client.get("/api/v1/markers/\(id)/history").json["data"]?.array?.map { $0["position"]?.int ?? 0 } ?? []
+        #expect(positions.count == 3)
+        let (created, updated, deleted) = (positions[0], positions[1], positions[2])
+
+        let atCreate = try await client.get("/api/v1/markers/\(id)?as_of=\(created + 1)")
+        #expect(atCreate.status == 200)
+        #expect(atCreate.json == marker)  // details included, as REST returned it then
+        #expect(try await client.get("/api/v1/markers/\(id)?as_of=\(between)").json == marker)
+        let atUpdate = try await client.get("/api/v1/markers/\(id)?as_of=\(updated + 1)")
+        #expect(atUpdate.json == patched.json)
+
+        let gone = try await client.get("/api/v1/markers/\(id)?as_of=\(deleted)")
+        #expect(gone.status == 404)
+        #expect(gone.json["error"]?["reason"] == "deleted")
+        let early = try await client.get("/api/v1/markers/\(id)?as_of=\(created - 1)")
+        #expect(early.status == 404)
+        #expect(early.json["error"]?["reason"] == "not_yet_created")
+        #expect((early.json["error"]?["message"]?.string ?? "").contains("did not exist yet"))
+
+        let listed = try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(updated + 1)")
+        #expect(listed.json == [patched.json])
+        #expect(try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(deleted)").json == [])
+
+        #expect(try await client.get("/api/v1/work-sessions/\(Fixtures.id(session))?as_of=\(deleted)").json == session)
+        #expect(try await client.get("/api/v1/spaces/\(Fixtures.id(space))?as_of=\(deleted)").json == space)
+    }
+
+    @Test(arguments: ["yesterday", "-3", "2026-11-22T25:00:00Z"])
+    func anUnparsableAsOfIs400(value: String) async throws {
+        let (server, _) = try await AuditTests.Shared.instance.get()
+        let reply = try await server.client.get("/api/v1/spaces/\(EntityID.random())?as_of=\(value)")
+        #expect(reply.status == 400)
+        #expect(reply.json["error"]?["field"] == "as_of")
+    }
+}
