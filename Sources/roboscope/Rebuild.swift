@@ -11,7 +11,9 @@ struct Rebuild: AsyncParsableCommand {
         let logger = common.logger("roboscope.rebuild")
         let connection = try await common.connect(logger: logger)
         let started = ContinuousClock.now
-        let events = try ProjectionRebuilder(connection: connection).rebuild()
+        var bar = ProgressBar("rebuild")
+        let events = try ProjectionRebuilder(connection: connection).rebuild { bar.update($0) }
+        bar.finish()
         let seconds = (ContinuousClock.now - started).secondsDouble
         let rate = seconds > 0 ? Double(events) / seconds : 0
         print("rebuilt projections from \(events) events in \(String(format: "%.2f", seconds)) s (\(Int(rate)) events/s)")

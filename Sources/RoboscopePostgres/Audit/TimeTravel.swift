@@ -104,7 +104,7 @@ public struct TimeTravel: Sendable {
         }
     }
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         do {
             return try await pool.withConnection(body)
         } catch let error as PGError {

@@ -11,12 +11,12 @@ public struct ProjectionRebuilder {
 
     /// Returns how many events were folded.
     @discardableResult
-    public func rebuild() throws -> Int64 {
+    public func rebuild(progress: (ReplayProgress) -> Void = { _ in }) throws -> Int64 {
         try connection.transaction {
             let tables = ProjectionTables.all.map { "public.\($0.name)" }.joined(separator: ", ")
             try connection.execute("LOCK TABLE \(tables) IN ACCESS EXCLUSIVE MODE")
             try connection.execute("TRUNCATE \(tables)")
-            return try ProjectionReplay.replay(on: connection)
+            return try ProjectionReplay.replay(on: connection, progress: progress)
         }
     }
 }

@@ -5,16 +5,25 @@ enum ProjectionReplay {
     static let chunkSize: Int64 = 20_000
 
     /// Returns how many events were folded; `progress` hears the running count.
-    static func replay(on connection: PGConnection, progress: (Int64) -> Void = { _ in }) throws -> Int64 {
+    static func replay(on connection: PGConnection, progress: (ReplayProgress) -> Void = { _ in }) throws -> Int64 {
         let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").int64(0, 0) ?? 0
         var first: Int64 = 1
         var folded: Int64 = 0
         while first <= head {
             let last = min(head, first + chunkSize - 1)
             folded += try connection.query("SELECT eventlog.project($1, $2)", [String(first), String(last)]).int64(0, 0) ?? 0
-            progress(folded)
+            progress(ReplayProgress(eventsFolded: folded, positionsDone: last, positionsTotal: head))
             first = last + 1
         }
         return folded
     }
+}
+
+/// How far a replay of the log has come (positions are dense but for aborted appends).
+public struct ReplayProgress: Sendable {
+    public var eventsFolded: Int64
+    public var positionsDone: Int64
+    public var positionsTotal: Int64
+
+    public var fraction: Double { positionsTotal > 0 ? Double(positionsDone) / Double(positionsTotal) : 1 }
 }

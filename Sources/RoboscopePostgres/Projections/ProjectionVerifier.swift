@@ -45,7 +45,7 @@ public struct ProjectionVerifier {
         public var differences: [Difference]
     }
 
-    public func verify() throws -> Report {
+    public func verify(progress: (ReplayProgress) -> Void = { _ in }) throws -> Report {
         // One snapshot for the replay and the comparison; nothing is kept.
         try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         defer { if !connection.isBroken { _ = try? connection.execute("ROLLBACK") } }
@@ -56,7 +56,7 @@ public struct ProjectionVerifier {
                     "CREATE TEMPORARY TABLE \(table.name) (LIKE public.\(table.name) INCLUDING ALL) "
                 )
             }
-            let replayed = try ProjectionReplay.replay(on: connection)
+            let replayed = try ProjectionReplay.replay(on: connection, progress: progress)
             var differences: [Difference] = []
             var counts: [String: Int64] = [:]
             for table in ProjectionTables.all {

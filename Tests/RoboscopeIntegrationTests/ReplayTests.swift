@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+
+/// `roboscope replay` rebuilds state from the log alone: at the end of a history it
+/// equals what the live API serves, and at an earlier position what it served then.
+@Suite(.serialized) struct ReplayTests {
+    @Test func replayAtTheEndEqualsTheLiveStateAndEarlierTheStateThen() async throws {
+        let (server, url) = try await AuditTests.Shared.instance.get()
+        let client = server.client
+        let fixtures = Fixtures(client: client)
+        let space = try await fixtures.space()
+        let session = try await fixtures.session(in: space)
+        let first = try await fixtures.marker(in: session, ["label": "one"])
+        let second = try await fixtures.marker(in: session, ["label": "two"])
+        let earlier = try await client.get("/api/v1/markers/\(Fixtures.id(first))/history").json["data"]?[0]?["position"]?.int ?? 0
+        _ = try await client.patch("/api/v1/markers/\(Fixtures.id(first))", ["label": "one, moved", "p4": [0, 0, 5]])
+        _ = try await client.put("/api/v1/markers/\(Fixtures.id(second))/details", ["custom_props": ["ok": true]])
+        let sessionID = Fixtures.id(session)
+
+        let replayed = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
+                                                    "--work-session", sessionID])
+        #expect(replayed.status == 0, "\(replayed.output)")
+        let state = try JSONParser.parse(Array(replayed.output.utf8))
+        let entry = state["work_sessions"]?[0]
+        #expect(entry?["work_session"] == (try await client.get("/api/v1/work-sessions/\(sessionID)").json))
+        #expect(entry?["markers"] == (try await client.get("/api/v1/markers?work_session_id=\(sessionID)").json))
+
+        let then = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", String(earlier + 1),
+                                                "--space", Fixtures.id(space)])
+        let spaces = try JSONParser.parse(Array(then.output.utf8))["spaces"]
+        #expect(spaces?[0]?["space"] == space)
+        #expect(spaces?[0]?["work_sessions"]?[0]?["markers"] == [first])
+
+        let table = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
+                                                 "--work-session", sessionID, "--format", "table"])
+        #expect(table.output.contains("marker \(Fixtures.id(first))  one, moved  v2"), "\(table.output)")
+
+        let missing = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "0", "--work-session", sessionID])
+        #expect(missing.status == 1)
+        #expect(missing.output.contains("did not exist yet"))
+        #expect(try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "soon"]).status != 0)
+    }
+}
