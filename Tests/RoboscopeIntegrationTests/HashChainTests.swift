@@ -63,4 +63,14 @@ import RoboscopePostgres
         #expect(verified.output.contains("\(type):\(id) version 3"), "\(verified.output)")
         #expect(verified.output.contains("version 2 of the stream is missing"))
     }
+
+    @Test func verifyChecksTheAuditTrailsRoutesToo() async throws {
+        let (url, connection) = try await history()
+        #expect(try CommandRunner.roboscope(["verify", "--database-url", url]).status == 0)
+        let target = try connection.query("SELECT position FROM eventlog.events WHERE stream_type = 'marker' LIMIT 1").int64(0, 0)!
+        try tamper(connection, "UPDATE eventlog.events SET work_session_id = gen_random_uuid() WHERE position = $1", [String(target)])
+        let verified = try CommandRunner.roboscope(["verify", "--database-url", url])
+        #expect(verified.status == 1)
+        #expect(verified.output.contains("eventlog.events (audit routes) \(target): work_session_id: live"), "\(verified.output)")
+    }
 }
