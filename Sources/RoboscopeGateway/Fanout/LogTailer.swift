@@ -107,6 +107,13 @@ final class LogTailer: @unchecked Sendable {
 
 
     private func readLive(on connection: PGConnection) throws {
+        // Nobody here subscribes to anything: move to the head without reading events.
+        // A subscription granted later starts from this cursor, so nothing is missed.
+        if registry.isEmpty {
+            let head = try DeliveryReader.head(on: connection)
+            if let current = cursor, head > current { cursor = head }
+            return
+        }
         while var position = cursor {
             let batch = try DeliveryReader.live(after: position, limit: Self.batchSize, on: connection)
             guard let last = batch.last else { return }

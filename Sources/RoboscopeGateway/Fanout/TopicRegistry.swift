@@ -27,6 +27,11 @@ final class TopicRegistry: @unchecked Sendable {
         return counts[topic] != nil
     }
 
+    var isEmpty: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return counts.isEmpty
+    }
+
     var workSessions: [EntityID] {
         lock.lock(); defer { lock.unlock() }
         return counts.keys.filter { $0.kind == .workSession }.map(\.id)

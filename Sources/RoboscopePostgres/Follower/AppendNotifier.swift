@@ -56,7 +56,13 @@ public final class AppendNotifier: @unchecked Sendable {
             condition.unlock()
             if stop { return }
             do {
-                if connection == nil || connection!.isBroken { connection = try PGConnection(url) }
+                if connection == nil || connection!.isBroken {
+                    let fresh = try PGConnection(url)
+                    // A notification needs no durability: without this each NOTIFY's commit
+                    // waits for its own WAL flush, one more fsync per append.
+                    try fresh.execute("SET synchronous_commit = off")
+                    connection = fresh
+                }
                 try connection!.execute("NOTIFY \(Self.channel)")
             } catch {
                 logger.debug("notify failed; gateways will poll", metadata: ["error": "\(error)"])
