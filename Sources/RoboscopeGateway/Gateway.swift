@@ -26,6 +26,7 @@ public final class Gateway: Service, @unchecked Sendable {
         hub.presence = try PresenceWorker(url: redisURL, store: presence, configuration: configuration, registry: hub.registry, logger: logger)
         let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }
         hub.tailer.shards = shards
+        hub.tailer.metrics = hub.metrics
         hub.presence.shards = shards
         self.hub = hub
         self.shards = shards

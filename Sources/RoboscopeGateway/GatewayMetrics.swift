@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 
 /// Counters the gateway keeps about itself (logged at shutdown, read by benchmarks
 /// and, later, exported as metrics).
@@ -20,10 +21,37 @@ public final class GatewayMetrics: @unchecked Sendable {
         }
     }
 
-    func opened() { lock.lock(); open += 1; openedTotal += 1; lock.unlock() }
-    func closed() { lock.lock(); open -= 1; lock.unlock() }
-    func delivered(_ connections: Int) { lock.lock(); writes += connections; lock.unlock() }
-    func slowConsumer() { lock.lock(); slowConsumers += 1; lock.unlock() }
+    // Exported through swift-metrics (Prometheus at /metrics when this process serves HTTP).
+    private let connectionsGauge = Gauge(label: "roboscope_ws_connections")
+    private let messagesCounter = Counter(label: "roboscope_ws_messages_sent_total")
+    private let slowCounter = Counter(label: "roboscope_ws_slow_consumers_total")
+    private let lagGauge = Gauge(label: "roboscope_ws_lag_positions")
+
+    func opened() {
+        lock.lock(); open += 1; openedTotal += 1; let now = open; lock.unlock()
+        connectionsGauge.record(now)
+    }
+
+    func closed() {
+        lock.lock(); open -= 1; let now = open; lock.unlock()
+        connectionsGauge.record(now)
+    }
+
+    /// One fan-out batch: `messages` frames queued, `connections` connections written.
+    func delivered(messages: Int, connections: Int) {
+        lock.lock(); writes += connections; lock.unlock()
+        messagesCounter.increment(by: messages)
+    }
+
+    func slowConsumer() {
+        lock.lock(); slowConsumers += 1; lock.unlock()
+        slowCounter.increment()
+    }
+
+    /// How many positions the log's head is ahead of what this gateway delivered.
+    func lag(_ positions: Int64) {
+        lagGauge.record(positions)
+    }
 
     public var snapshot: Snapshot {
         lock.lock(); defer { lock.unlock() }

@@ -1,11 +1,17 @@
 import Hummingbird
 import Logging
+import Prometheus
 import RoboscopePostgres
 
 /// Builds the HTTP application: every route under `/api/v1`, health at the root.
 public enum APIServer {
-    public static func router(services: APIServices) -> Router<RoboscopeRequestContext> {
+    public static func router(services: APIServices, metrics: PrometheusCollectorRegistry? = nil) -> Router<RoboscopeRequestContext> {
         let router = Router(context: RoboscopeRequestContext.self)
+        if let metrics {
+            // Request count and latency by route and status (hummingbird's middleware).
+            router.add(middleware: MetricsMiddleware())
+            MetricsController(registry: metrics).addRoutes(to: router)
+        }
         router.add(middleware: ErrorMiddleware())
         HealthController(services: services).addRoutes(to: router)
         let api = router.group("api/v1")
@@ -20,10 +26,10 @@ public enum APIServer {
     }
 
     public static func application(
-        services: APIServices, host: String, port: Int, logger: Logger
+        services: APIServices, host: String, port: Int, metrics: PrometheusCollectorRegistry? = nil, logger: Logger
     ) -> some ApplicationProtocol {
         Application(
-            router: router(services: services),
+            router: router(services: services, metrics: metrics),
             configuration: .init(address: .hostname(host, port: port), serverName: "roboscope"),
             logger: logger
         )

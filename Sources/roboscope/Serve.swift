@@ -1,6 +1,8 @@
 import ArgumentParser
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import RoboscopeGateway
 import RoboscopeHTTP
 import RoboscopePostgres
@@ -69,6 +71,8 @@ struct Serve: AsyncParsableCommand {
             try Migrator(directory: schema, logger: logger).migrate(connection)
         }
         let role = try role()
+        let metrics = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
         let host = hostFlag ?? Environment.string("ROBOSCOPE_HOST") ?? "0.0.0.0"
         let redisURL = RedisURL(common.redisURL)!
         let redis = RedisPool(url: redisURL, size: 8, logger: logger)
@@ -87,7 +91,7 @@ struct Serve: AsyncParsableCommand {
                 presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
             )
             let port = try httpPort()
-            services.append(APIServer.application(services: api, host: host, port: port, logger: logger))
+            services.append(APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving", metadata: ["http": "\(host):\(port)"])
         }
         defer { notifier.shutdown() }

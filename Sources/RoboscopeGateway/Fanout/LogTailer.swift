@@ -26,6 +26,7 @@ final class LogTailer: @unchecked Sendable {
     private let registry: TopicRegistry
     private let logger: Logger
     var shards: [Shard] = []
+    var metrics: GatewayMetrics?
     private let inbox: Inbox<SubscribeRequest>
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
@@ -90,6 +91,7 @@ final class LogTailer: @unchecked Sendable {
             do {
                 for request in takeRequests() { try grant(request, on: connection!) }
                 try readLive(on: connection!)
+                try measureLag(on: connection!)
                 if waker.wait(timeoutMilliseconds: pollMilliseconds, orReadable: connection!.socket) {
                     _ = try connection!.drainNotifications()
                 }
@@ -122,6 +124,14 @@ final class LogTailer: @unchecked Sendable {
             cursor = position
             if batch.count < Self.batchSize { return }
         }
+    }
+
+    /// The log's newest position minus the delivered one (a gauge; 0 when caught up,
+    /// more while a transaction older than the newest events is still running).
+    private func measureLag(on connection: PGConnection) throws {
+        guard let delivered = cursor?.position else { return }
+        let newest = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").int64(0, 0) ?? 0
+        metrics?.lag(max(0, newest - delivered))
     }
 
     /// Renders each event once per topic that has subscribers here, and hands the

@@ -197,11 +197,13 @@ final class Shard: @unchecked Sendable {
     /// Queues each item's frame for the topic's subscribers, then writes each touched
     /// connection once.
     func deliver(_ items: [LiveItem]) {
+        var messages = 0
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
             for (connection, covered) in receivers.values {
                 if let covered, let cursor = item.cursor, cursor <= covered { continue }
                 connection.enqueue(item.frame)
+                messages += 1
                 if !connection.flushPending {
                     connection.flushPending = true
                     dirty.append(connection)
@@ -212,7 +214,7 @@ final class Shard: @unchecked Sendable {
             connection.flushPending = false
             connection.flush()
         }
-        hub.metrics.delivered(dirty.count)
+        hub.metrics.delivered(messages: messages, connections: dirty.count)
         dirty.removeAll(keepingCapacity: true)
     }
 

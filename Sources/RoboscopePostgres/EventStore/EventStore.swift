@@ -1,4 +1,5 @@
 import Foundation
+import Metrics
 import RoboscopeDomain
 
 /// Appends batches of events to the log, in one transaction each, through
@@ -13,6 +14,9 @@ public struct EventStore: Sendable {
         self.pool = pool
         self.notifier = notifier
     }
+
+    /// Events appended through the API (a Prometheus counter once metrics are bootstrapped).
+    static let appendedEvents = Counter(label: "roboscope_events_appended_total")
 
     /// Positions and versions of the appended events, in batch order.
     public struct Appended: Sendable, Hashable {
@@ -29,6 +33,7 @@ public struct EventStore: Sendable {
                 try Self.append(document, on: connection)
             }
             notifier?.signal()
+            Self.appendedEvents.increment(by: appended.count)
             return appended
         } catch let error as PGError {
             throw StoreErrors.translate(error)
