@@ -144,4 +144,14 @@ import RoboscopePostgres
             #expect(plan.contains(expected[name]!), "\(name): \(plan)")
         }
     }
+
+    @Test func theRequestIdInTheResponseIsTheOneInTheEvents() async throws {
+        let (server, _) = try await Shared.instance.get()
+        // No X-Request-Id from the client: the server makes one, answers with it, and logs it.
+        let created = try await server.client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
+        let header = created.header("X-Request-Id")
+        #expect(header != nil)
+        let history = try await server.client.get("/api/v1/spaces/\(Fixtures.id(created.json))/history")
+        #expect(history.json["data"]?[0]?["request_id"]?.string == header)
+    }
 }

@@ -13,6 +13,7 @@ struct ErrorMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let requestID = RequestIdentity.requestID(request)
         var context = context
+        context.requestID = requestID
         context.logger[metadataKey: "request_id"] = "\(requestID)"
         var response: Response
         do {

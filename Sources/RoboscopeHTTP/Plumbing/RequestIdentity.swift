@@ -24,7 +24,8 @@ enum RequestIdentity {
         let correlation = request.headers[correlationIDHeader].flatMap { isToken($0) ? $0 : nil }
         return Provenance(
             actor: actor,
-            requestID: requestID(request),
+            // The id the response carries; a second `requestID(request)` would draw a new one.
+            requestID: context.requestID ?? requestID(request),
             correlationID: correlation,
             clientAddress: context.remoteAddress?.ipAddress,
             userAgent: request.headers[.userAgent].map { String($0.prefix(500)) }

@@ -6,6 +6,9 @@ import NIOCore
 public struct RoboscopeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// Set once by `ErrorMiddleware`: the id returned in `X-Request-Id` and stored in
+    /// the metadata of every event the request appends.
+    public var requestID: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
