@@ -64,7 +64,9 @@ import RoboscopeDomain
         let socket = try WebSocketClient(port: server.wsPort)
         _ = try await subscribe(socket, "space:\(Fixtures.id(space))")
         let session = try await fixtures.session(in: space)
-        let event = try await socket.nextEvent(streamType: "work_session")
+        // The setup's own session may arrive first: the subscription can start before it.
+        var event = try await socket.nextEvent(streamType: "work_session")
+        while event["stream_id"] != session["id"] { event = try await socket.nextEvent(streamType: "work_session") }
         #expect(event["type"] == "work_session.created")
         #expect(event["data"] == session)
         let renamed = try await server.client.patch("/api/v1/spaces/\(Fixtures.id(space))", ["name": "Hall 2"])
