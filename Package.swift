@@ -30,6 +30,10 @@ let package = Package(
         .systemLibrary(name: "CLinuxSystem"),
         .target(name: "RoboscopeDomain"),
         .target(
+            name: "RoboscopeAuth",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
             name: "WebSocketCodec",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
@@ -58,6 +62,7 @@ let package = Package(
         .target(
             name: "RoboscopeHTTP",
             dependencies: [
+                "RoboscopeAuth",
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeRedis",
@@ -71,6 +76,7 @@ let package = Package(
             name: "RoboscopeGateway",
             dependencies: [
                 "CLinuxSystem",
+                "RoboscopeAuth",
                 "WebSocketCodec",
                 "RoboscopeDomain",
                 "RoboscopePostgres",
@@ -88,6 +94,7 @@ let package = Package(
                 "RoboscopeHTTP",
                 "RoboscopeRedis",
                 "RoboscopeGateway",
+                "RoboscopeAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -112,6 +119,7 @@ let package = Package(
                 "RoboscopePostgres",
                 "RoboscopeRedis",
                 "WebSocketCodec",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

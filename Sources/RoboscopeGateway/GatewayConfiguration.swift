@@ -1,3 +1,5 @@
+import RoboscopeAuth
+
 /// Everything the gateway can be told (flags and environment of `roboscope serve`;
 /// docs/websocket.md lists the defaults and why).
 public struct GatewayConfiguration: Sendable {
@@ -23,6 +25,8 @@ public struct GatewayConfiguration: Sendable {
     public var maxCatchUpEvents = 10_000
     /// How often the log is read when no notification arrives.
     public var pollInterval: Duration = .milliseconds(500)
+    /// Bearer-token checks on the upgrade; nil accepts every client (the local default).
+    public var authentication: TokenVerifier?
 
     public init() {}
 }

@@ -15,6 +15,9 @@ public enum APIServer {
         router.add(middleware: ErrorMiddleware())
         HealthController(services: services).addRoutes(to: router)
         let api = router.group("api/v1")
+        if let verifier = services.authentication {
+            api.add(middleware: AuthMiddleware(verifier: verifier))
+        }
         SpacesController(services: services).addRoutes(to: api)
         WorkSessionsController(services: services).addRoutes(to: api)
         MarkersController(services: services).addRoutes(to: api)

@@ -22,6 +22,7 @@ public enum HandshakeResponse {
         let reason: String
         switch rejection.status {
         case 400: reason = "Bad Request"
+        case 401: reason = "Unauthorized"
         case 404: reason = "Not Found"
         case 405: reason = "Method Not Allowed"
         case 426: reason = "Upgrade Required"
@@ -35,6 +36,7 @@ public enum HandshakeResponse {
         var head = "HTTP/1.1 \(rejection.status) \(reason)\r\nContent-Type: application/json\r\n"
         if rejection.status == 426 { head += "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" }
         if rejection.status == 405 { head += "Allow: GET\r\n" }
+        if rejection.status == 401 { head += "WWW-Authenticate: Bearer\r\n" }
         head += "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
         return Array((head + body).utf8)
     }

@@ -16,6 +16,7 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var gateway: GatewayOptions
+    @OptionGroup var auth: AuthOptions
 
     @Option(name: .customLong("role"), help: "api, gateway or all (env ROBOSCOPE_ROLE, default all).")
     var roleFlag: ServeRole?
@@ -85,18 +86,20 @@ struct Serve: AsyncParsableCommand {
         let notifier = AppendNotifier(url: common.databaseURL, logger: logger)
         if role.runsAPI {
             notifier.start()
-            let api = APIServices(
+            var api = APIServices(
                 store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
                 timeTravel: TimeTravel(pool: pool),
                 presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
             )
+            api.authentication = try auth.verifier()
             let port = try httpPort()
             services.append(APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving", metadata: ["http": "\(host):\(port)"])
         }
         defer { notifier.shutdown() }
         if role.runsGateway {
-            let configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
+            var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
+            configuration.authentication = try auth.verifier()
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
                 presence: presence, logger: logger

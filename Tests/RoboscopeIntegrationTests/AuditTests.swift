@@ -6,19 +6,7 @@ import RoboscopePostgres
 /// The audit trail and entity histories over a scripted history, against the real
 /// Postgres through the real binary.
 @Suite(.serialized) struct AuditTests {
-    actor Shared {
-        static let instance = Shared()
-        private var starting: Task<(ServerProcess, String), any Error>?
-        func get() async throws -> (ServerProcess, String) {
-            if starting == nil {
-                starting = Task {
-                    let url = try TestDatabase.fresh("audit")
-                    return (try await ServerProcess(databaseURL: url), url)
-                }
-            }
-            return try await starting!.value
-        }
-    }
+    static let server = LazyServer("audit")
 
     struct History {
         var session: String
@@ -45,7 +33,7 @@ import RoboscopePostgres
     }
 
     @Test func aMarkersHistoryShowsWhoChangedWhatAndHow() async throws {
-        let (server, _) = try await Shared.instance.get()
+        let (server, _) = try await Self.server.get()
         let history = try await scriptedHistory(server.client)
         let reply = try await server.client.get("/api/v1/markers/\(history.marker)/history")
         #expect(reply.status == 200)
@@ -70,7 +58,7 @@ import RoboscopePostgres
     }
 
     @Test func theSessionsTrailHasLocksDetailsAndPagesWithoutGaps() async throws {
-        let (server, _) = try await Shared.instance.get()
+        let (server, _) = try await Self.server.get()
         let history = try await scriptedHistory(server.client)
         let all = try await server.client.get("/api/v1/audit?work_session_id=\(history.session)&limit=1000")
         let types = all.json["data"]?.array?.map { $0["type"]?.string ?? "" } ?? []
@@ -107,20 +95,20 @@ import RoboscopePostgres
         ("work_session_id=x", "work_session_id"), ("entity_id=x", "entity_id"),
     ])
     func badFiltersAre400NamingTheParameter(query: String, field: String) async throws {
-        let (server, _) = try await Shared.instance.get()
+        let (server, _) = try await Self.server.get()
         let reply = try await server.client.get("/api/v1/audit?\(query)")
         #expect(reply.status == 400)
         #expect(reply.json["error"]?["field"]?.string == field)
     }
 
     @Test func historyOfAnUnknownEntityIs404() async throws {
-        let (server, _) = try await Shared.instance.get()
+        let (server, _) = try await Self.server.get()
         #expect(try await server.client.get("/api/v1/spaces/\(EntityID.random())/history").status == 404)
         #expect(try await server.client.get("/api/v1/markers/nope/history").status == 422)
     }
 
     @Test func everyFilterCanBeServedByAnIndex() async throws {
-        let (_, url) = try await Shared.instance.get()
+        let (_, url) = try await Self.server.get()
         let connection = try PGConnection(url)
         // The test log is small enough that a scan would win; forbid it to see the index the filter can use.
         try connection.query("SET enable_seqscan = off")
@@ -146,7 +134,7 @@ import RoboscopePostgres
     }
 
     @Test func theRequestIdInTheResponseIsTheOneInTheEvents() async throws {
-        let (server, _) = try await Shared.instance.get()
+        let (server, _) = try await Self.server.get()
         // No X-Request-Id from the client: the server makes one, answers with it, and logs it.
         let created = try await server.client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
         let header = created.header("X-Request-Id")

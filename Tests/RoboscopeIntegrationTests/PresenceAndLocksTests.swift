@@ -7,22 +7,10 @@ import RoboscopePostgres
 /// four-second presence window (two seconds expired users in the middle of a test when
 /// the machine was busy with other suites).
 @Suite(.serialized) struct PresenceAndLocksTests {
-    actor Shared {
-        static let instance = Shared()
-        private var starting: Task<(ServerProcess, String), any Error>?
-        func get() async throws -> (ServerProcess, String) {
-            if starting == nil {
-                starting = Task {
-                    let url = try TestDatabase.fresh("redis")
-                    return (try await ServerProcess(databaseURL: url, extraArguments: ["--presence-window", "4"]), url)
-                }
-            }
-            return try await starting!.value
-        }
-    }
+    static let server = LazyServer("redis") { ["--presence-window", "4"] }
 
     func setup() async throws -> (HTTPClient, JSONValue, String) {
-        let (server, url) = try await Shared.instance.get()
+        let (server, url) = try await Self.server.get()
         let fixtures = Fixtures(client: server.client)
         return (server.client, try await fixtures.session(in: try await fixtures.space()), url)
     }
@@ -164,7 +152,7 @@ import RoboscopePostgres
 /// Enforced locks: writes to the session and its markers need the holder's token.
 @Suite(.serialized) struct EnforcedLockTests {
     func setup() async throws -> (HTTPClient, JSONValue, JSONValue) {
-        let (server, _) = try await PresenceAndLocksTests.Shared.instance.get()
+        let (server, _) = try await PresenceAndLocksTests.server.get()
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         return (server.client, session, try await fixtures.marker(in: session))

@@ -6,14 +6,16 @@ import RoboscopeDomain
 /// equals what the live API serves, and at an earlier position what it served then.
 @Suite(.serialized) struct ReplayTests {
     @Test func replayAtTheEndEqualsTheLiveStateAndEarlierTheStateThen() async throws {
-        let (server, url) = try await AuditTests.Shared.instance.get()
+        let (server, url) = try await AuditTests.server.get()
         let client = server.client
         let fixtures = Fixtures(client: client)
         let space = try await fixtures.space()
         let session = try await fixtures.session(in: space)
         let first = try await fixtures.marker(in: session, ["label": "one"])
         let second = try await fixtures.marker(in: session, ["label": "two"])
-        let earlier = try await client.get("/api/v1/markers/\(Fixtures.id(first))/history").json["data"]?[0]?["position"]?.int ?? 0
+        // The first marker's details event closes its create (other suites append meanwhile).
+        let earlier = try await client.get("/api/v1/audit?entity_type=marker_details&entity_id=\(Fixtures.id(first))")
+            .json["data"]?[0]?["position"]?.int ?? 0
         _ = try await client.patch("/api/v1/markers/\(Fixtures.id(first))", ["label": "one, moved", "p4": [0, 0, 5]])
         _ = try await client.put("/api/v1/markers/\(Fixtures.id(second))/details", ["custom_props": ["ok": true]])
         let sessionID = Fixtures.id(session)
@@ -26,7 +28,7 @@ import RoboscopeDomain
         #expect(entry?["work_session"] == (try await client.get("/api/v1/work-sessions/\(sessionID)").json))
         #expect(entry?["markers"] == (try await client.get("/api/v1/markers?work_session_id=\(sessionID)").json))
 
-        let then = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", String(earlier + 1),
+        let then = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", String(earlier),
                                                 "--space", Fixtures.id(space)])
         let spaces = try JSONParser.parse(Array(then.output.utf8))["spaces"]
         #expect(spaces?[0]?["space"] == space)

@@ -5,7 +5,7 @@ import RoboscopeDomain
 /// `as_of` reads: entities as they were at a position or a time, from the log alone.
 @Suite(.serialized) struct TimeTravelTests {
     @Test func aMarkerAndItsSessionAsTheyWereAtSeveralMoments() async throws {
-        let (server, _) = try await AuditTests.Shared.instance.get()
+        let (server, _) = try await AuditTests.server.get()
         let client = server.client
         let fixtures = Fixtures(client: client)
         let space = try await fixtures.space()
@@ -21,12 +21,19 @@ import RoboscopeDomain
         let positions = try await client.get("/api/v1/markers/\(id)/history").json["data"]?.array?.map { $0["position"]?.int ?? 0 } ?? []
         #expect(positions.count == 3)
         let (created, updated, deleted) = (positions[0], positions[1], positions[2])
+        // Each write's details event closes its transaction; other suites append to the same
+        // log meanwhile, so "the next position" may not be ours.
+        let details = try await client.get("/api/v1/audit?entity_type=marker_details&entity_id=\(id)").json["data"]?.array?
+            .map { $0["position"]?.int ?? 0 } ?? []
+        #expect(details.count == 3)
+        let (afterCreate, afterUpdate) = (details[0], details[1])
+        #expect(afterCreate > created && afterUpdate > updated)
 
-        let atCreate = try await client.get("/api/v1/markers/\(id)?as_of=\(created + 1)")
+        let atCreate = try await client.get("/api/v1/markers/\(id)?as_of=\(afterCreate)")
         #expect(atCreate.status == 200)
         #expect(atCreate.json == marker)  // details included, as REST returned it then
         #expect(try await client.get("/api/v1/markers/\(id)?as_of=\(between)").json == marker)
-        let atUpdate = try await client.get("/api/v1/markers/\(id)?as_of=\(updated + 1)")
+        let atUpdate = try await client.get("/api/v1/markers/\(id)?as_of=\(afterUpdate)")
         #expect(atUpdate.json == patched.json)
 
         let gone = try await client.get("/api/v1/markers/\(id)?as_of=\(deleted)")
@@ -37,7 +44,7 @@ import RoboscopeDomain
         #expect(early.json["error"]?["reason"] == "not_yet_created")
         #expect((early.json["error"]?["message"]?.string ?? "").contains("did not exist yet"))
 
-        let listed = try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(updated + 1)")
+        let listed = try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(afterUpdate)")
         #expect(listed.json == [patched.json])
         #expect(try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(deleted)").json == [])
 
@@ -47,7 +54,7 @@ import RoboscopeDomain
 
     @Test(arguments: ["yesterday", "-3", "2026-11-22T25:00:00Z"])
     func anUnparsableAsOfIs400(value: String) async throws {
-        let (server, _) = try await AuditTests.Shared.instance.get()
+        let (server, _) = try await AuditTests.server.get()
         let reply = try await server.client.get("/api/v1/spaces/\(EntityID.random())?as_of=\(value)")
         #expect(reply.status == 400)
         #expect(reply.json["error"]?["field"] == "as_of")

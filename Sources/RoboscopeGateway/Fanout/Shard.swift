@@ -1,4 +1,5 @@
 import Logging
+import RoboscopeAuth
 import RoboscopeDomain
 import RoboscopePostgres
 import WebSocketCodec
@@ -80,6 +81,15 @@ final class Shard: @unchecked Sendable {
         case "/api/v1/ws": break
         case "/api/v1/ws/echo" where configuration.echo: break
         default: return UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))")
+        }
+        if let verifier = configuration.authentication {
+            do {
+                _ = try verifier.verify(authorization: request.headers["authorization"])
+            } catch let failure as AuthenticationFailure {
+                return UpgradeRejection(status: 401, message: failure.reason)
+            } catch {
+                return UpgradeRejection(status: 401, message: "unknown token")
+            }
         }
         if hub.clients.count(connection.peer) > configuration.maxConnectionsPerClient {
             return UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client")

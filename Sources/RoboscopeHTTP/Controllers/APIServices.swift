@@ -1,3 +1,4 @@
+import RoboscopeAuth
 import RoboscopePostgres
 import RoboscopeRedis
 
@@ -11,6 +12,8 @@ public struct APIServices: Sendable {
     public var presence: PresenceStore
     public var locks: LockStore
     public var bodyLimit: Int
+    /// Bearer-token checks; nil leaves the API open (the local default).
+    public var authentication: TokenVerifier?
 
     public init(
         store: EventStore, reads: ReadModels, audit: AuditReader, timeTravel: TimeTravel, presence: PresenceStore,

@@ -16,6 +16,8 @@ enum APIError {
         case .payloadTooLarge: return .contentTooLarge
         case .locked: return HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .unavailable: return .serviceUnavailable
+        case .unauthorized: return .unauthorized
+        case .forbidden: return .forbidden
         default: return .badRequest
         }
     }
@@ -29,6 +31,9 @@ enum APIError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if error.code == .unavailable {
             headers[.retryAfter] = "1"
+        }
+        if error.code == .unauthorized {
+            headers[.wwwAuthenticate] = "Bearer"
         }
         let bytes = JSONValue.object(["error": .object(body)]).jsonBytes(.wire)
         return Response(status: status(for: error.code), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

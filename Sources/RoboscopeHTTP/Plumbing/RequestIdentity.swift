@@ -18,7 +18,9 @@ enum RequestIdentity {
 
     static func provenance(_ request: Request, _ context: RoboscopeRequestContext) -> Provenance {
         var actor = "anonymous"
-        if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
+        if let credentials = context.credentials {
+            actor = credentials.subject
+        } else if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
             actor = String(user.prefix(200))
         }
         let correlation = request.headers[correlationIDHeader].flatMap { isToken($0) ? $0 : nil }

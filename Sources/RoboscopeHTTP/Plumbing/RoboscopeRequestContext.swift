@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import RoboscopeAuth
 
 /// The request context of every route: Hummingbird's core storage plus the peer address.
 public struct RoboscopeRequestContext: RequestContext {
@@ -9,6 +10,8 @@ public struct RoboscopeRequestContext: RequestContext {
     /// Set once by `ErrorMiddleware`: the id returned in `X-Request-Id` and stored in
     /// the metadata of every event the request appends.
     public var requestID: String?
+    /// Set by `AuthMiddleware` when authentication is on.
+    public var credentials: Credentials?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -4,25 +4,11 @@ import RoboscopeDomain
 
 /// The `presence` op, pushes to subscribers, and the reconnect grace period.
 @Suite(.serialized) struct GatewayPresenceTests {
-    actor Shared {
-        static let instance = Shared()
-        private var starting: Task<ServerProcess, any Error>?
-        func get() async throws -> ServerProcess {
-            if starting == nil {
-                starting = Task {
-                    try await ServerProcess(
-                        databaseURL: try TestDatabase.fresh("wspresence"),
-                        extraArguments: ["--ws-presence-grace", "1.5", "--presence-window", "30"]
-                    )
-                }
-            }
-            return try await starting!.value
-        }
-    }
+    static let shared = LazyServer("wspresence") { ["--ws-presence-grace", "1.5", "--presence-window", "30"] }
 
     /// A watcher subscribed to a fresh session, with the initial (empty) presence read.
     func watcher() async throws -> (ServerProcess, WebSocketClient, session: String) {
-        let server = try await Shared.instance.get()
+        let server = try await Self.shared.get().server
         let fixtures = Fixtures(client: server.client)
         let session = Fixtures.id(try await fixtures.session(in: try await fixtures.space()))
         let watcher = try WebSocketClient(port: server.wsPort)

@@ -15,12 +15,13 @@ final class WebSocketClient: @unchecked Sendable {
     private(set) var sawEndOfStream = false
 
     /// Connects and upgrades; throws with the status line if the server refuses.
-    init(port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil) throws {
+    init(port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil, headers: [String] = []) throws {
         fd = try Self.connect(port: port, receiveBuffer: receiveBuffer)
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         try sendRaw(Array((
             "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+            + headers.map { $0 + "\r\n" }.joined() + "\r\n"
         ).utf8))
         var head: [UInt8] = []
         while UpgradeHead.end(of: head) == nil {
