@@ -15,6 +15,9 @@ public enum APIServer {
         router.add(middleware: ErrorMiddleware())
         HealthController(services: services).addRoutes(to: router)
         let api = router.group("api/v1")
+        if let limit = services.rateLimit {
+            api.add(middleware: RateLimitMiddleware(buckets: TokenBuckets(rate: limit.rate, burst: limit.burst)))
+        }
         if let verifier = services.authentication {
             api.add(middleware: AuthMiddleware(verifier: verifier))
         }

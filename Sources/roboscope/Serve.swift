@@ -43,6 +43,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("body-limit"), help: "Largest request body in bytes (env ROBOSCOPE_BODY_LIMIT, default 1048576).")
     var bodyLimitFlag: Int?
 
+    @Option(name: .customLong("rate-limit"), help: "Requests per second per client address on /api/v1, 0 for none (env ROBOSCOPE_RATE_LIMIT, default 0).")
+    var rateLimitFlag: Double?
+
+    @Option(name: .customLong("rate-burst"), help: "Burst above the rate (env ROBOSCOPE_RATE_BURST, default twice the rate).")
+    var rateBurstFlag: Double?
+
+    func rateLimit() throws -> (rate: Double, burst: Double)? {
+        let rate = try rateLimitFlag ?? Environment.double("ROBOSCOPE_RATE_LIMIT") ?? 0
+        guard rate > 0 else { return nil }
+        return (rate, try rateBurstFlag ?? Environment.double("ROBOSCOPE_RATE_BURST") ?? rate * 2)
+    }
+
     @Option(name: .customLong("presence-window"), help: "Seconds a heartbeat keeps a user present (env ROBOSCOPE_PRESENCE_WINDOW, default 30).")
     var presenceWindowFlag: Int?
 
@@ -57,6 +69,9 @@ struct Serve: AsyncParsableCommand {
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
         guard try bodyLimit() >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
         _ = try role()
+        if let limit = try rateLimit(), limit.rate < 0.1 || limit.burst < 1 {
+            throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
+        }
     }
 
     func httpPort() throws -> Int { try httpPortFlag ?? Environment.int("ROBOSCOPE_HTTP_PORT") ?? 8080 }
@@ -92,6 +107,7 @@ struct Serve: AsyncParsableCommand {
                 presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
             )
             api.authentication = try auth.verifier()
+            api.rateLimit = try rateLimit()
             let port = try httpPort()
             services.append(APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving", metadata: ["http": "\(host):\(port)"])

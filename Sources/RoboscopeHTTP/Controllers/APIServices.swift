@@ -14,6 +14,8 @@ public struct APIServices: Sendable {
     public var bodyLimit: Int
     /// Bearer-token checks; nil leaves the API open (the local default).
     public var authentication: TokenVerifier?
+    /// Requests per second (and burst) per client address on `/api/v1`; nil: unlimited.
+    public var rateLimit: (rate: Double, burst: Double)?
 
     public init(
         store: EventStore, reads: ReadModels, audit: AuditReader, timeTravel: TimeTravel, presence: PresenceStore,

@@ -18,6 +18,7 @@ enum APIError {
         case .unavailable: return .serviceUnavailable
         case .unauthorized: return .unauthorized
         case .forbidden: return .forbidden
+        case .rateLimited: return .tooManyRequests
         default: return .badRequest
         }
     }
@@ -31,6 +32,9 @@ enum APIError {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if error.code == .unavailable {
             headers[.retryAfter] = "1"
+        }
+        if error.code == .rateLimited, case .integer(let seconds)? = error.details["retry_after"] {
+            headers[.retryAfter] = String(seconds)
         }
         if error.code == .unauthorized {
             headers[.wwwAuthenticate] = "Bearer"
