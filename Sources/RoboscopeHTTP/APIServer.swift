@@ -31,6 +31,21 @@ public enum APIServer {
         return router
     }
 
+    /// `/healthz`, `/readyz` and `/metrics` only: the HTTP side of a gateway-only process.
+    public static func probes(
+        services: APIServices, host: String, port: Int, metrics: PrometheusCollectorRegistry, logger: Logger
+    ) -> some ApplicationProtocol {
+        let router = Router(context: RoboscopeRequestContext.self)
+        MetricsController(registry: metrics).addRoutes(to: router)
+        router.add(middleware: ErrorMiddleware())
+        HealthController(services: services).addRoutes(to: router)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "roboscope"),
+            logger: logger
+        )
+    }
+
     public static func application(
         services: APIServices, host: String, port: Int, metrics: PrometheusCollectorRegistry? = nil, logger: Logger
     ) -> some ApplicationProtocol {

@@ -99,18 +99,22 @@ struct Serve: AsyncParsableCommand {
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, logger: logger)
         defer { pool.shutdown() }
         let notifier = AppendNotifier(url: common.databaseURL, logger: logger)
+        var api = APIServices(
+            store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
+            timeTravel: TimeTravel(pool: pool),
+            presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
+        )
+        api.authentication = try auth.verifier()
+        api.rateLimit = try rateLimit()
+        let port = try httpPort()
         if role.runsAPI {
             notifier.start()
-            var api = APIServices(
-                store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
-                timeTravel: TimeTravel(pool: pool),
-                presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
-            )
-            api.authentication = try auth.verifier()
-            api.rateLimit = try rateLimit()
-            let port = try httpPort()
             services.append(APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving", metadata: ["http": "\(host):\(port)"])
+        } else {
+            // A gateway-only process still answers probes and scrapes on the HTTP port.
+            services.append(APIServer.probes(services: api, host: host, port: port, metrics: metrics, logger: logger))
+            logger.info("serving probes and metrics", metadata: ["http": "\(host):\(port)"])
         }
         defer { notifier.shutdown() }
         if role.runsGateway {

@@ -106,4 +106,26 @@ import RoboscopeDomain
         #expect(seen[0] == seen[1])
         #expect(seen[0].count == 59)
     }
+
+    @Test func apiAndGatewayRolesRunApart() async throws {
+        let database = try TestDatabase.fresh("roles")
+        let api = try await ServerProcess(databaseURL: database, extraArguments: ["--role", "api"])
+        let gateway = try await ServerProcess(databaseURL: database, extraArguments: ["--role", "gateway"])
+        // The API process has no WebSocket port; the gateway process answers probes and scrapes only.
+        #expect(throws: TestFailure.self) { _ = try WebSocketClient(port: api.wsPort) }
+        #expect(try await gateway.client.get("/readyz").status == 200)
+        #expect(try await gateway.client.get("/api/v1/spaces").status == 404)
+
+        let fixtures = Fixtures(client: api.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let socket = try WebSocketClient(port: gateway.wsPort)
+        try socket.send(["op": "subscribe", "topic": .string("work_session:\(Fixtures.id(session))")])
+        _ = try await socket.next(op: "subscribed")
+        let marker = try await fixtures.marker(in: session)
+        #expect(try await socket.nextEvent(streamType: "marker")["stream_id"] == marker["id"])
+        let metrics = String(decoding: try await gateway.client.get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("roboscope_ws_connections 1"))
+        #expect(api.terminate() == 0)
+        #expect(gateway.terminate() == 0)
+    }
 }
