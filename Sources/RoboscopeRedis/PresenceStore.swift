@@ -68,19 +68,13 @@ public struct PresenceStore: Sendable {
     /// Returns true when the user was not present before (a join).
     @discardableResult
     public func heartbeat(session: String, user: String) async throws -> Bool {
-        let reply = try await redis.command([
-            "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
-        ])
-        return reply.array?.first?.integer == 1
+        try await redis.withConnection { try self.heartbeat(session: session, user: user, on: $0).joined }
     }
 
     /// Users heard from within the window, oldest heartbeat first; expired ones are
     /// removed (and announced) on the way.
     public func users(session: String) async throws -> [String] {
-        let reply = try await redis.command([
-            "EVAL", Self.listScript, "1", Self.key(session), String(windowMilliseconds), Self.channel(session),
-        ])
-        return (reply.array ?? []).compactMap(\.string)
+        try await redis.withConnection { try self.users(session: session, on: $0) }
     }
 
     /// Returns true when the user was present.

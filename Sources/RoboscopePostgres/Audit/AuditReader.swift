@@ -10,11 +10,7 @@ public struct AuditReader: Sendable {
     }
 
     public func page(_ query: AuditQuery) async throws -> AuditPage {
-        do {
-            return try await pool.withConnection { try Self.page(query, on: $0) }
-        } catch let error as PGError {
-            throw StoreErrors.translate(error)
-        }
+        try await pool.translatingErrors { try Self.page(query, on: $0) }
     }
 
     static func sql(_ query: AuditQuery) -> (String, [String?]) {

@@ -105,10 +105,6 @@ public struct TimeTravel: Sendable {
     }
 
     func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
-        do {
-            return try await pool.withConnection(body)
-        } catch let error as PGError {
-            throw StoreErrors.translate(error)
-        }
+        try await pool.translatingErrors(body)
     }
 }

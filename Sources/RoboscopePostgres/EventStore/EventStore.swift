@@ -28,16 +28,10 @@ public struct EventStore: Sendable {
     public func append(_ batch: AppendBatch) async throws -> [Appended] {
         guard !batch.events.isEmpty else { return [] }
         let document = StorageJSON.encodeString(BatchDocument(batch: batch))
-        do {
-            let appended = try await pool.withConnection { connection in
-                try Self.append(document, on: connection)
-            }
-            notifier?.signal()
-            Self.appendedEvents.increment(by: appended.count)
-            return appended
-        } catch let error as PGError {
-            throw StoreErrors.translate(error)
-        }
+        let appended = try await pool.translatingErrors { try Self.append(document, on: $0) }
+        notifier?.signal()
+        Self.appendedEvents.increment(by: appended.count)
+        return appended
     }
 
     /// Appends on a connection the caller owns (tools, tests).

@@ -38,3 +38,15 @@ public enum StoreErrors {
         }
     }
 }
+
+extension PostgresPool {
+    /// `withConnection` for the store's readers and writers: what Postgres reports comes
+    /// out as `StoreErrors.translate` makes it (503 when unreachable, 409, 404, …).
+    func translatingErrors<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        do {
+            return try await withConnection(body)
+        } catch let error as PGError {
+            throw StoreErrors.translate(error)
+        }
+    }
+}

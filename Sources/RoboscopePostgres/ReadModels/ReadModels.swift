@@ -106,10 +106,6 @@ public struct ReadModels: Sendable {
     }
 
     private func query<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
-        do {
-            return try await pool.withConnection(body)
-        } catch let error as PGError {
-            throw StoreErrors.translate(error)
-        }
+        try await pool.translatingErrors(body)
     }
 }
