@@ -104,7 +104,9 @@ struct Serve: AsyncParsableCommand {
             timeTravel: TimeTravel(pool: pool),
             presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
         )
-        api.authentication = try auth.verifier()
+        // One verifier (one read of the tokens file) for the API and the gateway.
+        let verifier = try auth.verifier()
+        api.authentication = verifier
         api.rateLimit = try rateLimit()
         let port = try httpPort()
         if role.runsAPI {
@@ -119,7 +121,7 @@ struct Serve: AsyncParsableCommand {
         defer { notifier.shutdown() }
         if role.runsGateway {
             var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
-            configuration.authentication = try auth.verifier()
+            configuration.authentication = verifier
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
                 presence: presence, logger: logger

@@ -27,6 +27,7 @@ final class LogTailer: @unchecked Sendable {
     private let logger: Logger
     var shards: [Shard] = []
     var metrics: GatewayMetrics?
+    private var nextLagCheck = ContinuousClock.now
     private let inbox: Inbox<SubscribeRequest>
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
@@ -128,8 +129,11 @@ final class LogTailer: @unchecked Sendable {
 
     /// The log's newest position minus the delivered one (a gauge; 0 when caught up,
     /// more while a transaction older than the newest events is still running).
+    /// Once a second at most: the loop wakes for every notification batch.
     private func measureLag(on connection: PGConnection) throws {
-        guard let delivered = cursor?.position else { return }
+        let now = ContinuousClock.now
+        guard now >= nextLagCheck, let delivered = cursor?.position else { return }
+        nextLagCheck = now + .seconds(1)
         let newest = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").int64(0, 0) ?? 0
         metrics?.lag(max(0, newest - delivered))
     }
