@@ -49,12 +49,16 @@ public enum UpgradeParser {
         }
     }
 
+    public static func headEnd(_ bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBytes { headEnd($0) }
+    }
+
     public static func parse(_ bytes: [UInt8]) -> Result {
         bytes.withUnsafeBytes { parse($0) }
     }
 
-    /// Index of the "\r\n\r\n" that ends the head.
-    static func headEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    /// Index of the "\r\n\r\n" that ends an HTTP head (requests and responses alike).
+    public static func headEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard bytes.count >= 4 else { return nil }
         for index in 0...(bytes.count - 4)
         where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {

@@ -50,18 +50,9 @@ enum Blocking {
         }
     }
 
-    static func find(_ needle: [UInt8], in bytes: [UInt8], from start: Int = 0) -> Int? {
-        guard bytes.count >= needle.count + start else { return nil }
-        var index = start
-        while index <= bytes.count - needle.count {
-            if bytes[index] == needle[0], bytes[index..<(index + needle.count)].elementsEqual(needle) { return index }
-            index += 1
-        }
-        return nil
-    }
-
-    /// `find` through libc's memmem: the readers search every message they get.
-    static func search(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
+    /// Where `needle` first occurs in `bytes`, through libc's memmem: the readers search
+    /// every message they get.
+    static func find(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
         bytes.withUnsafeBytes { haystack in
             needle.withUnsafeBytes { pattern in
                 guard let hit = memmem(haystack.baseAddress, haystack.count, pattern.baseAddress, pattern.count) else { return nil }

@@ -64,7 +64,7 @@ final class Subscribers: @unchecked Sendable {
         let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
         guard Blocking.writeAll(fd, Array(request.utf8)),
-              let (head, end) = Blocking.readUntil(fd, { Blocking.find([13, 10, 13, 10], in: $0) }),
+              let (head, end) = Blocking.readUntil(fd, { UpgradeParser.headEnd($0) }),
               head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count else {
             close(fd)
             return nil
@@ -124,10 +124,10 @@ final class Subscribers: @unchecked Sendable {
                         switch output {
                         case .message(_, let payload):
                             reader.messages += 1
-                            if Blocking.search(Self.created, in: payload) != nil, let start = Blocking.search(Self.streamID, in: payload) {
+                            if Blocking.find(Self.created, in: payload) != nil, let start = Blocking.find(Self.streamID, in: payload) {
                                 let from = start + Self.streamID.count
                                 reader.receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
-                            } else if Blocking.search(Self.subscribedOp, in: payload) != nil {
+                            } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
                                 reader.subscribed += 1
                             }
                         case .ping(let payload):

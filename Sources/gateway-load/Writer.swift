@@ -1,4 +1,5 @@
 import Foundation
+import WebSocketCodec
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,7 +71,7 @@ final class Writer: @unchecked Sendable {
 
     /// The end of a response with a Content-Length body, or nil if more is needed.
     static func complete(_ bytes: [UInt8]) -> Int? {
-        guard let headEnd = Blocking.find([13, 10, 13, 10], in: bytes) else { return nil }
+        guard let headEnd = UpgradeParser.headEnd(bytes) else { return nil }
         let head = String(decoding: bytes[..<headEnd], as: UTF8.self).lowercased()
         var length = 0
         for line in head.split(separator: "\r\n") where line.hasPrefix("content-length:") {

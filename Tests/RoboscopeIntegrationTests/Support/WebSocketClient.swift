@@ -24,12 +24,12 @@ final class WebSocketClient: @unchecked Sendable {
             + headers.map { $0 + "\r\n" }.joined() + "\r\n"
         ).utf8))
         var head: [UInt8] = []
-        while UpgradeHead.end(of: head) == nil {
+        while UpgradeParser.headEnd(head) == nil {
             let chunk = try readChunk(timeout: 5)
             guard !chunk.isEmpty else { throw TestFailure("connection closed during the handshake") }
             head += chunk
         }
-        let end = UpgradeHead.end(of: head)!
+        let end = UpgradeParser.headEnd(head)!
         let text = String(decoding: head[..<end], as: UTF8.self)
         guard text.hasPrefix("HTTP/1.1 101"),
               text.contains("Sec-WebSocket-Accept: \(HandshakeResponse.acceptValue(forKey: key))") else {
@@ -176,15 +176,5 @@ final class WebSocketClient: @unchecked Sendable {
         let count = read(fd, &buffer, buffer.count)
         if count < 0 { return [] }
         return Array(buffer[..<count])
-    }
-}
-
-enum UpgradeHead {
-    static func end(of bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4) where bytes[index..<(index + 4)].elementsEqual([13, 10, 13, 10]) {
-            return index
-        }
-        return nil
     }
 }
