@@ -31,7 +31,7 @@ public enum HandshakeResponse {
         case 503: reason = "Service Unavailable"
         default: reason = "Error"
         }
-        let escaped = rejection.message.replacingQuotes()
+        let escaped = rejection.message.jsonEscaped()
         let body = "{\"error\":{\"code\":\"bad_upgrade\",\"message\":\"\(escaped)\"}}"
         var head = "HTTP/1.1 \(rejection.status) \(reason)\r\nContent-Type: application/json\r\n"
         if rejection.status == 426 { head += "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" }
@@ -43,8 +43,20 @@ public enum HandshakeResponse {
 }
 
 extension String {
-    /// Our rejection messages are fixed ASCII text; this only guards the JSON quoting.
-    func replacingQuotes() -> String {
-        String(unicodeScalars.map { $0 == "\"" || $0 == "\\" ? "'" : Character($0) })
+    /// The text as the inside of a JSON string: a 404 names the client's path, which may
+    /// hold quotes, backslashes or control characters.
+    func jsonEscaped() -> String {
+        var out = ""
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WebSocketCodec
 
@@ -72,5 +73,14 @@ import WebSocketCodec
         #expect(Base64.decodedCount("Zm9v") == 3)
         #expect(Base64.decodedCount("Zm=v") == nil)
         #expect(Base64.decodedCount("Zm9") == nil)
+    }
+
+    @Test func rejectionBodiesStayJSONWhateverThePathHolds() throws {
+        let message = "no WebSocket endpoint at /a\"b\\c\td"
+        let response = HandshakeResponse.rejection(UpgradeRejection(status: 404, message: message))
+        let text = String(decoding: response, as: UTF8.self)
+        let body = try #require(text.components(separatedBy: "\r\n\r\n").last)
+        let json = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: [String: String]]
+        #expect(json?["error"]?["message"] == message)
     }
 }
