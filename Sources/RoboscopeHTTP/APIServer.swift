@@ -41,6 +41,7 @@ public enum APIServer {
         HealthController(services: services).addRoutes(to: router)
         return Application(
             router: router,
+            server: services.limits.server,
             configuration: .init(address: .hostname(host, port: port), serverName: "roboscope"),
             logger: logger
         )
@@ -51,6 +52,7 @@ public enum APIServer {
     ) -> some ApplicationProtocol {
         Application(
             router: router(services: services, metrics: metrics),
+            server: services.limits.server,
             configuration: .init(address: .hostname(host, port: port), serverName: "roboscope"),
             logger: logger
         )

@@ -43,6 +43,29 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("body-limit"), help: "Largest request body in bytes (env ROBOSCOPE_BODY_LIMIT, default 1048576).")
     var bodyLimitFlag: Int?
 
+    @Option(name: .customLong("header-limit"), help: "Largest request head in bytes (env ROBOSCOPE_HEADER_LIMIT, default 16384).")
+    var headerLimitFlag: Int?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may take to send a request head (env ROBOSCOPE_IDLE_TIMEOUT, default 30).")
+    var idleTimeoutFlag: Int?
+
+    @Option(name: .customLong("request-timeout"), help: "Seconds a request body may take after its head (env ROBOSCOPE_REQUEST_TIMEOUT, default 60).")
+    var requestTimeoutFlag: Int?
+
+    @Option(name: .customLong("shutdown-timeout"), help: "Seconds SIGTERM waits for in-flight work before cancelling it (env ROBOSCOPE_SHUTDOWN_TIMEOUT, default 25).")
+    var shutdownTimeoutFlag: Int?
+
+    func limits() throws -> HTTPLimits {
+        HTTPLimits(
+            body: try bodyLimitFlag ?? Environment.int("ROBOSCOPE_BODY_LIMIT") ?? 1 << 20,
+            header: try headerLimitFlag ?? Environment.int("ROBOSCOPE_HEADER_LIMIT") ?? 16 << 10,
+            idleTimeout: .seconds(try idleTimeoutFlag ?? Environment.int("ROBOSCOPE_IDLE_TIMEOUT") ?? 30),
+            requestTimeout: .seconds(try requestTimeoutFlag ?? Environment.int("ROBOSCOPE_REQUEST_TIMEOUT") ?? 60)
+        )
+    }
+
+    func shutdownTimeout() throws -> Int { try shutdownTimeoutFlag ?? Environment.int("ROBOSCOPE_SHUTDOWN_TIMEOUT") ?? 25 }
+
     @Option(name: .customLong("rate-limit"), help: "Requests per second per client address on /api/v1, 0 for none (env ROBOSCOPE_RATE_LIMIT, default 0).")
     var rateLimitFlag: Double?
 
@@ -67,7 +90,13 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
-        guard try bodyLimit() >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
+        let limits = try limits()
+        guard limits.body >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
+        guard limits.header >= 1024 else { throw ValidationError("--header-limit must be at least 1024") }
+        guard limits.idleTimeout >= .seconds(1), limits.requestTimeout >= .seconds(1) else {
+            throw ValidationError("--idle-timeout and --request-timeout must be at least 1 second")
+        }
+        guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         _ = try role()
         if let limit = try rateLimit(), limit.rate < 0.1 || limit.burst < 1 {
             throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
@@ -77,7 +106,6 @@ struct Serve: AsyncParsableCommand {
     func httpPort() throws -> Int { try httpPortFlag ?? Environment.int("ROBOSCOPE_HTTP_PORT") ?? 8080 }
     func wsPort() throws -> Int { try wsPortFlag ?? Environment.int("ROBOSCOPE_WS_PORT") ?? 8081 }
     func poolSize() throws -> Int { try poolSizeFlag ?? Environment.int("ROBOSCOPE_DB_POOL_SIZE") ?? 16 }
-    func bodyLimit() throws -> Int { try bodyLimitFlag ?? Environment.int("ROBOSCOPE_BODY_LIMIT") ?? 1 << 20 }
 
     func run() async throws {
         let logger = common.logger("roboscope")
@@ -102,7 +130,7 @@ struct Serve: AsyncParsableCommand {
         var api = APIServices(
             store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
             timeTravel: TimeTravel(pool: pool),
-            presence: presence, locks: LockStore(redis: redis), bodyLimit: try bodyLimit()
+            presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
         // One verifier (one read of the tokens file) for the API and the gateway.
         let verifier = try auth.verifier()
@@ -129,11 +157,14 @@ struct Serve: AsyncParsableCommand {
         }
         // The group owns SIGTERM and SIGINT: the API stops accepting and finishes
         // in-flight requests, the gateway closes its sockets with 1001.
-        let group = ServiceGroup(configuration: .init(
+        var lifecycle = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
-        ))
+        )
+        // Past this, in-flight work is cancelled: an orchestrator's kill comes soon after.
+        lifecycle.maximumGracefulShutdownDuration = .seconds(try shutdownTimeout())
+        let group = ServiceGroup(configuration: lifecycle)
         try await group.run()
         logger.info("stopped")
     }

@@ -11,7 +11,9 @@ public struct APIServices: Sendable {
     public var timeTravel: TimeTravel
     public var presence: PresenceStore
     public var locks: LockStore
-    public var bodyLimit: Int
+    /// Body and header sizes, idle and request timeouts.
+    public var limits: HTTPLimits
+    var bodyLimit: Int { limits.body }
     /// Bearer-token checks; nil leaves the API open (the local default).
     public var authentication: TokenVerifier?
     /// Requests per second (and burst) per client address on `/api/v1`; nil: unlimited.
@@ -19,7 +21,7 @@ public struct APIServices: Sendable {
 
     public init(
         store: EventStore, reads: ReadModels, audit: AuditReader, timeTravel: TimeTravel, presence: PresenceStore,
-        locks: LockStore, bodyLimit: Int
+        locks: LockStore, limits: HTTPLimits = HTTPLimits()
     ) {
         self.store = store
         self.reads = reads
@@ -27,6 +29,6 @@ public struct APIServices: Sendable {
         self.timeTravel = timeTravel
         self.presence = presence
         self.locks = locks
-        self.bodyLimit = bodyLimit
+        self.limits = limits
     }
 }

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// Header size and slow-client limits, over raw sockets against one server with short
+/// timeouts (2 s for a head, 2 s for a body).
+@Suite(.serialized) struct HTTPLimitsTests {
+    static let server = LazyServer("limits") { ["--header-limit", "4096", "--idle-timeout", "2", "--request-timeout", "2"] }
+
+    @Test func aHeadOverTheLimitIs431() async throws {
+        let server = try await Self.server.get().server
+        let padding = String(repeating: "a", count: 8000)
+        let reply = try WebSocketClient.rawRequest(port: server.port, "GET /api/v1/spaces HTTP/1.1\r\nHost: x\r\nX-Padding: \(padding)\r\n\r\n")
+        #expect(reply.hasPrefix("HTTP/1.1 431"), "\(reply.prefix(200))")
+        #expect(reply.contains(#""code":"headers_too_large""#))
+        // Heads under the limit still pass.
+        let small = try WebSocketClient.rawRequest(port: server.port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(small.hasPrefix("HTTP/1.1 200"))
+    }
+
+    @Test func aMalformedRequestIs400() async throws {
+        let server = try await Self.server.get().server
+        let reply = try WebSocketClient.rawRequest(port: server.port, "GET /healthz HTTP/1.1\r\nHost x\r\n\r\n")
+        #expect(reply.hasPrefix("HTTP/1.1 400"), "\(reply.prefix(200))")
+        #expect(reply.contains(#""code":"bad_request""#))
+    }
+
+    @Test func aBodyThatStallsIs408AndTheConnectionCloses() async throws {
+        let server = try await Self.server.get().server
+        let socket = try WebSocketClient.connect(port: server.port)
+        defer { close(socket) }
+        let started = ContinuousClock.now
+        try send(socket, "POST /api/v1/spaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\":")
+        let (reply, closed) = readUntilClosed(socket, seconds: 10)
+        #expect(reply.hasPrefix("HTTP/1.1 408"), "\(reply.prefix(200))")
+        #expect(reply.contains(#""code":"request_timeout""#))
+        #expect(closed)
+        #expect(ContinuousClock.now - started < .seconds(8))
+    }
+
+    @Test func aClientTricklingItsHeadIsCutOff() async throws {
+        let server = try await Self.server.get().server
+        let socket = try WebSocketClient.connect(port: server.port)
+        defer { close(socket) }
+        let started = ContinuousClock.now
+        var cutOff = false
+        // One header line every 300 ms would take 30 s; the head timeout is 2 s.
+        try send(socket, "GET /healthz HTTP/1.1\r\n")
+        for index in 0..<100 {
+            try await Task.sleep(for: .milliseconds(300))
+            if (try? send(socket, "X-Slow-\(index): y\r\n")) == nil || peerClosed(socket) {
+                cutOff = true
+                break
+            }
+        }
+        #expect(cutOff)
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func anIdleKeepAliveConnectionIsClosed() async throws {
+        let server = try await Self.server.get().server
+        let socket = try WebSocketClient.connect(port: server.port)
+        defer { close(socket) }
+        try send(socket, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let started = ContinuousClock.now
+        let (reply, closed) = readUntilClosed(socket, seconds: 10)
+        #expect(reply.hasPrefix("HTTP/1.1 200"))
+        #expect(closed)
+        #expect(ContinuousClock.now - started >= .seconds(1))
+    }
+
+    private func send(_ socket: Int32, _ text: String) throws {
+        let sent = Array(text.utf8).withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == text.utf8.count else { throw TestFailure("send failed: errno \(errno)") }
+    }
+
+    /// Reads until the server closes (true) or `seconds` pass (false).
+    private func readUntilClosed(_ socket: Int32, seconds: Int32) -> (String, Bool) {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        while poll(&poller, 1, seconds * 1000) > 0 {
+            let count = read(socket, &buffer, buffer.count)
+            if count <= 0 { return (String(decoding: bytes, as: UTF8.self), true) }
+            bytes += buffer[..<count]
+        }
+        return (String(decoding: bytes, as: UTF8.self), false)
+    }
+
+    private func peerClosed(_ socket: Int32) -> Bool {
+        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, Int32(MSG_PEEK)) <= 0
+    }
+}
