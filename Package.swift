@@ -39,7 +39,10 @@ let package = Package(
         ),
         .target(
             name: "BlockingPool",
-            dependencies: [.product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         .target(
             name: "RoboscopeRedis",

@@ -19,6 +19,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     private var running = true
     private var lastConnectFailure: (at: ContinuousClock.Instant, error: any Error)?
     private var busy = 0
+    private let metrics: PoolMetrics
 
     private typealias Job = (Lease) -> Void
 
@@ -66,6 +67,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
         self.size = max(1, size)
         self.logger = logger
         self.connect = connect
+        self.metrics = PoolMetrics(name: name, size: self.size)
         for index in 0..<self.size {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "\(name)-\(index)"
@@ -108,6 +110,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     private func enqueue(_ job: @escaping Job) {
         condition.lock()
         queue.append(job)
+        metrics.occupancy(busy: busy, waiting: queue.count - head)
         condition.signal()
         condition.unlock()
     }
@@ -126,6 +129,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             head = 0
         }
         busy += 1
+        metrics.occupancy(busy: busy, waiting: queue.count - head)
         return job
     }
 
@@ -139,6 +143,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
         while let job = nextJob() {
             if let current = connection, current.isBroken || (ContinuousClock.now - lastUsed > Self.idleCheckInterval && !current.check()) {
                 connection = nil
+                metrics.connectionDropped()
             }
             var fresh = false
             if connection == nil {
@@ -149,6 +154,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             condition.lock()
             let failure = connection == nil ? (lastConnectFailure?.error ?? BlockingPoolError.unreachable(name)) : nil
             condition.unlock()
+            if failure != nil { metrics.jobRefused() }
             let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [unowned self] in
                 try self.connectRecordingOutcome()
             }
@@ -156,6 +162,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             connection = lease.connection
             condition.lock()
             busy -= 1
+            metrics.occupancy(busy: busy, waiting: queue.count - head)
             condition.unlock()
         }
     }
@@ -188,6 +195,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             }
             lastConnectFailure = (ContinuousClock.now, error)
             condition.unlock()
+            metrics.connectFailed()
             throw error
         }
     }

@@ -24,6 +24,12 @@ import RoboscopeDomain
         #expect(write.status == 503)
         #expect(try await client.get("/readyz").status == 503)
         #expect(try await client.get("/healthz").status == 200)
+        // The outage shows in the pool's metrics.
+        let metrics = String(decoding: try await client.get("/metrics").body, as: UTF8.self)
+        #expect(MetricsTests.value(metrics, "roboscope_pool_connect_failures_total", labels: #"pool="postgres""#) >= 1)
+        let dropped = MetricsTests.value(metrics, "roboscope_pool_connections_dropped_total", labels: #"pool="postgres""#)
+        let refused = MetricsTests.value(metrics, "roboscope_pool_jobs_refused_total", labels: #"pool="postgres""#)
+        #expect(dropped + refused >= 1)
 
         try proxy.start()
         var recovered = false

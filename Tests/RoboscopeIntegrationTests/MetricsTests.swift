@@ -39,6 +39,12 @@ import RoboscopeDomain
         #expect(Self.value(after, "hb_requests", labels: "http_route=\"/api/v1/markers\"") >= 1)
         #expect(Self.value(after, "hb_requests", labels: "http_response_status_code=\"404\"") >= 1)
         #expect(after.contains("http_server_request_duration_bucket{http_route=\"/api/v1/markers\""))
+        for pool in ["postgres", "redis"] {
+            #expect(Self.value(after, "roboscope_pool_connections", labels: "pool=\"\(pool)\"") >= 1, "\(pool)")
+            #expect(after.contains("roboscope_pool_connections_busy{pool=\"\(pool)\"}"), "\(pool)")
+            #expect(after.contains("roboscope_pool_jobs_waiting{pool=\"\(pool)\"}"), "\(pool)")
+            #expect(Self.value(after, "roboscope_pool_connect_failures_total", labels: "pool=\"\(pool)\"") == 0, "\(pool)")
+        }
         _ = socket
         #expect(server.terminate() == 0)
     }
