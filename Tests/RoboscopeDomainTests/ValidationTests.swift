@@ -131,3 +131,39 @@ import Testing
         #expect(EntityID.random().description.count == 36)
     }
 }
+
+/// PostgreSQL's text and jsonb cannot hold U+0000: a request carrying it is refused as
+/// invalid (naming the field) instead of failing at the database as a 500.
+@Suite struct NULCharacterTests {
+    func reader(_ json: String) throws -> FieldReader {
+        try FieldReader(body: JSONParser.parse(Array(json.utf8)))
+    }
+
+    @Test(arguments: [
+        (#"{"label":"a\u0000b"}"#, "label"),
+        (#"{"meta":{"k":"a\u0000"}}"#, "meta"),
+        (#"{"meta":{"k\u0000":1}}"#, "meta"),
+        (#"{"meta":{"deep":[{"x":["\u0000"]}]}}"#, "meta"),
+    ])
+    func aNULIsAnInvalidField(_ json: String, _ field: String) throws {
+        let body = try reader(json)
+        do {
+            if field == "label" {
+                _ = try body.string("label", maxLength: 200)
+            } else {
+                _ = try body.object("meta")
+            }
+            Issue.record("accepted \(json)")
+        } catch let error as DomainError {
+            #expect(error.code == .invalidField)
+            #expect(error.field == field)
+            #expect(error.message.contains("U+0000"))
+        }
+    }
+
+    @Test func textWithoutNULPasses() throws {
+        let body = try reader(#"{"label":"a\u0001b","meta":{"k":["\u00e9"]}}"#)
+        #expect(try body.string("label", maxLength: 200) == "a\u{1}b")
+        #expect(try body.object("meta") != nil)
+    }
+}

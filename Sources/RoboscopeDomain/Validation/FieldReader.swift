@@ -23,6 +23,9 @@ public struct FieldReader: Sendable {
         guard case .string(let text) = value else {
             throw DomainError.invalid(key, "expected a string, got \(value.typeName)")
         }
+        if text.utf8.contains(0) {
+            throw Self.nulRefused(key)
+        }
         if !allowEmpty && text.trimmingWhitespace.isEmpty {
             throw DomainError.invalid(key, "must not be empty")
         }
@@ -82,7 +85,15 @@ public struct FieldReader: Sendable {
         guard case .object(let nested) = value else {
             throw DomainError.invalid(key, "expected an object, got \(value.typeName)")
         }
+        if value.containsNUL {
+            throw Self.nulRefused(key)
+        }
         return nested
+    }
+
+    /// PostgreSQL stores neither text nor jsonb with U+0000 in it.
+    static func nulRefused(_ key: String) -> DomainError {
+        DomainError.invalid(key, "must not contain the character U+0000 (\\u0000)")
     }
 
     public func point(_ key: String) throws -> Point3? {

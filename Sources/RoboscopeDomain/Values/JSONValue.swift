@@ -79,3 +79,15 @@ extension JSONValue: Codable {
         }
     }
 }
+
+extension JSONValue {
+    /// True when a string or key anywhere inside holds U+0000.
+    public var containsNUL: Bool {
+        switch self {
+        case .string(let text): return text.utf8.contains(0)
+        case .array(let items): return items.contains { $0.containsNUL }
+        case .object(let members): return members.contains { $0.key.utf8.contains(0) || $0.value.containsNUL }
+        case .null, .bool, .integer, .number: return false
+        }
+    }
+}
