@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// `roboscope serve`: applies pending migrations, then serves the HTTP API and the
 /// WebSocket gateway (or one of them, `--role`) until SIGTERM.
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Migrate, then serve the API and the gateway until SIGTERM or SIGINT.")
+    static let configuration = CommandConfiguration(abstract: "Migrate (unless --no-migrate), then serve the API and the gateway until SIGTERM or SIGINT.")
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var gateway: GatewayOptions
@@ -27,6 +27,11 @@ struct Serve: AsyncParsableCommand {
         guard let role = ServeRole(rawValue: text) else { throw ValidationError("ROBOSCOPE_ROLE must be api, gateway or all") }
         return role
     }
+
+    @Flag(name: .customLong("no-migrate"), help: "Do not apply pending migrations at start (env ROBOSCOPE_MIGRATE=false); for deployments where a job runs `roboscope migrate`.")
+    var noMigrateFlag = false
+
+    func migratesAtStart() -> Bool { !noMigrateFlag && Environment.string("ROBOSCOPE_MIGRATE")?.lowercased() != "false" }
 
     @Option(name: .customLong("host"), help: "Address to listen on (env ROBOSCOPE_HOST, default 0.0.0.0).")
     var hostFlag: String?
@@ -109,10 +114,9 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger("roboscope")
-        let schema = try common.schemaURL()
-        do {
+        if migratesAtStart() {
             let connection = try await common.connect(timeout: .seconds(60), logger: logger)
-            try Migrator(directory: schema, logger: logger).migrate(connection)
+            try Migrator(directory: try common.schemaURL(), logger: logger).migrate(connection)
         }
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
