@@ -1,6 +1,7 @@
 import Foundation
 
-/// Runs the real `roboscope` binary with arguments and captures its output.
+/// Runs the real `roboscope` binary (or a script of the repository) with arguments
+/// and captures its output.
 enum CommandRunner {
     struct Outcome {
         let status: Int32
@@ -8,8 +9,17 @@ enum CommandRunner {
     }
 
     static func roboscope(_ arguments: [String]) throws -> Outcome {
+        try run(ServerProcess.binary, arguments)
+    }
+
+    /// `path` relative to the repository root, such as `deploy/backup/dump-events`.
+    static func script(_ path: String, _ arguments: [String]) throws -> Outcome {
+        try run(TestDatabase.repositoryRoot.appendingPathComponent(path), arguments)
+    }
+
+    static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
         let process = Process()
-        process.executableURL = ServerProcess.binary
+        process.executableURL = executable
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
