@@ -37,50 +37,68 @@ def start_reference(binary):
     raise SystemExit("reference server did not start")
 
 
+def sweep_point(args, count, port, ws_port, session, server, reference, reference_port):
+    """One subscriber count: delivery latency at the asked write rate and messages per
+    second flat out, for the gateway and for the reference server, `repeat` times each."""
+    common = dict(connections=count, threads=2, seconds=args.seconds)
+    gateway = dict(mode="gateway", ws_port=ws_port, http_port=port, session=session, server_pid=server.pid)
+    ours = dict(mode="reference", ws_port=reference_port, ws_path="/ws", http_port=reference_port,
+                session=session, server_pid=reference.pid) if reference else None
+    # Flat out: four writers as fast as responses come back.
+    flat = dict(common, seconds=min(args.seconds, 10), rate=0, writers=4)
+    runs = {name: [] for name in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput")}
+    for _ in range(args.repeat):
+        runs["gateway_latency"].append(load(args.load, rate=args.rate, **gateway, **common))
+        runs["gateway_throughput"].append(load(args.load, **gateway, **flat))
+        if ours:
+            runs["reference_latency"].append(load(args.load, rate=args.rate, **ours, **common))
+            runs["reference_throughput"].append(load(args.load, **ours, **flat))
+    runs = {name: attempts for name, attempts in runs.items() if attempts}
+    point = {"subscribers": count, "runs": runs}
+    # Each scenario's reported run: the median by its key figure.
+    for name, attempts in runs.items():
+        key = "latency_ms_p99" if name.endswith("latency") else "messages_per_second"
+        point[name] = sorted(attempts, key=lambda r: r[key])[len(attempts) // 2]
+    if ours:
+        point["throughput_ratio"] = point["gateway_throughput"]["messages_per_second"] / max(
+            1, point["reference_throughput"]["messages_per_second"])
+    return point
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
     parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--reference", required=True, help="the reference-broadcast binary")
-    parser.add_argument("--subscribers", type=int, default=1000)
+    parser.add_argument("--reference", help="the reference-broadcast binary")
+    parser.add_argument("--no-reference", action="store_true", help="measure the gateway alone (the report says so)")
+    parser.add_argument("--subscribers", default="10,100,1000,10000", help="subscriber counts of the fan-out sweep")
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--held", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each latency and throughput scenario")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "gateway.json"))
     args = parser.parse_args()
+    if not args.reference and not args.no_reference:
+        parser.error("--reference or --no-reference is required")
 
-    results = {"machine": {"cores": os.cpu_count()}, "subscribers": args.subscribers, "rate": args.rate}
+    counts = [int(c) for c in args.subscribers.split(",")]
+    results = {"machine": {"cores": os.cpu_count()}, "rate": args.rate, "seconds": args.seconds, "repeat": args.repeat,
+               "fanout": []}
     server, port, _, session = start_server(
         args.binary, "--ws-port", str(ws_port := free_port()), "--ws-max-connections-per-client", "50000")
-    reference, reference_port = start_reference(args.reference)
+    reference, reference_port = start_reference(args.reference) if args.reference else (None, None)
     try:
-        common = dict(connections=args.subscribers, threads=2, seconds=args.seconds)
-        gateway = dict(mode="gateway", ws_port=ws_port, http_port=port, session=session, server_pid=server.pid)
-        ours = dict(mode="reference", ws_port=reference_port, ws_path="/ws", http_port=reference_port,
-                    session=session, server_pid=reference.pid)
-        # Flat out: four writers as fast as responses come back.
-        flat = dict(common, seconds=min(args.seconds, 10), rate=0, writers=4)
-        runs = {name: [] for name in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput")}
-        for _ in range(args.repeat):
-            runs["gateway_latency"].append(load(args.load, rate=args.rate, **gateway, **common))
-            runs["reference_latency"].append(load(args.load, rate=args.rate, **ours, **common))
-            runs["gateway_throughput"].append(load(args.load, **gateway, **flat))
-            runs["reference_throughput"].append(load(args.load, **ours, **flat))
-        results["runs"] = runs
-        # Each scenario's reported run: the median by its key figure.
-        for name, attempts in runs.items():
-            key = "latency_ms_p99" if name.endswith("latency") else "messages_per_second"
-            results[name] = sorted(attempts, key=lambda r: r[key])[len(attempts) // 2]
+        for count in counts:
+            results["fanout"].append(sweep_point(args, count, port, ws_port, session, server, reference, reference_port))
         results["held"] = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
-                               connections=args.held, threads=2, seconds=10, hold=True, server_pid=server.pid)
+                               connections=args.held, threads=2, seconds=min(10, args.seconds), hold=True,
+                               server_pid=server.pid)
     finally:
         for process in (server, reference):
-            process.terminate()
-            process.wait()
+            if process:
+                process.terminate()
+                process.wait()
 
-    ratio = results["gateway_throughput"]["messages_per_second"] / max(1, results["reference_throughput"]["messages_per_second"])
-    results["throughput_ratio"] = ratio
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as file:
         json.dump(results, file, indent=2, sort_keys=True)
@@ -89,17 +107,22 @@ def main():
         return (f"{name:<22} {r['connections_opened']:>6} {r.get('writes_per_second', 0):>9.1f} "
                 f"{r.get('messages_per_second', 0):>12.0f} {r.get('latency_ms_p50', 0):>8.1f} "
                 f"{r.get('latency_ms_p99', 0):>8.1f} {r.get('deliveries_matched', 0):>9}/{r.get('deliveries_expected', 0)}")
-    print(f"median of {args.repeat} runs (by p99 for latency, by messages/s for throughput)")
+    print(f"median of {args.repeat} runs (by p99 for latency, by messages/s for throughput); {args.rate} writes/s asked")
     print(f"{'scenario':<22} {'conns':>6} {'writes/s':>9} {'messages/s':>12} {'p50 ms':>8} {'p99 ms':>8} delivered")
-    for name in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput"):
-        print(row(name, results[name]))
-        spread = [r["latency_ms_p99"] if name.endswith("latency") else r["messages_per_second"] for r in results["runs"][name]]
-        print(f"{'':<22} all runs: {', '.join(f'{v:.1f}' for v in spread)}")
+    for point in results["fanout"]:
+        for name in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput"):
+            if name not in point:
+                print(f"{name:<22} not run")
+                continue
+            print(row(name, point[name]))
+            spread = [r["latency_ms_p99"] if name.endswith("latency") else r["messages_per_second"] for r in point["runs"][name]]
+            print(f"{'':<22} all runs: {', '.join(f'{v:.1f}' for v in spread)}")
+        if "throughput_ratio" in point:
+            print(f"{point['subscribers']} subscribers: messages/s, gateway vs hummingbird-websocket: {point['throughput_ratio']:.2f}x")
     held = results["held"]
     print(f"held: {held['connections_opened']} of {held['connections_requested']} connections opened in "
           f"{held['open_seconds']:.1f} s, {held['closed_while_held']} closed while held, "
           f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
-    print(f"messages/s, gateway vs hummingbird-websocket broadcast: {ratio:.2f}x (target >= 1.5)")
     print(f"wrote {args.out}")
 
 

@@ -11,7 +11,7 @@ import argparse, json, os, re, subprocess, sys, time, http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, psql, percentile  # noqa: E402
+from write_path import free_port, machine, psql, percentile  # noqa: E402
 
 GENERATE = """
 ALTER TABLE eventlog.events DISABLE TRIGGER USER;
@@ -81,6 +81,7 @@ def main():
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--binary", required=True)
     parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of COPY and of rebuild")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "investigations.json"))
     args = parser.parse_args()
     url = args.database_url
@@ -90,15 +91,16 @@ def main():
     events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
     size = psql(url, "SELECT pg_size_pretty(pg_total_relation_size('eventlog.events'))")
 
-    results = {"events": events, "table_size": size, "generate_seconds": generated, "copy": [], "rebuild": []}
-    for _ in range(3):
+    results = {"machine": machine(), "events": events, "table_size": size, "generate_seconds": generated,
+               "repeat": args.repeat, "copy": [], "rebuild": []}
+    for _ in range(args.repeat):
         seconds, _ = timed(["psql", url, "-qc", "COPY eventlog.events TO '/dev/null'"])
         results["copy"].append(events / seconds)
         seconds, output = timed([args.binary, "rebuild", "--database-url", url])
         rate = float(re.search(r"\((\d+) events/s\)", output).group(1))
         results["rebuild"].append(rate)
-    copy_rate = sorted(results["copy"])[1]
-    rebuild_rate = sorted(results["rebuild"])[1]
+    copy_rate = sorted(results["copy"])[len(results["copy"]) // 2]
+    rebuild_rate = sorted(results["rebuild"])[len(results["rebuild"]) // 2]
     results["copy_events_per_second"] = copy_rate
     results["rebuild_events_per_second"] = rebuild_rate
     results["ratio"] = rebuild_rate / copy_rate

@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import percentile, start_server  # noqa: E402
+from write_path import machine, percentile, start_server  # noqa: E402
 
 # The script a heartbeat runs: a copy of PresenceStore.heartbeatScript (Sources/RoboscopeRedis),
 # so that redis-benchmark measures the same work.
@@ -79,7 +79,8 @@ def main():
 
     spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
     latency = lambda values: {"p50": percentile(values, 50), "p99": percentile(values, 99), "max": max(values)}
-    result = {"heartbeats": {"clients": 32, "runs": runs,
+    result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat,
+              "heartbeats": {"clients": 32, "runs": runs,
                              "api_per_second": spread([r["api"]["per_second"] for r in runs]),
                              "redis_benchmark_per_second": spread([r["redis_benchmark"] for r in runs]),
                              "ratio": spread([r["ratio"] for r in runs])},

@@ -71,6 +71,18 @@ def start_server(binary, *arguments):
     return server, port, space["id"], session["id"]
 
 
+def machine():
+    """What every result states about where it was measured."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    model = ""
+    try:
+        model = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cores": os.cpu_count(), "memory_gib": round(memory, 1), "cpu": model,
+            "date": time.strftime("%Y-%m-%d", time.gmtime())}
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -120,8 +132,7 @@ def main():
         server.terminate()
         server.wait(timeout=30)
 
-    machine = {"cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
-    result = {"machine": machine, "seconds_per_run": args.seconds, "repeat": args.repeat, "write_path": rows,
+    result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat, "write_path": rows,
               "bulk_1000_ms": {"requests": len(bulk_ms), "min": min(bulk_ms), "p50": percentile(bulk_ms, 50),
                                "p90": percentile(bulk_ms, 90), "max": max(bulk_ms)},
               "events_in_log_after": events}
@@ -129,7 +140,7 @@ def main():
     with open(args.output, "w") as f:
         json.dump(result, f, indent=2)
 
-    print(f"machine: {machine['cores']} cores, {machine['memory_gib']} GiB; {args.repeat} runs of {args.seconds} s per point; "
+    print(f"machine: {result['machine']['cores']} cores, {result['machine']['memory_gib']} GiB; {args.repeat} runs of {args.seconds} s per point; "
           "median [min-max]")
     print(f"{'clients':>8} {'API markers/s':>22} {'pgbench tps':>22} {'API/pgbench':>20} {'non-2xx':>8}")
     fmt = lambda s, f: f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"

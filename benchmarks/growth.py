@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Cost growth: how write latency and rebuild time change as the log grows. For each
+size (10^4, 10^5, 10^6 events by default) a fresh database gets a generated log of
+that size (investigations.py's generator), `roboscope rebuild` is timed, then markers
+are created over HTTP by 8 clients with wrk (requests per second, p50, p99).
+Started by deploy/local/bench; prints a table and writes JSON.
+"""
+import argparse, json, os, re, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from investigations import GENERATE, timed  # noqa: E402
+from write_path import machine, psql, start_server  # noqa: E402
+
+
+def wrk_post(port, clients, seconds, session):
+    env = dict(os.environ, BENCH_SESSION_ID=session)
+    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency",
+                          "-s", os.path.join(HERE, "post_marker.lua"), f"http://127.0.0.1:{port}/api/v1/markers"],
+                         check=True, capture_output=True, text=True, env=env).stdout
+
+    def ms(text):
+        value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+    return {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50_ms": ms(re.search(r"\s50%\s+([\d.]+\w+)", out).group(1)),
+            "p99_ms": ms(re.search(r"\s99%\s+([\d.]+\w+)", out).group(1))}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--admin-url", required=True, help="a database URL of the server; benches make their own databases")
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "growth.json"))
+    args = parser.parse_args()
+
+    points = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        name = f"roboscope_bench_growth_{size}"
+        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        psql(args.admin_url, f"CREATE DATABASE {name}")
+        url = args.admin_url.rsplit("/", 1)[0] + "/" + name
+        subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
+        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (size - 11) // 4)))],
+                       check=True, capture_output=True)
+        events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
+        rebuild_seconds, _ = timed([args.binary, "rebuild", "--database-url", url])
+        psql(url, "CHECKPOINT")
+        server, port, _, session = start_server(args.binary, "--database-url", url, "--db-pool-size", str(args.clients))
+        try:
+            writes = wrk_post(port, args.clients, args.seconds, session)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        points.append({"events": events, "rebuild_seconds": rebuild_seconds, "rebuild_events_per_second": events / rebuild_seconds,
+                       "writes": writes})
+        print(f"{events:>9} events: rebuild {rebuild_seconds:7.2f} s ({events / rebuild_seconds:,.0f} events/s); "
+              f"writes at {args.clients} clients {writes['requests_per_second']:.0f}/s, p50 {writes['p50_ms']:.1f} ms, "
+              f"p99 {writes['p99_ms']:.1f} ms", flush=True)
+        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    result = {"machine": machine(), "clients": args.clients, "seconds_per_run": args.seconds, "points": points}
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=2)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

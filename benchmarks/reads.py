@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Read benchmark: `GET /markers?work_session_id=…` on a work session of 500 markers
+(each with its details), 8 concurrent clients with wrk: requests per second and
+latency percentiles, repeated. Started by deploy/local/bench; prints and writes JSON.
+"""
+import argparse, json, os, re, statistics, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from write_path import machine, request, start_server  # noqa: E402
+
+
+def wrk_get(url, clients, seconds):
+    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency", url],
+                         check=True, capture_output=True, text=True).stdout
+    def ms(text):
+        value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+    latency = {p: ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out).group(1)) for p in ("50", "99")}
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50_ms": latency["50"], "p99_ms": latency["99"], "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--markers", type=int, default=500)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "reads.json"))
+    args = parser.parse_args()
+
+    subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
+    server, port, _, session = start_server(args.binary, "--database-url", args.database_url)
+    try:
+        marker = {"work_session_id": session, "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
+        status, created = request(port, "POST", "/api/v1/markers/bulk",
+                                  {"markers": [dict(marker, label=f"m{i}") for i in range(args.markers)]})
+        assert status == 201 and len(created) == args.markers, status
+        url = f"http://127.0.0.1:{port}/api/v1/markers?work_session_id={session}"
+        status, listed = request(port, "GET", url.split(str(port), 1)[1])
+        assert status == 200 and len(listed) == args.markers
+        body_bytes = len(json.dumps(listed, separators=(",", ":")))
+        runs = [wrk_get(url, args.clients, args.seconds) for _ in range(args.repeat)]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    spread = lambda key: {"min": min(r[key] for r in runs), "median": statistics.median(r[key] for r in runs),
+                          "max": max(r[key] for r in runs)}
+    result = {"machine": machine(), "markers": args.markers, "clients": args.clients, "seconds_per_run": args.seconds,
+              "repeat": args.repeat, "body_bytes": body_bytes, "runs": runs,
+              "requests_per_second": spread("requests_per_second"), "p50_ms": spread("p50_ms"), "p99_ms": spread("p99_ms"),
+              "non_2xx": sum(r["non_2xx"] for r in runs)}
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=2)
+    r = result
+    print(f"list of {args.markers} markers ({body_bytes / 1024:.0f} KiB), {args.clients} clients, {args.repeat} x {args.seconds} s: "
+          f"{r['requests_per_second']['median']:.0f} requests/s [{r['requests_per_second']['min']:.0f}-{r['requests_per_second']['max']:.0f}], "
+          f"p99 {r['p99_ms']['median']:.1f} ms [{r['p99_ms']['min']:.1f}-{r['p99_ms']['max']:.1f}], non-2xx {r['non_2xx']}")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

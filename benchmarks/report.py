@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Turns the JSON results of the benchmark suite into docs/benchmarks.md: tables with
+the spread of every figure, its target and whether it was met, PNG plots, and the
+hand-written analysis (benchmarks/analysis.md). A scenario without results says so.
+
+    report.py --results benchmarks/results --out docs/benchmarks.md --plots docs/benchmarks
+"""
+import argparse, json, os, sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(results, name):
+    path = os.path.join(results, f"{name}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        data = json.load(f)
+    data["_measured"] = data.get("machine", {}).get("date") or "in an earlier session (date not recorded)"
+    return data
+
+
+def spread(s, fmt="{:,.0f}"):
+    """median [min-max] of a {"min", "median", "max"} dict."""
+    return f"{fmt.format(s['median'])} [{fmt.format(s['min'])}-{fmt.format(s['max'])}]"
+
+
+def verdict(met):
+    return "**met**" if met else "**not met**"
+
+
+class Report:
+    def __init__(self, results, plots, out):
+        self.results, self.plots, self.out = results, plots, out
+        self.lines, self.targets = [], []
+        os.makedirs(plots, exist_ok=True)
+
+    def add(self, *lines):
+        self.lines.extend(lines)
+
+    def target(self, figure, measured, target, met):
+        state = "no target" if target.startswith("none") else "not measured at that size" if met is None else verdict(met)
+        self.targets.append((figure, measured, target, state))
+
+    def plot(self, name, title):
+        path = os.path.join(self.plots, f"{name}.png")
+        plt.title(title)
+        plt.grid(True, alpha=0.3)
+        plt.tight_layout()
+        plt.savefig(path, dpi=110)
+        plt.close()
+        self.add(f"![{title}]({os.path.relpath(path, os.path.dirname(self.out))})", "")
+
+    def missing(self, what, command):
+        self.add(f"_Not run: no results for {what}. Run `{command}`._", "")
+
+
+def machine_line(data):
+    m = data.get("machine", {})
+    parts = [f"{m['cores']} cores" if "cores" in m else None, f"{m['memory_gib']} GiB" if "memory_gib" in m else None,
+             m.get("cpu") or None]
+    return f"Measured {data['_measured']} on {', '.join(p for p in parts if p)}."
+
+
+def write_path(r, data):
+    r.add("## Write path", "")
+    if not data:
+        return r.missing("the write path", "deploy/local/bench write")
+    r.add(machine_line(data) + f" {data['repeat']} runs of {data['seconds_per_run']} s per point, API and pgbench alternating; "
+          "median [min-max]. pgbench runs the very statement the service runs (`eventlog.append` with the same batch, "
+          "`benchmarks/marker_batch.sql`): the database doing our work with no HTTP, JSON or Swift in front.", "",
+          "| clients | API markers/s | pgbench (same SQL) tps | API / pgbench | non-2xx |", "| --- | --- | --- | --- | --- |")
+    for row in data["write_path"]:
+        r.add(f"| {row['clients']} | {spread(row['api_per_second'])} | {spread(row['pgbench_tps'])} | "
+              f"{spread(row['ratio'], '{:.2f}')} | {row['non_2xx']} |")
+    r.add("")
+    last = data["write_path"][-1]
+    if last["clients"] == 32:
+        r.target("write path: API / pgbench at 32 clients", spread(last["ratio"], "{:.2f}"), "≥ 0.5", last["ratio"]["median"] >= 0.5)
+    clients = [row["clients"] for row in data["write_path"]]
+    x = range(len(clients))
+    plt.figure(figsize=(6, 3.6))
+    for offset, key, label in ((-0.2, "api_per_second", "API (HTTP) markers/s"), (0.2, "pgbench_tps", "pgbench, same SQL, tps")):
+        med = [row[key]["median"] for row in data["write_path"]]
+        low = [row[key]["median"] - row[key]["min"] for row in data["write_path"]]
+        high = [row[key]["max"] - row[key]["median"] for row in data["write_path"]]
+        plt.bar([i + offset for i in x], med, width=0.4, yerr=[low, high], capsize=3, label=label)
+    plt.xticks(list(x), [f"{c} clients" for c in clients])
+    plt.ylabel("per second")
+    plt.legend()
+    r.plot("write_path", "Markers created per second (median, min-max)")
+
+    b = data["bulk_1000_ms"]
+    r.add("### Bulk: 1,000 markers in one request", "",
+          f"{b['requests']} requests of `POST /api/v1/markers/bulk` with 1,000 markers (2,000 events) one after another: "
+          f"min {b['min']:.0f} ms, p50 {b['p50']:.0f} ms, p90 {b['p90']:.0f} ms, max {b['max']:.0f} ms.", "")
+    r.target("bulk: 1,000 markers in one request, p50", f"{b['p50']:.0f} ms", "< 100 ms", b["p50"] < 100)
+
+
+def reads(r, data):
+    r.add("## Reads", "")
+    if not data:
+        return r.missing("reads", "deploy/local/bench reads")
+    r.add(machine_line(data) + f" `GET /api/v1/markers?work_session_id=…` on a work session of {data['markers']} markers "
+          f"with their details ({data['body_bytes'] / 1024:.0f} KiB of JSON), {data['clients']} concurrent clients (wrk), "
+          f"{data['repeat']} runs of {data['seconds_per_run']} s; median [min-max].", "",
+          "| requests/s | p50 | p99 | non-2xx |", "| --- | --- | --- | --- |",
+          f"| {spread(data['requests_per_second'])} | {spread(data['p50_ms'], '{:.1f}')} ms | "
+          f"{spread(data['p99_ms'], '{:.1f}')} ms | {data['non_2xx']} |", "")
+    r.target(f"reads: list of {data['markers']} markers", f"{data['requests_per_second']['median']:,.0f}/s, "
+             f"p99 {data['p99_ms']['median']:.1f} ms", "none set", None)
+
+
+def presence(r, data):
+    r.add("## Presence heartbeats and locks", "")
+    if not data:
+        return r.missing("presence", "deploy/local/bench presence")
+    h = data["heartbeats"]
+    runs = len(h["runs"])
+    r.add((machine_line(data) + " " if "machine" in data else "") +
+          f"Heartbeats through the API at {h['clients']} clients next to `redis-benchmark` running the same Lua script "
+          f"(one `EVALSHA` per heartbeat) in the same run, {runs} runs; median [min-max].", "",
+          "| API heartbeats/s | redis-benchmark, same commands | API / redis-benchmark |", "| --- | --- | --- |",
+          f"| {spread(h['api_per_second'])} | {spread(h['redis_benchmark_per_second'])} | {spread(h['ratio'], '{:.2f}')} |", "")
+    l = data["lock_round_trip_ms"]
+    r.add(f"Lock round trips over HTTP, {l['rounds']} acquire/release pairs: acquire p50 {l['acquire']['p50']:.1f} ms, "
+          f"p99 {l['acquire']['p99']:.1f} ms; release p50 {l['release']['p50']:.1f} ms, p99 {l['release']['p99']:.1f} ms "
+          "(acquire and release each append an audit event to Postgres).", "")
+    r.target("presence: heartbeats/s vs redis-benchmark", spread(h["ratio"], "{:.2f}"), "none set", None)
+
+
+def fanout_points(data):
+    if "fanout" in data:
+        return data["fanout"]
+    # Results written before the sweep: one subscriber count at the top level.
+    point = {k: data[k] for k in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput",
+                                  "throughput_ratio", "runs") if k in data}
+    point["subscribers"] = data["subscribers"]
+    return [point]
+
+
+def gateway(r, data):
+    r.add("## Fan-out through the WebSocket gateway", "")
+    if not data:
+        return r.missing("the gateway", "deploy/local/bench gateway")
+    points = fanout_points(data)
+    repeat = data.get("repeat", len(points[0]["runs"]["gateway_latency"]))
+    r.add(f"Measured {data['_measured']} on {data['machine']['cores']} cores; median of {repeat} runs (latency runs by p99, "
+          "throughput runs by messages/s), every run's figure in brackets. Subscribers on one work session; a writer posts "
+          f"markers at {data['rate']:.0f} writes/s asked (latency) or four writers flat out (throughput); each write is two "
+          "messages per subscriber. Latency: from the writer's HTTP response to receipt at every subscriber. The load "
+          "generator (`gateway-load`) shares the cores. Reference: a broadcast server on hummingbird-websocket "
+          "(`benchmarks/reference-broadcast`), same load, same run.", "",
+          "| subscribers | server | writes/s done | messages/s (latency run) | p50 | p99 | messages/s flat out | ratio flat out |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for p in points:
+        for who in ("gateway", "reference"):
+            lat, thr = p.get(f"{who}_latency"), p.get(f"{who}_throughput")
+            if not lat:
+                r.add(f"| {p['subscribers']:,} | {who} | not run (`--no-reference`: the quick mode does not build it) | | | | | |")
+                continue
+            if not thr:
+                r.add(f"| {p['subscribers']:,} | {who} | not run | | | | | |")
+                continue
+            p99s = [run["latency_ms_p99"] for run in p["runs"][f"{who}_latency"]]
+            rates = [run["messages_per_second"] for run in p["runs"][f"{who}_throughput"]]
+            ratio = f"**{p['throughput_ratio']:.1f}x**" if who == "gateway" and "throughput_ratio" in p else ""
+            r.add(f"| {p['subscribers']:,} | {who} | {lat['writes_per_second']:.0f} | {lat['messages_per_second']:,.0f} | "
+                  f"{lat['latency_ms_p50']:.1f} ms | {lat['latency_ms_p99']:.1f} ms [{', '.join(f'{v:.0f}' for v in p99s)}] | "
+                  f"{thr['messages_per_second']:,.0f} [{', '.join(f'{v:,.0f}' for v in rates)}] | {ratio} |")
+    r.add("")
+    thousand = next((p for p in points if p["subscribers"] == 1000), None)
+    if thousand and "gateway_latency" in thousand:
+        p99 = thousand["gateway_latency"]["latency_ms_p99"]
+        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", f"{p99:.0f} ms", "< 50 ms", p99 < 50 and data["rate"] >= 100)
+    if not thousand:
+        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", "not run", "< 50 ms", None)
+    if thousand and "throughput_ratio" in thousand:
+        r.target("fan-out: messages/s vs hummingbird-websocket (1,000 subscribers)", f"{thousand['throughput_ratio']:.1f}x",
+                 "≥ 1.5x", thousand["throughput_ratio"] >= 1.5)
+    counts = [p["subscribers"] for p in points if "gateway_latency" in p]
+    if len(counts) > 1:
+        plt.figure(figsize=(6, 3.6))
+        for who, style in (("gateway", "-o"), ("reference", "--s")):
+            have = [p for p in points if p.get(f"{who}_latency")]
+            for key, label in (("latency_ms_p50", "p50"), ("latency_ms_p99", "p99")):
+                plt.plot([p["subscribers"] for p in have], [p[f"{who}_latency"][key] for p in have], style, label=f"{who} {label}")
+        plt.xscale("log")
+        plt.yscale("log")
+        plt.xlabel("subscribers")
+        plt.ylabel("delivery latency, ms")
+        plt.legend(fontsize=8)
+        r.plot("fanout_latency", f"Delivery latency at {data['rate']:.0f} writes/s asked")
+        plt.figure(figsize=(6, 3.6))
+        for who, style in (("gateway", "-o"), ("reference", "--s")):
+            have = [p for p in points if p.get(f"{who}_throughput")]
+            plt.plot([p["subscribers"] for p in have], [p[f"{who}_throughput"]["messages_per_second"] for p in have], style, label=who)
+        plt.xscale("log")
+        plt.xlabel("subscribers")
+        plt.ylabel("messages delivered per second")
+        plt.legend()
+        r.plot("fanout_throughput", "Messages per second, writers flat out")
+
+    r.add("## Connections", "")
+    held = data.get("held")
+    if not held:
+        return r.missing("held connections", "deploy/local/bench gateway")
+    kib = held["server_rss_bytes_per_connection"] / 1024
+    r.add(f"{held['connections_opened']:,} of {held['connections_requested']:,} WebSocket connections opened in "
+          f"{held['open_seconds']:.1f} s and held idle for {held['held_seconds']} s ({held['closed_while_held']} closed); "
+          f"the server's resident memory grew from {held['server_rss_kib_before'] / 1024:.1f} MiB to "
+          f"{held['server_rss_kib_end'] / 1024:.1f} MiB: **{kib:.1f} KiB per idle connection** (kernel socket buffers "
+          "are not in the process's resident memory).", "")
+    r.target(f"connections: {held['connections_requested']:,} held", f"{held['connections_opened']:,} opened, "
+             f"{held['closed_while_held']} closed", "10,000 held", held["connections_requested"] >= 10000
+             and held["connections_opened"] == held["connections_requested"] and held["closed_while_held"] == 0)
+    r.target("connections: resident memory per idle connection", f"{kib:.1f} KiB", "< 16 KiB", kib < 16)
+
+
+def replay(r, data):
+    r.add("## Replay", "")
+    if not data:
+        return r.missing("replay", "deploy/local/bench investigations")
+    m = data.get("machine")
+    runs = lambda values: f"[{min(values):,.0f}-{max(values):,.0f}]"
+    r.add((machine_line(data) + " " if m else f"Measured {data['_measured']}. ") +
+          f"`roboscope rebuild` refolds every projection from a generated log of {data['events']:,} events "
+          f"({data['table_size']}) in one transaction, next to `COPY eventlog.events TO '/dev/null'` of the same table "
+          f"in the same run (reading the log, the floor of any replay); {len(data['rebuild'])} runs each, median [min-max].",
+          "", "| | events/s |", "| --- | --- |",
+          f"| `COPY … TO '/dev/null'` | {data['copy_events_per_second']:,.0f} {runs(data['copy'])} |",
+          f"| `roboscope rebuild` | {data['rebuild_events_per_second']:,.0f} {runs(data['rebuild'])} |",
+          f"| rebuild / COPY | {data['ratio']:.2f} |", "",
+          f"`as_of` on a marker whose stream holds 1,000 events, through the API: p50 {data['as_of_ms_p50']:.1f} ms, "
+          f"p99 {data['as_of_ms_p99']:.1f} ms.", "")
+    full = data["events"] >= 999_000
+    r.target(f"replay: rebuild of {data['events']:,} events", f"{data['rebuild_events_per_second']:,.0f} events/s",
+             "≥ 50,000 events/s on 1,000,000", (data["rebuild_events_per_second"] >= 50_000) if full else None)
+    r.target("replay: as_of on a 1,000-event stream, p99", f"{data['as_of_ms_p99']:.1f} ms", "< 20 ms", data["as_of_ms_p99"] < 20)
+
+
+def growth(r, data):
+    r.add("## Cost growth as the log grows", "")
+    if not data:
+        return r.missing("cost growth", "deploy/local/bench growth")
+    pts = data["points"]
+    r.add(machine_line(data) + f" For each size a fresh database gets a generated log, `roboscope rebuild` is timed, "
+          f"then markers are created by {data['clients']} clients for {data['seconds_per_run']} s (one run per size).", "",
+          "| events in the log | rebuild | rebuild events/s | writes/s | write p50 | write p99 |",
+          "| --- | --- | --- | --- | --- | --- |")
+    for p in pts:
+        w = p["writes"]
+        r.add(f"| {p['events']:,} | {p['rebuild_seconds']:.2f} s | {p['rebuild_events_per_second']:,.0f} | "
+              f"{w['requests_per_second']:.0f} | {w['p50_ms']:.1f} ms | {w['p99_ms']:.1f} ms |")
+    r.add("")
+    if len(pts) > 1:
+        fig, left = plt.subplots(figsize=(6, 3.6))
+        sizes = [p["events"] for p in pts]
+        left.plot(sizes, [p["writes"]["p50_ms"] for p in pts], "-o", label="write p50")
+        left.plot(sizes, [p["writes"]["p99_ms"] for p in pts], "-s", label="write p99")
+        left.set_xscale("log")
+        left.set_xlabel("events in the log")
+        left.set_ylabel("write latency, ms")
+        right = left.twinx()
+        right.plot(sizes, [p["rebuild_seconds"] for p in pts], "--^", color="tab:red", label="rebuild, s")
+        right.set_yscale("log")
+        right.set_ylabel("rebuild time, s")
+        lines = left.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]
+        left.legend(lines, [l.get_label() for l in lines], fontsize=8, loc="upper left")
+        r.plot("growth", "Write latency and rebuild time vs log size")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--results", default=os.path.join(HERE, "results"))
+    parser.add_argument("--out", default=os.path.join(HERE, "..", "docs", "benchmarks.md"))
+    parser.add_argument("--plots", default=os.path.join(HERE, "..", "docs", "benchmarks"))
+    parser.add_argument("--mode", default="full", help="full or quick (quick: small sizes, debug build; figures are smoke only)")
+    args = parser.parse_args()
+
+    r = Report(args.results, args.plots, args.out)
+    sections = Report(args.results, args.plots, args.out)
+    for build, name in ((write_path, "write_path"), (reads, "reads"), (presence, "presence_locks"), (gateway, "gateway"),
+                        (replay, "investigations"), (growth, "growth")):
+        build(sections, load(args.results, name))
+    r.targets = sections.targets
+    r.add("# Benchmarks", "",
+          "Generated by `deploy/local/bench` (all scenarios against freshly started local services, then "
+          "`benchmarks/report.py`); the JSON behind every figure is in `benchmarks/results/`. Figures are measured, not "
+          "timed tests. The machine is shared and noisy: each figure gives its repetitions and spread, and every ratio "
+          "compares two things measured in the same run.", "")
+    if args.mode != "full":
+        r.add("**Quick mode: small sizes on a debug build, to keep the suite working. These figures mean nothing.**", "")
+    r.add("## Targets", "", "| figure | measured | target | |", "| --- | --- | --- | --- |")
+    for figure, measured, target, state in r.targets:
+        r.add(f"| {figure} | {measured} | {target} | {state} |")
+    r.add("")
+    r.lines += sections.lines
+    analysis = os.path.join(HERE, "analysis.md")
+    if os.path.exists(analysis):
+        r.lines += open(analysis).read().rstrip().split("\n")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(r.lines) + "\n")
+    print(f"wrote {args.out} and {len(os.listdir(args.plots))} plots in {args.plots}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
