@@ -5,26 +5,18 @@ that size (investigations.py's generator), `roboscope rebuild` is timed, then ma
 are created over HTTP by 8 clients with wrk (requests per second, p50, p99).
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, json, os, re, subprocess, sys, time
+import argparse, json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import GENERATE, timed  # noqa: E402
+from reads import run_wrk  # noqa: E402
 from write_path import machine, psql, start_server  # noqa: E402
 
 
 def wrk_post(port, clients, seconds, session):
-    env = dict(os.environ, BENCH_SESSION_ID=session)
-    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency",
-                          "-s", os.path.join(HERE, "post_marker.lua"), f"http://127.0.0.1:{port}/api/v1/markers"],
-                         check=True, capture_output=True, text=True, env=env).stdout
-
-    def ms(text):
-        value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
-        return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
-    return {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "p50_ms": ms(re.search(r"\s50%\s+([\d.]+\w+)", out).group(1)),
-            "p99_ms": ms(re.search(r"\s99%\s+([\d.]+\w+)", out).group(1))}
+    return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script=os.path.join(HERE, "post_marker.lua"),
+                   env=dict(os.environ, BENCH_SESSION_ID=session))
 
 
 def main():

@@ -10,9 +10,11 @@ sys.path.insert(0, HERE)
 from write_path import machine, request, start_server  # noqa: E402
 
 
-def wrk_get(url, clients, seconds):
-    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency", url],
-                         check=True, capture_output=True, text=True).stdout
+def run_wrk(url, clients, seconds, script=None, env=None):
+    """wrk against `url` (a GET, or what the Lua `script` sends): requests/s, p50 and p99 in ms, non-2xx."""
+    extra = ["-s", script] if script else []
+    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency", *extra, url],
+                         check=True, capture_output=True, text=True, env=env).stdout
     def ms(text):
         value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
         return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
@@ -44,7 +46,7 @@ def main():
         status, listed = request(port, "GET", url.split(str(port), 1)[1])
         assert status == 200 and len(listed) == args.markers
         body_bytes = len(json.dumps(listed, separators=(",", ":")))
-        runs = [wrk_get(url, args.clients, args.seconds) for _ in range(args.repeat)]
+        runs = [run_wrk(url, args.clients, args.seconds) for _ in range(args.repeat)]
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -18,6 +18,9 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env ROBOSCOPE_LOG_LEVEL).")
     var logLevelFlag: String?
 
+    @Option(name: .customLong("log-format"), help: "text or json, one object per line (env ROBOSCOPE_LOG_FORMAT, default text).")
+    var logFormatFlag: String?
+
     static let defaultDatabaseURL = "postgres://roboscope@127.0.0.1:55432/roboscope"
     static let defaultRedisURL = "redis://127.0.0.1:56379/0"
 
@@ -28,9 +31,16 @@ struct CommonOptions: ParsableArguments {
         if let level = logLevelFlag ?? Environment.string("ROBOSCOPE_LOG_LEVEL"), Logger.Level(rawValue: level) == nil {
             throw ValidationError("log level must be one of trace, debug, info, notice, warning, error, critical")
         }
+        guard ["text", "json"].contains(logFormat) else { throw ValidationError("log format must be text or json") }
     }
 
+    var logFormat: String { logFormatFlag ?? Environment.string("ROBOSCOPE_LOG_FORMAT") ?? "text" }
+
+    /// The logging system can be set up once per process; the first JSON logger does it.
+    private static let jsonLogging: Void = LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+
     func logger(_ label: String) -> Logger {
+        if logFormat == "json" { _ = Self.jsonLogging }
         let level = (logLevelFlag ?? Environment.string("ROBOSCOPE_LOG_LEVEL")).flatMap { Logger.Level(rawValue: $0) } ?? .info
         var logger = Logger(label: label)
         logger.logLevel = level

@@ -6,11 +6,14 @@ import RoboscopeDomain
 
 /// Gives every request an id (the client's `X-Request-Id` or a new one), returns it
 /// in a header, and turns every error into a JSON body. Unknown errors are logged
-/// with the request id and answered 500 without any detail.
+/// with the request id and answered 500 without any detail. Every request ends with
+/// one access-log line at info (method, path, status, duration), carrying the id like
+/// every other line logged for the request.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
         let requestID = RequestIdentity.requestID(request)
         var context = context
         context.requestID = requestID
@@ -31,6 +34,11 @@ struct ErrorMiddleware: RouterMiddleware {
             }
         }
         response.headers[RequestIdentity.requestIDHeader] = requestID
+        let elapsed = ContinuousClock.now - started
+        context.logger.info("request", metadata: [
+            "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+            "duration_ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000 + Double(elapsed.components.seconds) * 1000)",
+        ])
         return response
     }
 }
