@@ -1,12 +1,10 @@
-import Foundation
-
 /// The data of a stored event in the shape REST returns (whole-second timestamps,
 /// the entity's fields), decoded from the stored JSON.
 public enum StoredData {
     /// The entity the event leaves behind; for `*.deleted`, the deletion's ids.
     public static func render(streamType: String, type: String, data: [UInt8]) throws -> any JSONWritable {
-        let decoder = JSONDecoder()
-        let bytes = Data(data)
+        let decoder = JSONValueDecoder()
+        let bytes = try JSONParser.parse(data)
         if type.hasSuffix(".deleted") {
             return try decoder.decode(Deletion.self, from: bytes)
         }
@@ -16,7 +14,7 @@ public enum StoredData {
         case StreamType.marker.rawValue: return try decoder.decode(Marker.self, from: bytes)
         case StreamType.markerDetails.rawValue: return try decoder.decode(MarkerDetails.self, from: bytes)
         case StreamType.workSessionLock.rawValue: return try decoder.decode(LockAudit.self, from: bytes)
-        default: return try decoder.decode(JSONValue.self, from: bytes)
+        default: return bytes
         }
     }
 

@@ -1,5 +1,3 @@
-import Foundation
-
 extension ServerMessage {
     /// The message for one logged change on `topic`: an `event` carrying the entity as
     /// REST returns it (markers with details), or a `lock` message for the lock stream.
@@ -26,16 +24,16 @@ extension ServerMessage {
     static func wireData(_ change: RecordedChange) throws -> any JSONWritable {
         // Markers go out with their details as of the same transaction, as REST returns them.
         if change.streamType == StreamType.marker.rawValue, !change.type.hasSuffix(".deleted") {
-            let decoder = JSONDecoder()
-            let details = try change.details.map { try decoder.decode(MarkerDetails.self, from: Data($0)) }
-            return MarkerWithDetails(marker: try decoder.decode(Marker.self, from: Data(change.data)), details: details)
+            let decoder = JSONValueDecoder()
+            let details = try change.details.map { try decoder.decode(MarkerDetails.self, from: $0) }
+            return MarkerWithDetails(marker: try decoder.decode(Marker.self, from: change.data), details: details)
         }
         return try StoredData.render(streamType: change.streamType, type: change.type, data: change.data)
     }
 
     /// `{"op": "lock", "locked": ...}`: who holds the session's lock and until when.
     static func lock(_ change: RecordedChange, topic: Topic) throws -> [UInt8] {
-        let audit = try JSONDecoder().decode(LockAudit.self, from: Data(change.data))
+        let audit = try JSONValueDecoder().decode(LockAudit.self, from: change.data)
         let released = change.type == EventType.workSessionLockReleased.rawValue
         // An acquisition's fencing token is its own version in the lock stream.
         let fencingToken = change.type == EventType.workSessionLockAcquired.rawValue ? change.version : audit.fencingToken

@@ -8,6 +8,6 @@ enum StorageJSON {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, _ bytes: UnsafeRawBufferPointer) throws -> T {
-        try JSONDecoder().decode(type, from: Data(bytes))
+        try JSONValueDecoder().decode(type, from: bytes)
     }
 }
