@@ -85,15 +85,8 @@ public struct ReadModels: Sendable {
     // MARK: Plumbing
 
     private func markerRows(_ condition: String, _ parameters: [String?]) async throws -> [MarkerWithDetails] {
-        let sql = "SELECT to_jsonb(m), to_jsonb(d) FROM markers m LEFT JOIN marker_details d ON d.marker_id = m.id " + condition
-        return try await query { connection in
-            let result = try connection.query(sql, parameters)
-            return try (0..<result.rowCount).map { row in
-                let marker = try StorageJSON.decode(Marker.self, result.bytes(row, 0)!)
-                let details = try result.bytes(row, 1).map { try StorageJSON.decode(MarkerDetails.self, $0) }
-                return MarkerWithDetails(marker: marker, details: details)
-            }
-        }
+        let sql = MarkerRows.select + " " + condition
+        return try await query { connection in try MarkerRows.decode(try connection.query(sql, parameters)) }
     }
 
     private func rows<T: Decodable & Sendable>(_ type: T.Type, _ sql: String, _ parameters: [String?]) async throws -> [T] {
