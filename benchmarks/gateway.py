@@ -65,6 +65,29 @@ def sweep_point(args, count, port, ws_port, session, server, reference, referenc
     return point
 
 
+def hold(args, port, ws_port, session, server):
+    return load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
+                connections=args.held, threads=2, seconds=min(10, args.seconds), hold=True, server_pid=server.pid)
+
+
+def held_only(args):
+    """Re-measures the held connections on a fresh server and replaces them in the results."""
+    with open(args.out) as file:
+        results = json.load(file)
+    server, port, _, session = start_server(
+        args.binary, "--ws-port", str(ws_port := free_port()), "--ws-max-connections-per-client", "50000")
+    try:
+        results["held"] = hold(args, port, ws_port, session, server)
+    finally:
+        server.terminate()
+        server.wait()
+    with open(args.out, "w") as file:
+        json.dump(results, file, indent=2, sort_keys=True)
+    held = results["held"]
+    print(f"held: {held['connections_opened']} of {held['connections_requested']} connections, "
+          f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
@@ -77,7 +100,10 @@ def main():
     parser.add_argument("--held", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each latency and throughput scenario")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "gateway.json"))
+    parser.add_argument("--held-only", action="store_true", help="measure only the held connections, into the existing results")
     args = parser.parse_args()
+    if args.held_only:
+        return held_only(args)
     if not args.reference and not args.no_reference:
         parser.error("--reference or --no-reference is required")
 
@@ -88,11 +114,11 @@ def main():
         args.binary, "--ws-port", str(ws_port := free_port()), "--ws-max-connections-per-client", "50000")
     reference, reference_port = start_reference(args.reference) if args.reference else (None, None)
     try:
+        # Held connections first, while the process has never held more: its resident
+        # memory before and after is then the connections' own.
+        results["held"] = hold(args, port, ws_port, session, server)
         for count in counts:
             results["fanout"].append(sweep_point(args, count, port, ws_port, session, server, reference, reference_port))
-        results["held"] = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
-                               connections=args.held, threads=2, seconds=min(10, args.seconds), hold=True,
-                               server_pid=server.pid)
     finally:
         for process in (server, reference):
             if process:

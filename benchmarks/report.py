@@ -155,21 +155,24 @@ def gateway(r, data):
           "messages per subscriber. Latency: from the writer's HTTP response to receipt at every subscriber. The load "
           "generator (`gateway-load`) shares the cores. Reference: a broadcast server on hummingbird-websocket "
           "(`benchmarks/reference-broadcast`), same load, same run.", "",
-          "| subscribers | server | writes/s done | messages/s (latency run) | p50 | p99 | messages/s flat out | ratio flat out |",
-          "| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| subscribers | server | writes/s done | messages/s (latency run) | delivered | p50 | p99 | messages/s flat out | ratio flat out |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for p in points:
         for who in ("gateway", "reference"):
             lat, thr = p.get(f"{who}_latency"), p.get(f"{who}_throughput")
             if not lat:
-                r.add(f"| {p['subscribers']:,} | {who} | not run (`--no-reference`: the quick mode does not build it) | | | | | |")
+                r.add(f"| {p['subscribers']:,} | {who} | not run (`--no-reference`: the quick mode does not build it) | | | | | | |")
                 continue
             if not thr:
-                r.add(f"| {p['subscribers']:,} | {who} | not run | | | | | |")
+                r.add(f"| {p['subscribers']:,} | {who} | not run | | | | | | |")
                 continue
             p99s = [run["latency_ms_p99"] for run in p["runs"][f"{who}_latency"]]
             rates = [run["messages_per_second"] for run in p["runs"][f"{who}_throughput"]]
             ratio = f"**{p['throughput_ratio']:.1f}x**" if who == "gateway" and "throughput_ratio" in p else ""
+            delivered = lat.get("deliveries_matched", 0) / max(1, lat.get("deliveries_expected", 0))
+            closed = lat.get("closed_during_run", 0)
             r.add(f"| {p['subscribers']:,} | {who} | {lat['writes_per_second']:.0f} | {lat['messages_per_second']:,.0f} | "
+                  f"{delivered:.0%}{f', {closed:,} closed as too slow' if closed else ''} | "
                   f"{lat['latency_ms_p50']:.1f} ms | {lat['latency_ms_p99']:.1f} ms [{', '.join(f'{v:.0f}' for v in p99s)}] | "
                   f"{thr['messages_per_second']:,.0f} [{', '.join(f'{v:,.0f}' for v in rates)}] | {ratio} |")
     r.add("")
