@@ -2,9 +2,11 @@ import Foundation
 import Testing
 
 /// Header size and slow-client limits, over raw sockets against one server with short
-/// timeouts (2 s for a head, 2 s for a body).
+/// timeouts (3 s for a head, 1 s for a body).
 @Suite(.serialized) struct HTTPLimitsTests {
-    static let server = LazyServer("limits") { ["--header-limit", "4096", "--idle-timeout", "2", "--request-timeout", "2"] }
+    // The body deadline is shorter than the idle timeout, which also closes (silently) a
+    // connection whose body stops arriving altogether: the 408 must come first.
+    static let server = LazyServer("limits") { ["--header-limit", "4096", "--idle-timeout", "3", "--request-timeout", "1"] }
 
     @Test func aHeadOverTheLimitIs431() async throws {
         let server = try await Self.server.get().server
@@ -43,7 +45,7 @@ import Testing
         defer { close(socket) }
         let started = ContinuousClock.now
         var cutOff = false
-        // One header line every 300 ms would take 30 s; the head timeout is 2 s.
+        // One header line every 300 ms would take 30 s; the head timeout is 3 s.
         try send(socket, "GET /healthz HTTP/1.1\r\n")
         for index in 0..<100 {
             try await Task.sleep(for: .milliseconds(300))
