@@ -10,13 +10,7 @@ import argparse, json, os, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import GENERATE, timed  # noqa: E402
-from reads import run_wrk  # noqa: E402
-from write_path import machine, psql, start_server  # noqa: E402
-
-
-def wrk_post(port, clients, seconds, session):
-    return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script=os.path.join(HERE, "post_marker.lua"),
-                   env=dict(os.environ, BENCH_SESSION_ID=session))
+from write_path import machine, post_markers, psql, start_server  # noqa: E402
 
 
 def main():
@@ -43,7 +37,7 @@ def main():
         psql(url, "CHECKPOINT")
         server, port, _, session = start_server(args.binary, "--database-url", url, "--db-pool-size", str(args.clients))
         try:
-            writes = wrk_post(port, args.clients, args.seconds, session)
+            writes = post_markers(port, args.clients, args.seconds, session)
         finally:
             server.terminate()
             server.wait(timeout=30)

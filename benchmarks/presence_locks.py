@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import machine, percentile, start_server  # noqa: E402
+from write_path import machine, percentile, run_wrk, start_server  # noqa: E402
 
 # The script a heartbeat runs: a copy of PresenceStore.heartbeatScript (Sources/RoboscopeRedis),
 # so that redis-benchmark measures the same work.
@@ -19,16 +19,6 @@ if added == 1 then
     redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'join', user_id = ARGV[1]}))
 end
 return {added, now}"""
-
-
-def wrk_heartbeats(port, clients, seconds, session):
-    out = subprocess.run(["wrk", "-t", "2", "-c", str(clients), "-d", f"{seconds}s", "--latency",
-                          "-s", os.path.join(HERE, "heartbeat.lua"), f"http://127.0.0.1:{port}"],
-                         check=True, capture_output=True, text=True, env=dict(os.environ, BENCH_SESSION_ID=session)).stdout
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "p50": re.search(r"\s50%\s+([\d.]+\w+)", out).group(1), "p99": re.search(r"\s99%\s+([\d.]+\w+)", out).group(1),
-            "non_2xx": int(errors.group(1)) if errors else 0}
 
 
 def redis_benchmark(redis_url, clients, requests, session):
@@ -56,9 +46,10 @@ def main():
     try:
         runs = []
         for _ in range(args.repeat):
-            api = wrk_heartbeats(port, 32, args.seconds, session_id)
-            ceiling = redis_benchmark(args.redis_url, 32, max(20000, int(api["per_second"] * args.seconds * 3)), session_id)
-            runs.append({"api": api, "redis_benchmark": ceiling, "ratio": api["per_second"] / ceiling})
+            api = run_wrk(f"http://127.0.0.1:{port}", 32, args.seconds, script="heartbeat.lua",
+                          env=dict(os.environ, BENCH_SESSION_ID=session_id))
+            ceiling = redis_benchmark(args.redis_url, 32, max(20000, int(api["requests_per_second"] * args.seconds * 3)), session_id)
+            runs.append({"api": api, "redis_benchmark": ceiling, "ratio": api["requests_per_second"] / ceiling})
 
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         acquire_ms, release_ms = [], []
@@ -81,7 +72,7 @@ def main():
     latency = lambda values: {"p50": percentile(values, 50), "p99": percentile(values, 99), "max": max(values)}
     result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat,
               "heartbeats": {"clients": 32, "runs": runs,
-                             "api_per_second": spread([r["api"]["per_second"] for r in runs]),
+                             "api_per_second": spread([r["api"]["requests_per_second"] for r in runs]),
                              "redis_benchmark_per_second": spread([r["redis_benchmark"] for r in runs]),
                              "ratio": spread([r["ratio"] for r in runs])},
               "lock_round_trip_ms": {"rounds": args.lock_rounds, "acquire": latency(acquire_ms), "release": latency(release_ms)}}

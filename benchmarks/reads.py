@@ -3,25 +3,11 @@
 (each with its details), 8 concurrent clients with wrk: requests per second and
 latency percentiles, repeated. Started by deploy/local/bench; prints and writes JSON.
 """
-import argparse, json, os, re, statistics, subprocess, sys
+import argparse, json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import machine, request, start_server  # noqa: E402
-
-
-def run_wrk(url, clients, seconds, script=None, env=None):
-    """wrk against `url` (a GET, or what the Lua `script` sends): requests/s, p50 and p99 in ms, non-2xx."""
-    extra = ["-s", script] if script else []
-    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency", *extra, url],
-                         check=True, capture_output=True, text=True, env=env).stdout
-    def ms(text):
-        value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
-        return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
-    latency = {p: ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out).group(1)) for p in ("50", "99")}
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
-            "p50_ms": latency["50"], "p99_ms": latency["99"], "non_2xx": int(errors.group(1)) if errors else 0}
+from write_path import machine, request, run_wrk, start_server  # noqa: E402
 
 
 def main():

@@ -31,16 +31,25 @@ def psql(url, sql):
                           capture_output=True, text=True).stdout.strip()
 
 
-def wrk(port, clients, seconds, session):
-    env = dict(os.environ, BENCH_SESSION_ID=session)
-    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency",
-                          "-s", os.path.join(HERE, "post_marker.lua"), f"http://127.0.0.1:{port}/api/v1/markers"],
+def run_wrk(url, clients, seconds, script=None, env=None):
+    """wrk against `url` (a GET, or what the Lua `script` sends): requests/s, p50 and p99 in ms, non-2xx."""
+    extra = ["-s", os.path.join(HERE, script)] if script else []
+    out = subprocess.run(["wrk", "-t", str(min(clients, 2)), "-c", str(clients), "-d", f"{seconds}s", "--latency", *extra, url],
                          check=True, capture_output=True, text=True, env=env).stdout
-    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    latency = {p: re.search(rf"\s{p}%\s+([\d.]+\w+)", out).group(1) for p in ("50", "99")}
+
+    def ms(text):
+        value, unit = re.match(r"([\d.]+)(\w+)", text).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+    latency = {p: ms(re.search(rf"\s{p}%\s+([\d.]+\w+)", out).group(1)) for p in ("50", "99")}
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"requests_per_second": rate, "p50": latency["50"], "p99": latency["99"],
-            "non_2xx": int(errors.group(1)) if errors else 0}
+    return {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "p50_ms": latency["50"], "p99_ms": latency["99"], "non_2xx": int(errors.group(1)) if errors else 0}
+
+
+def post_markers(port, clients, seconds, session):
+    """`POST /api/v1/markers` with the body the iOS app sends, into `session`."""
+    return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script="post_marker.lua",
+                   env=dict(os.environ, BENCH_SESSION_ID=session))
 
 
 def pgbench(url, clients, seconds, space, session):
@@ -109,7 +118,7 @@ def main():
         for clients in [int(c) for c in args.clients.split(",")]:
             runs = []
             for _ in range(args.repeat):
-                api = wrk(port, clients, args.seconds, session_id)
+                api = post_markers(port, clients, args.seconds, session_id)
                 ceiling = pgbench(url, clients, args.seconds, space_id, session_id)
                 runs.append({"api": api, "pgbench_tps": ceiling, "ratio": api["requests_per_second"] / ceiling})
             spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
@@ -148,7 +157,7 @@ def main():
         print(f"{row['clients']:>8} {fmt(row['api_per_second'], '.0f'):>22} {fmt(row['pgbench_tps'], '.0f'):>22} "
               f"{fmt(row['ratio'], '.2f'):>20} {row['non_2xx']:>8}")
         for run in row["runs"]:
-            print(f"{'':>8}   run: API p50 {run['api']['p50']}, p99 {run['api']['p99']}")
+            print(f"{'':>8}   run: API p50 {run['api']['p50_ms']:.1f} ms, p99 {run['api']['p99_ms']:.1f} ms")
     b = result["bulk_1000_ms"]
     print(f"bulk 1000 markers: min {b['min']:.1f} ms, p50 {b['p50']:.1f} ms, p90 {b['p90']:.1f} ms, max {b['max']:.1f} ms "
           f"({b['requests']} requests)")
