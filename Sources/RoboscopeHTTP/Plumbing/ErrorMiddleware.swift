@@ -34,10 +34,10 @@ struct ErrorMiddleware: RouterMiddleware {
             }
         }
         response.headers[RequestIdentity.requestIDHeader] = requestID
-        let elapsed = ContinuousClock.now - started
+        let elapsed = (ContinuousClock.now - started) / .milliseconds(1)
         context.logger.info("request", metadata: [
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
-            "duration_ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000_000) / 1000 + Double(elapsed.components.seconds) * 1000)",
+            "duration_ms": "\(elapsed)",
         ])
         return response
     }

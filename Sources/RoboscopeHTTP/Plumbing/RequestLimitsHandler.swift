@@ -30,7 +30,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             bodyDeadline = context.eventLoop.scheduleTask(in: requestTimeout) {
                 let (handler, context) = loopBound.value
-                handler.refuse(.requestTimeout, "the request body did not arrive within the request timeout", context: context)
+                handler.refuse(.requestTimeout, "request_timeout", "the request body did not arrive within the request timeout", context: context)
             }
         case .body:
             break
@@ -53,9 +53,9 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         switch parserError {
         case .headerOverflow:
-            refuse(.requestHeaderFieldsTooLarge, "the request head is larger than the server accepts", context: context)
+            refuse(.requestHeaderFieldsTooLarge, "headers_too_large", "the request head is larger than the server accepts", context: context)
         default:
-            refuse(.badRequest, "malformed HTTP request (\(parserError))", context: context)
+            refuse(.badRequest, "bad_request", "malformed HTTP request (\(parserError))", context: context)
         }
     }
 
@@ -65,7 +65,7 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// Answers with `status` and a JSON error, then closes: after a refusal the rest of
     /// the stream cannot be trusted to frame the next request.
-    private func refuse(_ status: HTTPResponse.Status, _ message: String, context: ChannelHandlerContext) {
+    private func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String, context: ChannelHandlerContext) {
         bodyDeadline?.cancel()
         bodyDeadline = nil
         guard context.channel.isActive else { return }
@@ -75,7 +75,6 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         responding = true
-        let code = status == .requestTimeout ? "request_timeout" : status == .badRequest ? "bad_request" : "headers_too_large"
         let body = ByteBuffer(string: #"{"error":{"code":"\#(code)","message":"\#(message)"}}"#)
         let head = HTTPResponse(status: status, headerFields: [
             .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
