@@ -32,7 +32,7 @@ import Testing
         defer { close(socket) }
         let started = ContinuousClock.now
         try send(socket, "POST /api/v1/spaces HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\":")
-        let (reply, closed) = readUntilClosed(socket, seconds: 10)
+        let (reply, closed) = WebSocketClient.readUntilClosed(socket, seconds: 10)
         #expect(reply.hasPrefix("HTTP/1.1 408"), "\(reply.prefix(200))")
         #expect(reply.contains(#""code":"request_timeout""#))
         #expect(closed)
@@ -64,7 +64,7 @@ import Testing
         defer { close(socket) }
         try send(socket, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         let started = ContinuousClock.now
-        let (reply, closed) = readUntilClosed(socket, seconds: 10)
+        let (reply, closed) = WebSocketClient.readUntilClosed(socket, seconds: 10)
         #expect(reply.hasPrefix("HTTP/1.1 200"))
         #expect(closed)
         #expect(ContinuousClock.now - started >= .seconds(1))
@@ -73,19 +73,6 @@ import Testing
     private func send(_ socket: Int32, _ text: String) throws {
         let sent = Array(text.utf8).withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard sent == text.utf8.count else { throw TestFailure("send failed: errno \(errno)") }
-    }
-
-    /// Reads until the server closes (true) or `seconds` pass (false).
-    private func readUntilClosed(_ socket: Int32, seconds: Int32) -> (String, Bool) {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-        while poll(&poller, 1, seconds * 1000) > 0 {
-            let count = read(socket, &buffer, buffer.count)
-            if count <= 0 { return (String(decoding: bytes, as: UTF8.self), true) }
-            bytes += buffer[..<count]
-        }
-        return (String(decoding: bytes, as: UTF8.self), false)
     }
 
     private func peerClosed(_ socket: Int32) -> Bool {

@@ -66,15 +66,20 @@ final class WebSocketClient: @unchecked Sendable {
         let client = try connect(port: port)
         defer { close(client) }
         _ = Array(request.utf8).withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
-        var response: [UInt8] = []
+        return readUntilClosed(client, seconds: 5).text
+    }
+
+    /// Reads until the peer closes (`closed`) or `seconds` pass without a byte.
+    static func readUntilClosed(_ socket: Int32, seconds: Int32) -> (text: String, closed: Bool) {
+        var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        var poller = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-        while poll(&poller, 1, 5000) > 0 {
-            let count = read(client, &buffer, buffer.count)
-            if count <= 0 { break }
-            response += buffer[..<count]
+        var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        while poll(&poller, 1, seconds * 1000) > 0 {
+            let count = read(socket, &buffer, buffer.count)
+            if count <= 0 { return (String(decoding: bytes, as: UTF8.self), true) }
+            bytes += buffer[..<count]
         }
-        return String(decoding: response, as: UTF8.self)
+        return (String(decoding: bytes, as: UTF8.self), false)
     }
 
     // MARK: Sending
