@@ -21,6 +21,7 @@ public enum APIServer {
         if let verifier = services.authentication {
             api.add(middleware: AuthMiddleware(verifier: verifier))
         }
+        api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))
         SpacesController(services: services).addRoutes(to: api)
         WorkSessionsController(services: services).addRoutes(to: api)
         MarkersController(services: services).addRoutes(to: api)
@@ -28,6 +29,7 @@ public enum APIServer {
         PresenceController(services: services).addRoutes(to: api)
         LocksController(services: services).addRoutes(to: api)
         AuditController(services: services).addRoutes(to: api)
+        ChangesController(services: services).addRoutes(to: api)
         return router
     }
 

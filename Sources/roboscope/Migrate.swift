@@ -1,7 +1,7 @@
 import ArgumentParser
 import RoboscopePostgres
 
-/// `roboscope migrate`: applies the pending SQL files of `schema/`.
+/// `roboscope migrate`: applies the pending migrations of `schema/migrations/` and the changed functions of `schema/functions/`.
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending migrations from schema/.")
 
@@ -10,7 +10,12 @@ struct Migrate: AsyncParsableCommand {
     func run() async throws {
         let logger = common.logger("roboscope.migrate")
         let connection = try await common.connect(logger: logger)
-        let applied = try Migrator(directory: try common.schemaURL(), logger: logger).migrate(connection)
-        print(applied.isEmpty ? "schema is up to date" : "applied \(applied.joined(separator: ", "))")
+        let outcome = try Migrator(directory: try common.schemaURL(), logger: logger).migrate(connection)
+        if outcome.migrations.isEmpty && outcome.functions.isEmpty {
+            print("schema is up to date")
+        } else {
+            if !outcome.migrations.isEmpty { print("applied migrations \(outcome.migrations.joined(separator: ", "))") }
+            if !outcome.functions.isEmpty { print("applied functions \(outcome.functions.joined(separator: ", "))") }
+        }
     }
 }

@@ -102,10 +102,18 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--idle-timeout and --request-timeout must be at least 1 second")
         }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
+        guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
         _ = try role()
         if let limit = try rateLimit(), limit.rate < 0.1 || limit.burst < 1 {
             throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
         }
+    }
+
+    @Option(name: .customLong("idempotency-retention"), help: "Seconds the answer of a write with an Idempotency-Key is kept for retries (env ROBOSCOPE_IDEMPOTENCY_RETENTION, default 86400).")
+    var idempotencyRetentionFlag: Int?
+
+    func idempotencyRetention() throws -> Int {
+        try idempotencyRetentionFlag ?? Environment.int("ROBOSCOPE_IDEMPOTENCY_RETENTION") ?? 86_400
     }
 
     func httpPort() throws -> Int { try httpPortFlag ?? Environment.int("ROBOSCOPE_HTTP_PORT") ?? 8080 }
@@ -141,8 +149,19 @@ struct Serve: AsyncParsableCommand {
         api.authentication = verifier
         api.rateLimit = try rateLimit()
         let port = try httpPort()
+        let changes = ChangeSignal()
+        let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
+        defer { listener.shutdown() }
         if role.runsAPI {
+            api.changes = changes
+            notifier.local = changes
             notifier.start()
+            listener.start()
+            let retention = try idempotencyRetention()
+            services.append(IdempotencyPurge(
+                keys: api.idempotency, retention: .seconds(retention), interval: .seconds(min(3600, max(1, retention / 2))),
+                clock: ContinuousClock(), logger: logger
+            ))
             services.append(APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving", metadata: ["http": "\(host):\(port)"])
         } else {

@@ -33,7 +33,8 @@ import RoboscopePostgres
     }
 
     /// Writers commit out of order (some sleep inside their transaction after taking a
-    /// position); one follower reads concurrently and must end with every event exactly
+    /// position); one follower reads concurrently, through the reader the gateways'
+    /// tailers use (`eventlog.deliveries`), and must end with every event exactly
     /// once, each stream's versions in order.
     @Test func followerMissesNothingWhileWritersCommitOutOfOrder() async throws {
         let writers = 12
@@ -47,14 +48,14 @@ import RoboscopePostgres
         // The follower reads until it has seen as many events as were written; other
         // tests' transactions on the cluster can hold delivery back (xmin is
         // cluster-wide), so it waits as long as it must, up to a minute.
-        let follower = Task.detached { () throws -> [RecordedEvent] in
+        let follower = Task.detached { () throws -> [Delivery] in
             let connection = try PGConnection(url)
             var cursor = LogCursor.start
-            var seen: [RecordedEvent] = []
+            var seen: [Delivery] = []
             let deadline = ContinuousClock.now + .seconds(60)
             var lastProgress = ContinuousClock.now
             while seen.count < expected, ContinuousClock.now < deadline {
-                let batch = try LogReader.read(after: cursor, limit: 100, on: connection)
+                let batch = try DeliveryReader.live(after: cursor, limit: 100, on: connection)
                 if let last = batch.last { cursor = last.cursor }
                 seen += batch
                 if !batch.isEmpty { lastProgress = ContinuousClock.now }
@@ -73,7 +74,7 @@ import RoboscopePostgres
                 if batch.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
             }
             // Anything further would be a duplicate or an event nobody wrote.
-            seen += try LogReader.read(after: cursor, limit: 100, on: connection)
+            seen += try DeliveryReader.live(after: cursor, limit: 100, on: connection)
             return seen
         }
 
@@ -103,11 +104,11 @@ import RoboscopePostgres
         let check = try PGConnection(url)
         let total = try check.query("SELECT count(*) FROM eventlog.events").int64(0, 0)!
         #expect(Int64(seen.count) == total)
-        #expect(Set(seen.map(\.position)).count == seen.count, "no event delivered twice")
+        #expect(Set(seen.map(\.cursor.position)).count == seen.count, "no event delivered twice")
         var lastVersion: [EntityID: Int64] = [:]
         for event in seen {
-            #expect(event.version > lastVersion[event.streamID, default: 0], "stream versions arrive in order")
-            lastVersion[event.streamID] = event.version
+            #expect(event.change.version > lastVersion[event.change.streamID, default: 0], "stream versions arrive in order")
+            lastVersion[event.change.streamID] = event.change.version
         }
         #expect(total == Int64(expected))
     }
@@ -115,7 +116,7 @@ import RoboscopePostgres
     /// A rolled-back append leaves a gap in positions; the follower passes it at once.
     @Test func abortedAppendLeavesNoHoleToWaitOn() throws {
         let connection = try PGConnection(databaseURL)
-        let before = try LogReader.read(after: .start, limit: 10_000, on: connection).last?.cursor ?? .start
+        let before = try DeliveryReader.live(after: .start, limit: 10_000, on: connection).last?.cursor ?? .start
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
         try connection.execute("BEGIN")
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
@@ -123,7 +124,7 @@ import RoboscopePostgres
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
         let after = try Self.read(2, after: before, on: connection)
         try #require(after.count == 2)
-        #expect(after[1].position - after[0].position == 2, "the aborted position is a gap")
+        #expect(after[1].cursor.position - after[0].cursor.position == 2, "the aborted position is a gap")
     }
 
     /// An open transaction holds back events committed after it began writing,
@@ -132,7 +133,7 @@ import RoboscopePostgres
         let reader = try PGConnection(databaseURL)
         let slow = try PGConnection(databaseURL)
         let fast = try PGConnection(databaseURL)
-        let start = try LogReader.read(after: .start, limit: 100_000, on: reader).last?.cursor ?? .start
+        let start = try DeliveryReader.live(after: .start, limit: 100_000, on: reader).last?.cursor ?? .start
         try slow.execute("BEGIN")
         _ = try EventStore.append(Self.spaceCreation(), on: slow)
         _ = try EventStore.append(Self.spaceCreation(), on: fast)
@@ -141,20 +142,20 @@ import RoboscopePostgres
         let visible = try reader.query("SELECT max(position) FROM eventlog.events").int64(0, 0)!
         let slowPosition = try slow.query("SELECT max(position) FROM eventlog.events WHERE transaction_id = pg_current_xact_id()").int64(0, 0)!
         #expect(slowPosition < visible)
-        #expect(try LogReader.read(after: start, limit: 100, on: reader).isEmpty)
+        #expect(try DeliveryReader.live(after: start, limit: 100, on: reader).isEmpty)
         try slow.execute("COMMIT")
         let delivered = try Self.read(2, after: start, on: reader)
         try #require(delivered.count == 2)
-        #expect(delivered[0].position == slowPosition, "the slow event comes first: its transaction began writing first")
+        #expect(delivered[0].cursor.position == slowPosition, "the slow event comes first: its transaction began writing first")
     }
 
     /// Reads until `count` events arrived (or five seconds passed). Transactions of other
     /// databases on the cluster count towards xmin too, so delivery can lag a moment
     /// behind the commit.
-    static func read(_ count: Int, after cursor: LogCursor, on connection: PGConnection) throws -> [RecordedEvent] {
-        var delivered: [RecordedEvent] = []
+    static func read(_ count: Int, after cursor: LogCursor, on connection: PGConnection) throws -> [Delivery] {
+        var delivered: [Delivery] = []
         for _ in 0..<500 where delivered.count < count {
-            delivered = try LogReader.read(after: cursor, limit: 100, on: connection)
+            delivered = try DeliveryReader.live(after: cursor, limit: 100, on: connection)
             if delivered.count < count { usleep(10_000) }
         }
         return delivered

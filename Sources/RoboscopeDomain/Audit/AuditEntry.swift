@@ -34,6 +34,7 @@ extension AuditEntry: JSONWritable {
             writer.key("request_id"); writer.value(metadata.requestID)
             writer.key("correlation_id"); writer.value(metadata.correlationID)
             writer.key("causation_id"); writer.value(metadata.causationID?.description)
+            writer.key("client_mutation_id"); writer.value(metadata.clientMutationID)
             writer.key("client")
             writer.object { writer in
                 writer.key("address"); writer.value(metadata.clientAddress)

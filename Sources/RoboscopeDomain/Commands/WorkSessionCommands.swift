@@ -101,8 +101,13 @@ public enum WorkSessionCommands {
         if body.contains("completed_at") {
             session.completedAt = try body.timestamp("completed_at")
         }
-        if let completed = session.completedAt, completed < session.startedAt {
-            throw DomainError.invalid("completed_at", "is before started_at")
+        // Clients see whole seconds: a completion they write as the start they read
+        // (01:24:59Z for a start stored as 01:24:59.123) is not before it.
+        if let completed = session.completedAt, completed.wholeSeconds < session.startedAt.wholeSeconds {
+            throw DomainError.invalid(
+                "completed_at",
+                "\(completed.formatted(.wire)) is before started_at \(session.startedAt.formatted(.wire))"
+            )
         }
         if body.contains("meta") {
             session.meta = try body.object("meta") ?? [:]

@@ -7,14 +7,18 @@ public struct Provenance: Hashable, Sendable {
     public var correlationID: String
     public var clientAddress: String?
     public var userAgent: String?
+    /// The request's `Idempotency-Key`: a client settles its pending write when an
+    /// event carrying it arrives.
+    public var clientMutationID: String?
 
     public init(actor: String, requestID: String, correlationID: String? = nil,
-                clientAddress: String? = nil, userAgent: String? = nil) {
+                clientAddress: String? = nil, userAgent: String? = nil, clientMutationID: String? = nil) {
         self.actor = actor
         self.requestID = requestID
         self.correlationID = correlationID ?? requestID
         self.clientAddress = clientAddress
         self.userAgent = userAgent
+        self.clientMutationID = clientMutationID
     }
 
     public static func system(_ reason: String) -> Provenance {
@@ -31,6 +35,9 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
     public var causationID: EntityID?
     public var clientAddress: String?
     public var userAgent: String?
+    /// The `Idempotency-Key` of the request that caused it (absent from events written
+    /// before keys existed, and from those of requests without one).
+    public var clientMutationID: String?
 
     public init(_ provenance: Provenance, causationID: EntityID?) {
         actor = provenance.actor
@@ -39,6 +46,7 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
         self.causationID = causationID
         clientAddress = provenance.clientAddress
         userAgent = provenance.userAgent
+        clientMutationID = provenance.clientMutationID
     }
 
     enum CodingKeys: String, CodingKey {
@@ -48,6 +56,7 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
         case causationID = "causation_id"
         case clientAddress = "client_address"
         case userAgent = "user_agent"
+        case clientMutationID = "client_mutation_id"
     }
 }
 
@@ -60,6 +69,8 @@ extension EventMetadata: JSONWritable {
             writer.key("causation_id"); writer.value(causationID?.description)
             writer.key("client_address"); writer.value(clientAddress)
             writer.key("user_agent"); writer.value(userAgent)
+            // Only when there is one: most writes carry none.
+            if let clientMutationID { writer.key("client_mutation_id"); writer.value(clientMutationID) }
         }
     }
 }

@@ -2,6 +2,7 @@ extension ServerMessage {
     /// The message for one logged change on `topic`: an `event` carrying the entity as
     /// REST returns it (markers with details), or a `lock` message for the lock stream.
     /// Throws only if the stored data does not decode (a bug, not a client error).
+    /// The changes feed lists exactly these messages.
     public static func change(_ change: RecordedChange, topic: Topic) throws -> [UInt8] {
         if change.streamType == StreamType.workSessionLock.rawValue {
             return try lock(change, topic: topic)
@@ -11,12 +12,14 @@ extension ServerMessage {
             writer.key("op"); writer.value("event")
             writer.key("topic"); writer.value(topic.description)
             writer.key("position"); writer.value(change.position)
+            writer.key("topic_seq"); writer.value(change.sequence(on: topic))
             writer.key("type"); writer.value(change.type)
             writer.key("stream_type"); writer.value(change.streamType)
             writer.key("stream_id"); writer.value(change.streamID)
             writer.key("version"); writer.value(change.version)
             writer.key("recorded_at"); writer.value(change.recordedAt)
             writer.key("actor"); writer.value(change.actor)
+            writer.key("client_mutation_id"); writer.value(change.clientMutationID)
             writer.key("data"); data.writeJSON(to: &writer)
         }
     }
@@ -44,7 +47,9 @@ extension ServerMessage {
             writer.key("op"); writer.value("lock")
             writer.key("topic"); writer.value(topic.description)
             writer.key("position"); writer.value(change.position)
+            writer.key("topic_seq"); writer.value(change.sequence(on: topic))
             writer.key("type"); writer.value(change.type)
+            writer.key("stream_id"); writer.value(change.streamID)
             writer.key("version"); writer.value(change.version)
             writer.key("locked"); writer.value(!released)
             writer.key("holder"); writer.value(audit.holder)
@@ -53,6 +58,7 @@ extension ServerMessage {
             writer.key("expires_at"); writer.value(expiresAt)
             writer.key("recorded_at"); writer.value(change.recordedAt)
             writer.key("actor"); writer.value(change.actor)
+            writer.key("client_mutation_id"); writer.value(change.clientMutationID)
         }
     }
 }

@@ -1,10 +1,13 @@
 /// The messages the gateway sends, as JSON text (see docs/websocket.md).
 public enum ServerMessage {
-    public static func subscribed(_ topic: Topic, position: Int64) -> [UInt8] {
+    /// `position`: the topic's newest event the client has once its catch-up is sent
+    /// (pass it as `since` to resume); `topic_seq`: that event's number, when known.
+    public static func subscribed(_ topic: Topic, position: Int64, topicSeq: Int64?) -> [UInt8] {
         render { writer in
             writer.key("op"); writer.value("subscribed")
             writer.key("topic"); writer.value(topic.description)
             writer.key("position"); writer.value(position)
+            writer.key("topic_seq"); writer.value(topicSeq)
         }
     }
 

@@ -50,6 +50,13 @@ public struct JSONWriter {
 
     // MARK: Values
 
+    /// Writes a value already rendered as JSON (a message rendered once for many readers).
+    public mutating func raw(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
     public mutating func null() {
         separate()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
@@ -112,6 +119,10 @@ public struct JSONWriter {
 
     public mutating func value(_ time: Timestamp?) {
         if let time { value(time) } else { null() }
+    }
+
+    public mutating func value(_ number: Int64?) {
+        if let number { value(number) } else { null() }
     }
 
     // MARK: Plumbing

@@ -14,6 +14,12 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         lhs.microsecondsSinceEpoch < rhs.microsecondsSinceEpoch
     }
 
+    /// The whole second it falls in: the precision clients see (the wire form).
+    public var wholeSeconds: Int64 {
+        let (seconds, _) = Self.floorDivide(microsecondsSinceEpoch, 1_000_000)
+        return seconds
+    }
+
     public enum Style: Sendable {
         /// `2026-11-22T01:24:59Z`
         case wire

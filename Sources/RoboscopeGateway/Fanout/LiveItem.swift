@@ -4,15 +4,16 @@ import RoboscopeDomain
 /// One framed message for a topic's subscribers, handed to every shard.
 struct LiveItem: @unchecked Sendable {
     var topic: Topic
-    /// Where the event stands in the log (nil for presence, which is not logged).
-    var cursor: LogCursor?
+    /// The event's position (nil for presence, which is not logged).
+    var position: Int64?
     var frame: SharedFrame
 }
 
 /// What the tailer answers to a subscription.
 enum SubscribeOutcome: @unchecked Sendable {
-    /// `head`: the position the client is up to date with once `catchUp` is sent;
-    /// `skipThrough`: live events up to this cursor are already the client's.
-    case granted(head: Int64, catchUp: [SharedFrame], skipThrough: LogCursor?)
+    /// `position` (and `topicSeq`, when known): the topic's newest event the client has
+    /// once `catchUp` is sent; `covered`: live events of the topic up to this position
+    /// are already the client's (its `since`).
+    case granted(position: Int64, topicSeq: Int64?, catchUp: [SharedFrame], covered: Int64?)
     case refused(DomainError)
 }

@@ -134,7 +134,7 @@ final class LogTailer: @unchecked Sendable {
         let now = ContinuousClock.now
         guard now >= nextLagCheck, let delivered = cursor?.position else { return }
         nextLagCheck = now + .seconds(1)
-        let newest = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").int64(0, 0) ?? 0
+        let newest = try DeliveryReader.newestPosition(on: connection)
         metrics?.lag(max(0, newest - delivered))
     }
 
@@ -145,7 +145,7 @@ final class LogTailer: @unchecked Sendable {
         for delivery in batch {
             for topic in delivery.topics where registry.contains(topic) {
                 guard let frame = render(delivery, topic) else { continue }
-                items.append(LiveItem(topic: topic, cursor: delivery.cursor, frame: frame))
+                items.append(LiveItem(topic: topic, position: delivery.cursor.position, frame: frame))
             }
         }
         guard !items.isEmpty else { return }
@@ -166,42 +166,41 @@ final class LogTailer: @unchecked Sendable {
     // MARK: Subscriptions
 
     private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
-        guard let head = cursor else { return refuse(request, .unavailableDatabase) }
+        guard let cursor else { return refuse(request, .unavailableDatabase) }
         do {
+            let head = try DeliveryReader.head(of: request.topic, until: cursor, on: connection) ?? .empty
             var catchUp: [SharedFrame] = []
-            var skipThrough: LogCursor?
             if let since = request.since {
-                let from: LogCursor
-                if since == 0 {
-                    from = .start
-                } else if let found = try LogReader.cursor(afterPosition: since, on: connection) {
-                    from = found
-                } else {
-                    return refuse(request, DomainError.invalid("since", "no event at position \(since)"))
+                // On a topic positions follow delivery order: the catch-up is the topic's
+                // events after `since` that live reads have passed, the live stream the
+                // rest (skipping what the client has, should it come from a gateway
+                // further ahead).
+                if since > head.position, since > (try DeliveryReader.newestPosition(on: connection)) {
+                    return refuse(request, DomainError.invalid("since", "position \(since) is ahead of the log"))
                 }
-                if from > head {
-                    // The client is ahead of this gateway (it came from a faster one): skip what it has.
-                    skipThrough = from
-                } else {
-                    var after = from
-                    while true {
-                        let rows = try DeliveryReader.topic(request.topic, after: after, until: head, limit: 1000, on: connection)
-                        catchUp.append(contentsOf: rows.compactMap { render($0, request.topic) })
-                        if catchUp.count > configuration.maxCatchUpEvents {
-                            return refuse(request, DomainError(
-                                .tooFarBehind,
-                                "more than \(configuration.maxCatchUpEvents) events since \(since): reload over REST and subscribe without since",
-                                field: "since"))
-                        }
-                        guard rows.count == 1000, let last = rows.last else { break }
-                        after = last.cursor
+                var after = since
+                while after < head.position {
+                    let rows = try DeliveryReader.topic(request.topic, after: after, until: cursor, limit: 1000, on: connection)
+                    catchUp.append(contentsOf: rows.compactMap { render($0, request.topic) })
+                    if catchUp.count > configuration.maxCatchUpEvents {
+                        return refuse(request, DomainError(
+                            .tooFarBehind,
+                            "more than \(configuration.maxCatchUpEvents) events since \(since): catch up with "
+                                + "GET /api/v1/changes?topic=\(request.topic)&since=\(since), then subscribe with since=<its next_since>",
+                            field: "since"))
                     }
+                    guard let last = rows.last else { break }
+                    after = last.cursor.position
                 }
             } else if try !DeliveryReader.exists(request.topic, on: connection) {
                 return refuse(request, DomainError(.notFound, "\(request.topic) not found", field: "topic"))
             }
             registry.increment(request.topic)
-            let outcome = SubscribeOutcome.granted(head: head.position, catchUp: catchUp, skipThrough: skipThrough)
+            let reached = max(request.since ?? 0, head.position)
+            let outcome = SubscribeOutcome.granted(
+                position: reached, topicSeq: reached == head.position ? head.topicSeq : nil,
+                catchUp: catchUp, covered: request.since
+            )
             let shard = request.shard
             shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: outcome) }
         } catch {

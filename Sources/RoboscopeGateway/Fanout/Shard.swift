@@ -17,10 +17,10 @@ final class Shard: @unchecked Sendable {
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
-    /// Per topic, its subscribers here, each with the cursor up to which live events are
-    /// already covered (a `since` newer than this gateway's cursor), so fan-out needs
-    /// no per-connection lookup.
-    private var subscribers: [Topic: [UInt64: (connection: Connection, covered: LogCursor?)]] = [:]
+    /// Per topic, its subscribers here, each with the position up to which the topic's
+    /// live events are already its own (its `since`), so fan-out needs no
+    /// per-connection lookup.
+    private var subscribers: [Topic: [UInt64: (connection: Connection, covered: Int64?)]] = [:]
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
     private(set) var isShuttingDown = false
@@ -170,12 +170,12 @@ final class Shard: @unchecked Sendable {
         switch outcome {
         case .refused(let error):
             reply(connection, ServerMessage.error(error, topic: topic))
-        case .granted(let head, let catchUp, let skipThrough):
-            connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: head)))
+        case .granted(let position, let topicSeq, let catchUp, let covered):
+            connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
             for frame in catchUp { connection.enqueue(frame) }
             connection.allowCatchUp(catchUp.reduce(0) { $0 + $1.count })
             connection.subscriptions.insert(topic)
-            subscribers[topic, default: [:]][connectionID] = (connection, skipThrough)
+            subscribers[topic, default: [:]][connectionID] = (connection, covered)
             connection.flush()
             if topic.kind == .workSession {
                 hub.presence.snapshot(of: topic, shard: self, connectionID: connectionID)
@@ -211,7 +211,7 @@ final class Shard: @unchecked Sendable {
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
             for (connection, covered) in receivers.values {
-                if let covered, let cursor = item.cursor, cursor <= covered { continue }
+                if let covered, let position = item.position, position <= covered { continue }
                 connection.enqueue(item.frame)
                 messages += 1
                 if !connection.flushPending {

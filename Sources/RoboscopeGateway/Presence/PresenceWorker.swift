@@ -180,7 +180,7 @@ final class PresenceWorker: @unchecked Sendable {
     }
 
     private func broadcast(_ topic: Topic, _ message: [UInt8]) {
-        let items = [LiveItem(topic: topic, cursor: nil, frame: SharedFrame(text: message))]
+        let items = [LiveItem(topic: topic, position: nil, frame: SharedFrame(text: message))]
         for shard in shards {
             shard.loop.execute { shard.deliver(items) }
         }

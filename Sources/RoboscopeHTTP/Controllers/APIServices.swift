@@ -11,6 +11,11 @@ public struct APIServices: Sendable {
     public var timeTravel: TimeTravel
     public var presence: PresenceStore
     public var locks: LockStore
+    /// Stored answers of writes with an `Idempotency-Key`.
+    public var idempotency: IdempotencyKeys
+    let sessionLocks: SessionLocks
+    /// Wakes long polls of the changes feed when events are appended.
+    public var changes: ChangeSignal?
     /// Body and header sizes, idle and request timeouts.
     public var limits: HTTPLimits
     var bodyLimit: Int { limits.body }
@@ -30,5 +35,7 @@ public struct APIServices: Sendable {
         self.presence = presence
         self.locks = locks
         self.limits = limits
+        idempotency = IdempotencyKeys(pool: store.pool)
+        sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis))
     }
 }

@@ -1,5 +1,6 @@
 import Hummingbird
 import RoboscopeDomain
+import RoboscopePostgres
 
 /// `/markers/{id}/details`: read, upsert, delete, and calculate from the points now.
 struct MarkerDetailsController {
@@ -14,41 +15,38 @@ struct MarkerDetailsController {
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
-        guard let details = try await services.reads.requiredMarker(id).0.details else {
-            throw DomainError(.notFound, "marker \(id) has no details")
-        }
-        return JSONResponse.make(details)
+        let snapshot = try await services.reads.markerSnapshot(id)
+        guard let marker = snapshot.value else { throw DomainError.notFound("marker", id) }
+        guard let details = marker.details else { throw DomainError(.notFound, "marker \(id) has no details") }
+        return Listing.joined(JSONResponse.make(details), snapshot)
     }
 
     func put(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
         let id = try input.pathID()
         let body = try await input.fields()
-        var existed = false
-        let details = try await WriteRetry.run(store: services.store, clientVersion: nil) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            existed = current.details != nil
-            return try MarkerDetailsCommands.put(current, session: session, body, RequestIdentity.commandContext(request, context))
+            let (details, batch) = try MarkerDetailsCommands.put(current, session: session, body, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(details, status: current.details != nil ? .ok : .created), batch)
         }
-        return JSONResponse.make(details, status: existed ? .ok : .created)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
-        try await WriteRetry.run(store: services.store, clientVersion: nil) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            return ((), try MarkerDetailsCommands.delete(current, session: session, RequestIdentity.commandContext(request, context)))
+            return (JSONResponse.noContentAnswer, try MarkerDetailsCommands.delete(current, session: session, RequestIdentity.commandContext(request, context)))
         }
-        return JSONResponse.noContent()
     }
 
     func calculate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
-        let details = try await WriteRetry.run(store: services.store, clientVersion: nil) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            return MarkerDetailsCommands.calculate(current, session: session, RequestIdentity.commandContext(request, context))
+            let (details, batch) = MarkerDetailsCommands.calculate(current, session: session, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(details), batch)
         }
-        return JSONResponse.make(details)
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {

@@ -1,5 +1,6 @@
 import Hummingbird
 import RoboscopeDomain
+import RoboscopePostgres
 
 /// `/markers`: every marker returned carries its `details`.
 struct MarkersController {
@@ -16,29 +17,55 @@ struct MarkersController {
 
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
-        guard let sessionID = try input.queryID("work_session_id") else {
-            throw DomainError(.malformedRequest, "query work_session_id: required", field: "work_session_id")
+        let sessionID = try input.queryID("work_session_id")
+        let spaceID = try input.queryID("space_id")
+        let scope: MarkerFilter.Scope
+        switch (sessionID, spaceID) {
+        case (let session?, nil): scope = .workSession(session)
+        case (nil, let space?): scope = .space(space)
+        case (nil, nil):
+            throw DomainError(.malformedRequest, "query work_session_id or space_id: one is required", field: "work_session_id")
+        case (_?, _?):
+            throw DomainError(.malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
         }
         if let moment = try input.asOf() {
+            guard let sessionID else {
+                throw DomainError(.malformedRequest, "query as_of: reads of the past take work_session_id", field: "as_of")
+            }
             return JSONResponse.make(try await services.timeTravel.markers(workSessionID: sessionID, asOf: moment))
         }
-        return JSONResponse.make(try await services.reads.markers(workSessionID: sessionID))
+        let place = try MarkerPlaceQuery.place(input)
+        let page = try Listing.page(input)
+        if case .near? = place, page.after != nil {
+            throw DomainError(.malformedRequest, "query after: a near query is ordered by distance and takes limit only", field: "after")
+        }
+        let filter = MarkerFilter(scope: scope, place: place, page: Listing.probe(page))
+        guard case .workSession = scope else {
+            return Listing.response(try await services.reads.markers(filter), page: page, request: request, id: \.marker.id)
+        }
+        // One work session's markers are a read of its topic.
+        let snapshot = try await services.reads.markersSnapshot(filter)
+        return Listing.joined(Listing.response(snapshot.value, page: page, request: request, id: \.marker.id), snapshot)
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
+        let id = try input.pathID()
         if let moment = try input.asOf() {
-            return JSONResponse.make(try await services.timeTravel.marker(try input.pathID(), asOf: moment))
+            return JSONResponse.make(try await services.timeTravel.marker(id, asOf: moment))
         }
-        return JSONResponse.make(try await services.reads.requiredMarker(input.pathID()).0)
+        let snapshot = try await services.reads.markerSnapshot(id)
+        guard let marker = snapshot.value else { throw DomainError.notFound("marker", id) }
+        return Listing.joined(JSONResponse.make(marker), snapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
         let session = try await session(try body.requiredID("work_session_id"))
-        let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
-        try await services.store.append(batch)
-        return JSONResponse.make(marker, status: .created)
+        return try await WriteRetry.once(store: services.store, context: context) {
+            let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(marker, status: .created), batch)
+        }
     }
 
     func bulkCreate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -54,9 +81,10 @@ struct MarkersController {
             throw DomainError.invalid("markers[0].work_session_id", "is required")
         }
         let session = try await session(sessionID, field: "markers[0].work_session_id")
-        let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
-        try await services.store.append(batch)
-        return JSONResponse.make(markers, status: .created)
+        return try await WriteRetry.once(store: services.store, context: context) {
+            let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(markers, status: .created), batch)
+        }
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -64,25 +92,24 @@ struct MarkersController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        let marker = try await WriteRetry.run(store: services.store, clientVersion: expected) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            return try MarkerCommands.update(
+            let (marker, batch) = try MarkerCommands.update(
                 current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
+            return (JSONResponse.answer(marker), batch)
         }
-        return JSONResponse.make(marker)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        try await WriteRetry.run(store: services.store, clientVersion: expected) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let (current, session) = try await services.reads.requiredMarker(id)
             let batch = try MarkerCommands.delete(current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
-            return ((), batch)
+            return (JSONResponse.noContentAnswer, batch)
         }
-        return JSONResponse.noContent()
     }
 
     private func session(_ id: EntityID, field: String = "work_session_id") async throws -> WorkSession {

@@ -1,5 +1,6 @@
 import Hummingbird
 import RoboscopeDomain
+import RoboscopePostgres
 
 /// `/spaces`: list, read, create, patch, delete (cascading to work sessions and markers).
 struct SpacesController {
@@ -17,7 +18,9 @@ struct SpacesController {
         let input = input(request, context)
         let key = input.query("key")
         let includeInactive = try input.queryBool("include_inactive") ?? false
-        return JSONResponse.make(try await services.reads.spaces(key: key, includeInactive: includeInactive))
+        let page = try Listing.page(input)
+        let spaces = try await services.reads.spaces(key: key, includeInactive: includeInactive, page: Listing.probe(page))
+        return Listing.response(spaces, page: page, request: request, id: \.id)
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -25,14 +28,18 @@ struct SpacesController {
         if let moment = try input.asOf() {
             return JSONResponse.make(try await services.timeTravel.space(try input.pathID(), asOf: moment))
         }
-        return JSONResponse.make(try await services.reads.requiredSpace(input.pathID()))
+        let id = try input.pathID()
+        let snapshot = try await services.reads.spaceSnapshot(id)
+        guard let space = snapshot.value else { throw DomainError.notFound("space", id) }
+        return Listing.joined(JSONResponse.make(space), snapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
-        let (space, batch) = try SpaceCommands.create(body, RequestIdentity.commandContext(request, context))
-        try await services.store.append(batch)
-        return JSONResponse.make(space, status: .created)
+        return try await WriteRetry.once(store: services.store, context: context) {
+            let (space, batch) = try SpaceCommands.create(body, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(space, status: .created), batch)
+        }
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -40,27 +47,26 @@ struct SpacesController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        let space = try await WriteRetry.run(store: services.store, clientVersion: expected) {
-            try SpaceCommands.update(
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
+            let (space, batch) = try SpaceCommands.update(
                 try await services.reads.requiredSpace(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
+            return (JSONResponse.answer(space), batch)
         }
-        return JSONResponse.make(space)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        try await WriteRetry.run(store: services.store, clientVersion: expected) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let space = try await services.reads.requiredSpace(id)
             let sessions = try await services.reads.contents(ofSpace: id)
             let batch = try SpaceCommands.delete(
                 space, expectedVersion: expected, sessions: sessions, RequestIdentity.commandContext(request, context)
             )
-            return ((), batch)
+            return (JSONResponse.noContentAnswer, batch)
         }
-        return JSONResponse.noContent()
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {

@@ -1,5 +1,6 @@
 import Hummingbird
 import RoboscopeDomain
+import RoboscopePostgres
 
 /// `/work-sessions`: list with filters, read, create, patch, delete (cascading to markers).
 struct WorkSessionsController {
@@ -15,12 +16,21 @@ struct WorkSessionsController {
 
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
-        let sessions = try await services.reads.workSessions(
-            spaceID: try input.queryID("space_id"),
-            status: try input.queryEnum("status", WorkSession.Status.self),
-            sessionType: try input.queryEnum("session_type", WorkSession.SessionType.self)
+        let spaceID = try input.queryID("space_id")
+        let status = try input.queryEnum("status", WorkSession.Status.self)
+        let sessionType = try input.queryEnum("session_type", WorkSession.SessionType.self)
+        let page = try Listing.page(input)
+        guard let spaceID else {
+            let sessions = try await services.reads.workSessions(
+                spaceID: nil, status: status, sessionType: sessionType, page: Listing.probe(page)
+            )
+            return Listing.response(sessions, page: page, request: request, id: \.id)
+        }
+        // One space's sessions are a read of its topic.
+        let snapshot = try await services.reads.workSessionsSnapshot(
+            spaceID: spaceID, status: status, sessionType: sessionType, page: Listing.probe(page)
         )
-        return JSONResponse.make(sessions)
+        return Listing.joined(Listing.response(snapshot.value, page: page, request: request, id: \.id), snapshot)
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -28,7 +38,10 @@ struct WorkSessionsController {
         if let moment = try input.asOf() {
             return JSONResponse.make(try await services.timeTravel.workSession(try input.pathID(), asOf: moment))
         }
-        return JSONResponse.make(try await services.reads.requiredWorkSession(input.pathID()))
+        let id = try input.pathID()
+        let snapshot = try await services.reads.workSessionSnapshot(id)
+        guard let session = snapshot.value else { throw DomainError.notFound("work session", id) }
+        return Listing.joined(JSONResponse.make(session), snapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -37,9 +50,10 @@ struct WorkSessionsController {
         guard let space = try await services.reads.space(spaceID) else {
             throw DomainError(.invalidField, "space_id: space \(spaceID) does not exist", field: "space_id")
         }
-        let (session, batch) = try WorkSessionCommands.create(body, space: space, RequestIdentity.commandContext(request, context))
-        try await services.store.append(batch)
-        return JSONResponse.make(session, status: .created)
+        return try await WriteRetry.once(store: services.store, context: context) {
+            let (session, batch) = try WorkSessionCommands.create(body, space: space, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(session, status: .created), batch)
+        }
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -47,26 +61,25 @@ struct WorkSessionsController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        let session = try await WriteRetry.run(store: services.store, clientVersion: expected) {
-            try WorkSessionCommands.update(
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
+            let (session, batch) = try WorkSessionCommands.update(
                 try await services.reads.requiredWorkSession(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
+            return (JSONResponse.answer(session), batch)
         }
-        return JSONResponse.make(session)
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        try await WriteRetry.run(store: services.store, clientVersion: expected) {
+        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             guard let contents = try await services.reads.contents(ofSession: id) else {
                 throw DomainError.notFound("work session", id)
             }
             let batch = try WorkSessionCommands.delete(contents, expectedVersion: expected, RequestIdentity.commandContext(request, context))
-            return ((), batch)
+            return (JSONResponse.noContentAnswer, batch)
         }
-        return JSONResponse.noContent()
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import RoboscopeDomain
+import RoboscopePostgres
 import RoboscopeRedis
 
 /// The one place where errors become HTTP responses:
@@ -12,7 +13,8 @@ enum APIError {
         case .malformedRequest: return .badRequest
         case .invalidField: return .unprocessableContent
         case .notFound: return .notFound
-        case .versionConflict, .alreadyExists: return .conflict
+        case .versionConflict, .alreadyExists, .idempotencyKeyInProgress: return .conflict
+        case .idempotencyKeyReused: return .unprocessableContent
         case .payloadTooLarge: return .contentTooLarge
         case .locked: return HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .unavailable: return .serviceUnavailable
@@ -30,7 +32,7 @@ enum APIError {
         if let field = error.field { body["field"] = .string(field) }
         body["request_id"] = .string(requestID)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if error.code == .unavailable {
+        if error.code == .unavailable || error.code == .idempotencyKeyInProgress {
             headers[.retryAfter] = "1"
         }
         if error.code == .rateLimited, case .integer(let seconds)? = error.details["retry_after"] {

@@ -16,21 +16,26 @@ enum RequestIdentity {
         return EntityID.random().description
     }
 
-    static func provenance(_ request: Request, _ context: RoboscopeRequestContext) -> Provenance {
-        var actor = "anonymous"
+    /// The authenticated subject, else `X-User-Id`, else `anonymous`.
+    static func actor(_ request: Request, _ context: RoboscopeRequestContext) -> String {
         if let credentials = context.credentials {
-            actor = credentials.subject
+            return credentials.subject
         } else if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
-            actor = String(user.prefix(200))
+            return String(user.prefix(200))
         }
+        return "anonymous"
+    }
+
+    static func provenance(_ request: Request, _ context: RoboscopeRequestContext) -> Provenance {
         let correlation = request.headers[correlationIDHeader].flatMap { isToken($0) ? $0 : nil }
         return Provenance(
-            actor: actor,
+            actor: actor(request, context),
             // The id the response carries; a second `requestID(request)` would draw a new one.
             requestID: context.requestID ?? requestID(request),
             correlationID: correlation,
             clientAddress: context.remoteAddress?.ipAddress,
-            userAgent: request.headers[.userAgent].map { String($0.prefix(500)) }
+            userAgent: request.headers[.userAgent].map { String($0.prefix(500)) },
+            clientMutationID: context.idempotency?.key
         )
     }
 
@@ -41,7 +46,7 @@ enum RequestIdentity {
 
     static func commandContext(_ request: Request, _ context: RoboscopeRequestContext) -> CommandContext {
         CommandContext(
-            now: Clock.now(), provenance: provenance(request, context),
+            now: WallClock.now(), provenance: provenance(request, context),
             lockTokenSHA256: request.headers[lockTokenHeader].map(sha256)
         )
     }
@@ -55,7 +60,7 @@ func sha256(_ text: String) -> String {
     }.joined()
 }
 
-enum Clock {
+enum WallClock {
     static func now() -> Timestamp {
         Timestamp(microsecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
     }

@@ -13,15 +13,10 @@ struct RequestInput {
 
     /// The body as JSON: 413 past the limit, 400 when it is not JSON.
     func json() async throws -> JSONValue {
-        var request = request
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: bodyLimit)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw tooLarge()
-        } catch is NIOTooManyBytesError {
-            throw tooLarge()
-        }
+        try parse(try await collect())
+    }
+
+    private func parse(_ buffer: ByteBuffer) throws -> JSONValue {
         guard buffer.readableBytes > 0 else {
             throw DomainError(.malformedRequest, "the body is empty; expected a JSON object")
         }
@@ -32,12 +27,35 @@ struct RequestInput {
         }
     }
 
+    /// The body's bytes (413 past the limit).
+    func bodyBytes() async throws -> [UInt8] {
+        Array(try await collect().readableBytesView)
+    }
+
+    private func collect() async throws -> ByteBuffer {
+        var request = request
+        do {
+            return try await request.body.collect(upTo: bodyLimit)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw tooLarge()
+        } catch is NIOTooManyBytesError {
+            throw tooLarge()
+        }
+    }
+
     private func tooLarge() -> DomainError {
         DomainError(.payloadTooLarge, "the body is larger than \(bodyLimit) bytes", details: ["limit": .integer(Int64(bodyLimit))])
     }
 
     func fields() async throws -> FieldReader {
         try FieldReader(body: await json())
+    }
+
+    /// The body's fields, or none when the body is empty (where a body is optional).
+    func fieldsIfAny() async throws -> FieldReader {
+        let buffer = try await collect()
+        guard buffer.readableBytes > 0 else { return FieldReader([:]) }
+        return try FieldReader(body: parse(buffer))
     }
 
     /// A UUID path parameter; a malformed one is a 422 naming it.
@@ -59,6 +77,26 @@ struct RequestInput {
             throw DomainError(.malformedRequest, "query \(name): not a UUID", field: name)
         }
         return id
+    }
+
+    /// An integer query parameter within `range` (400 naming it otherwise).
+    func queryInteger(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text = query(name) else { return nil }
+        guard let value = Int64(text), range.contains(value) else {
+            throw DomainError(.malformedRequest, "query \(name): expected an integer from \(range.lowerBound) to \(range.upperBound)",
+                              field: name)
+        }
+        return value
+    }
+
+    /// A number query parameter within `range` (400 naming it otherwise).
+    func queryNumber(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = query(name) else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw DomainError(.malformedRequest, "query \(name): expected a number from \(range.lowerBound) to \(range.upperBound)",
+                              field: name)
+        }
+        return value
     }
 
     func queryBool(_ name: String) throws -> Bool? {

@@ -2,6 +2,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import RoboscopeAuth
+import RoboscopePostgres
 
 /// The request context of every route: Hummingbird's core storage plus the peer address.
 public struct RoboscopeRequestContext: RequestContext {
@@ -12,6 +13,8 @@ public struct RoboscopeRequestContext: RequestContext {
     public var requestID: String?
     /// Set by `AuthMiddleware` when authentication is on.
     public var credentials: Credentials?
+    /// Set by `IdempotencyMiddleware` for a write with an `Idempotency-Key`.
+    public var idempotency: IdempotencyClaim?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -1,27 +1,41 @@
+import Hummingbird
 import RoboscopeDomain
 import RoboscopePostgres
 
-/// Runs a read-decide-append cycle. When the client named no version, a conflict
-/// only means someone else wrote between our read and our append: read again and
-/// retry, backing off with jitter so that a crowd of writers on one entity spreads
-/// out. When it named one, the conflict is the client's to resolve (409).
+/// Runs a write: read, decide, append, and answer. The answer is rendered before the
+/// append so that, under an `Idempotency-Key`, it is stored in the append's
+/// transaction (docs/sync.md).
+///
+/// When the client named no version, a conflict only means someone else wrote between
+/// our read and our append: read again and retry, backing off with jitter so that a
+/// crowd of writers on one entity spreads out. When it named one, the conflict is the
+/// client's to resolve (409).
 enum WriteRetry {
     static let attempts = 40
 
-    static func run<T>(
-        store: EventStore, clientVersion: Int64?, _ decide: () async throws -> (T, AppendBatch)
-    ) async throws -> T {
+    static func run(
+        store: EventStore, context: RoboscopeRequestContext, clientVersion: Int64?, retryConflicts: Bool = true,
+        _ decide: () async throws -> (StoredAnswer, AppendBatch)
+    ) async throws -> Response {
         var attempt = 1
         while true {
-            let (value, batch) = try await decide()
+            let (answer, batch) = try await decide()
             do {
-                try await store.append(batch)
-                return value
-            } catch let error as DomainError where error.code == .versionConflict && clientVersion == nil && attempt < attempts {
+                try await store.append(batch, claim: context.idempotency, answer: answer)
+                return JSONResponse.make(answer)
+            } catch let error as DomainError
+                where error.code == .versionConflict && retryConflicts && clientVersion == nil && attempt < attempts {
                 let ceiling = min(20_000, 500 << min(attempt, 6))
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...ceiling)))
                 attempt += 1
             }
         }
+    }
+
+    /// A write that reads nothing it could race on (a create): decide once, append.
+    static func once(
+        store: EventStore, context: RoboscopeRequestContext, _ decide: () throws -> (StoredAnswer, AppendBatch)
+    ) async throws -> Response {
+        try await run(store: store, context: context, clientVersion: nil, retryConflicts: false) { try decide() }
     }
 }

@@ -3,6 +3,9 @@ import RoboscopeDomain
 /// The JSON argument of `eventlog.append(batch jsonb)`; see schema/0004_append_function.sql.
 struct BatchDocument: JSONWritable {
     let batch: AppendBatch
+    let claim: IdempotencyClaim?
+    /// Stored with the claim; without one the caller stores it in the same transaction.
+    let answer: StoredAnswer?
 
     func writeJSON(to writer: inout JSONWriter) {
         writer.object { writer in
@@ -33,6 +36,18 @@ struct BatchDocument: JSONWritable {
                 writer.object { writer in
                     writer.key("work_session_id"); writer.value(check.workSessionID)
                     writer.key("token_sha256"); writer.value(check.tokenSHA256)
+                }
+            }
+            if let claim {
+                writer.key("idempotency")
+                writer.object { writer in
+                    writer.key("actor"); writer.value(claim.actor)
+                    writer.key("key"); writer.value(claim.key)
+                    writer.key("fingerprint"); writer.value(claim.fingerprint)
+                    if let answer {
+                        writer.key("status"); writer.value(Int64(answer.status))
+                        writer.key("body"); writer.value(String(decoding: answer.body, as: UTF8.self))
+                    }
                 }
             }
             writer.key("events")

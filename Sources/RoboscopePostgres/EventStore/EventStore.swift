@@ -3,11 +3,12 @@ import Metrics
 import RoboscopeDomain
 
 /// Appends batches of events to the log, in one transaction each, through
-/// `eventlog.append`, which checks versions and updates the projections.
+/// `eventlog.append`, which checks versions, numbers the events on their topics and
+/// updates the projections.
 public struct EventStore: Sendable {
     public let pool: PostgresPool
-    /// Told after each commit, so gateways learn of new events without a NOTIFY
-    /// inside the append's transaction.
+    /// Told after each commit, so gateways and long polls learn of new events without
+    /// a NOTIFY inside the append's transaction.
     public let notifier: AppendNotifier?
 
     public init(pool: PostgresPool, notifier: AppendNotifier? = nil) {
@@ -24,26 +25,51 @@ public struct EventStore: Sendable {
         public var version: Int64
     }
 
+    /// Appends `batch`; with a `claim`, stores `answer` under its key in the same
+    /// transaction (a batch without events changes nothing, so nothing is stored).
     @discardableResult
-    public func append(_ batch: AppendBatch) async throws -> [Appended] {
+    public func append(_ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil) async throws -> [Appended] {
         guard !batch.events.isEmpty else { return [] }
-        let document = StorageJSON.encodeString(BatchDocument(batch: batch))
+        let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer))
         let appended = try await pool.translatingErrors { try Self.append(document, on: $0) }
+        committed(appended)
+        return appended
+    }
+
+    /// Appends `batch` and stores the answer `answer` makes of what the append returned,
+    /// in one transaction (an answer that names a version the log assigns).
+    public func append(
+        _ batch: AppendBatch, claim: IdempotencyClaim, answer: @escaping @Sendable ([Appended]) -> StoredAnswer
+    ) async throws -> (appended: [Appended], answer: StoredAnswer) {
+        let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: nil))
+        let (appended, stored) = try await pool.translatingErrors { connection in
+            try connection.transaction {
+                let appended = try Self.append(document, on: connection)
+                let stored = answer(appended)
+                try IdempotencyKeys.store(claim, stored, on: connection)
+                return (appended, stored)
+            }
+        }
+        committed(appended)
+        return (appended, stored)
+    }
+
+    private func committed(_ appended: [Appended]) {
         notifier?.signal()
         Self.appendedEvents.increment(by: appended.count)
-        return appended
     }
 
     /// Appends on a connection the caller owns (tools, tests).
     public static func append(_ batch: AppendBatch, on connection: PGConnection) throws -> [Appended] {
-        try append(StorageJSON.encodeString(BatchDocument(batch: batch)), on: connection)
+        try append(StorageJSON.encodeString(BatchDocument(batch: batch, claim: nil, answer: nil)), on: connection)
     }
 
     static func append(_ document: String, on connection: PGConnection) throws -> [Appended] {
         do {
             let result = try connection.query("SELECT event_position, event_version FROM eventlog.append($1::jsonb)", [document])
-            return (0..<result.rowCount).map { row in
-                Appended(position: result.int64(row, 0) ?? 0, version: result.int64(row, 1) ?? 0)
+            return try (0..<result.rowCount).map { index in
+                let row = RowReader(result, row: index, source: "eventlog.append")
+                return Appended(position: try row.int64(0), version: try row.int64(1))
             }
         } catch let error as PGError {
             throw StoreErrors.translate(error)

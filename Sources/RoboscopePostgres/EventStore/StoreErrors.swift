@@ -2,7 +2,7 @@ import Foundation
 import RoboscopeDomain
 
 /// Turns what Postgres reports into errors a client can act on. The SQLSTATEs
-/// `RB404` and `RB409` are raised by `eventlog.append`.
+/// `RB404`, `RB409`, `RB423`, `RBIKP` and `RBIKA` are raised by `eventlog.append`.
 public enum StoreErrors {
     public static func translate(_ error: PGError) -> any Error {
         if error.kind == .connection {
@@ -22,6 +22,11 @@ public enum StoreErrors {
             details["fencing_token"] = detail["fencing_token"]
             details["expires_at"] = detail["expires_at"]
             return DomainError(.locked, "\(error.message); send the holder's X-Lock-Token", details: details)
+        case ("RBIKP", _):
+            return DomainError(.idempotencyKeyInProgress, "a request with this Idempotency-Key is still being processed; retry shortly",
+                               field: "Idempotency-Key")
+        case ("RBIKA", _):
+            return DomainError(.idempotencyKeyAnswered, "a request with this Idempotency-Key has been answered", field: "Idempotency-Key")
         case ("RB404", _):
             let type = detail["stream_type"].flatMap { if case .string(let text) = $0 { return text } else { return nil } }
             return DomainError(.notFound, "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)")

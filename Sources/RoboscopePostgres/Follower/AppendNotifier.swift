@@ -29,8 +29,12 @@ public final class AppendNotifier: @unchecked Sendable {
         thread.start()
     }
 
+    /// This process's own long polls, woken at once rather than by the NOTIFY's echo.
+    public var local: ChangeSignal?
+
     /// Cheap and non-blocking: marks a NOTIFY as due.
     public func signal() {
+        local?.bump()
         condition.lock()
         if !pending {
             pending = true

@@ -1,10 +1,12 @@
 import RoboscopeDomain
 
-/// Reads `eventlog.deliveries` (schema/0006_deliveries.sql) for the gateways.
+/// Reads the log as clients receive it (`eventlog.delivery_rows`): live for the
+/// gateways' tailers, and by topic for catch-ups, the changes feed and snapshot heads.
 public enum DeliveryReader {
     static let columns = """
         position, transaction_id::text, stream_type, stream_id, stream_version, type, data::text, actor,
-        to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), work_session_id, space_id, details::text
+        client_mutation_id, (extract(epoch FROM recorded_at) * 1000000)::bigint, work_session_id, space_id,
+        work_session_seq, space_seq, details::text
         """
 
     /// Up to `limit` events after `cursor` that no running transaction can precede.
@@ -15,31 +17,70 @@ public enum DeliveryReader {
         ))
     }
 
-    /// The events of one topic after `cursor`, up to and including `until`.
+    /// Up to `limit` events of `topic` with a position after `after`, in topic order;
+    /// with `until`, only those at or before that cursor (a gateway's catch-up, which
+    /// its live reads continue from there).
+    ///
+    /// On a topic, positions grow with topic_seq and with delivery order (the append
+    /// numbers a topic under its lock), so "after a position" is exact, and every event
+    /// of the topic up to the newest is committed: no horizon is needed.
     public static func topic(
-        _ topic: Topic, after cursor: LogCursor, until: LogCursor, limit: Int, on connection: PGConnection
+        _ topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection
     ) throws -> [Delivery] {
-        var session: String?, space: String?
-        switch topic.kind {
-        case .workSession: session = topic.id.description
-        case .space: space = topic.id.description
-        }
+        let bound = until.map { [String($0.transactionID), String($0.position)] } ?? [nil, nil]
         return try decode(connection.query(
             """
-            SELECT \(columns) FROM eventlog.deliveries($1::text::xid8, $2::bigint, $3::integer,
-                $4::text::xid8, $5::bigint, $6::uuid, $7::uuid)
+            SELECT \(columns) FROM eventlog.delivery_rows
+            WHERE \(membership(topic)) AND position > $2::bigint
+              AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
+            ORDER BY position LIMIT $3::integer
             """,
-            [String(cursor.transactionID), String(cursor.position), String(limit),
-             String(until.transactionID), String(until.position), session, space]
+            [topic.id.description, String(after), String(limit)] + bound
         ))
+    }
+
+    /// The topic's newest event (at or before `until`, when given): the position to
+    /// continue from and its topic_seq; nil when the topic has no event.
+    public static func head(of topic: Topic, until: LogCursor? = nil, on connection: PGConnection) throws -> TopicHead? {
+        let bound = until.map { [String($0.transactionID), String($0.position)] } ?? [nil, nil]
+        let result = try connection.query(
+            """
+            SELECT position, \(sequenceColumn(topic)) FROM eventlog.events
+            WHERE \(membership(topic))
+              AND ($2::text IS NULL OR (transaction_id, position) <= ($2::text::xid8, $3::bigint))
+            ORDER BY position DESC LIMIT 1
+            """,
+            [topic.id.description] + bound
+        )
+        guard result.rowCount == 1 else { return nil }
+        let row = RowReader(result, row: 0, source: "eventlog.events")
+        return TopicHead(position: try row.int64(0), topicSeq: try row.int64(1))
+    }
+
+    /// The events of a topic: its parameter `$1` is the topic's id. Each condition
+    /// matches the partial index that keeps the topic in position order.
+    static func membership(_ topic: Topic) -> String {
+        switch topic.kind {
+        case .workSession: return "work_session_id = $1::uuid"
+        case .space: return "space_id = $1::uuid AND space_seq IS NOT NULL"
+        }
+    }
+
+    static func sequenceColumn(_ topic: Topic) -> String {
+        topic.kind == .workSession ? "work_session_seq" : "space_seq"
     }
 
     /// Where a new follower starts: after the last event no running transaction can precede.
     public static func head(on connection: PGConnection) throws -> LogCursor {
         let result = try connection.query("SELECT transaction_id::text, position FROM eventlog.follow_head()")
-        return LogCursor(
-            transactionID: result.string(0, 0).flatMap(UInt64.init) ?? 0, position: result.int64(0, 1) ?? 0
-        )
+        let row = RowReader(result, row: 0, source: "eventlog.follow_head()")
+        return LogCursor(transactionID: try row.uint64(0), position: try row.int64(1))
+    }
+
+    /// The newest position in the log (0 when empty).
+    public static func newestPosition(on connection: PGConnection) throws -> Int64 {
+        let result = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events")
+        return try RowReader(result, row: 0, source: "eventlog.events").int64(0)
     }
 
     /// Whether the topic's entity exists now (a subscription to anything else is refused).
@@ -49,27 +90,49 @@ public enum DeliveryReader {
     }
 
     static func decode(_ result: PGResult) throws -> [Delivery] {
-        try (0..<result.rowCount).map { row in
-            guard let streamID = result.string(row, 3).flatMap(EntityID.init) else {
-                throw PGError(.statement, "eventlog.deliveries returned a row without a stream id")
+        try (0..<result.rowCount).map { index in
+            var row = RowReader(result, row: index, source: "eventlog.delivery_rows")
+            let position = try row.int64(0)
+            row.key = "position \(position)"
+            var topics: [TopicPlace] = []
+            if let session = try row.optionalID(10) {
+                guard let sequence = try row.optionalInt64(12) else { throw row.corrupt(12, "is null on a work session's event") }
+                topics.append(TopicPlace(Topic(.workSession, session), sequence))
             }
-            let position = result.int64(row, 0) ?? 0
+            if let sequence = try row.optionalInt64(13) {
+                guard let space = try row.optionalID(11) else { throw row.corrupt(11, "is null on a space's topic") }
+                topics.append(TopicPlace(Topic(.space, space), sequence))
+            }
             return Delivery(
-                cursor: LogCursor(transactionID: result.string(row, 1).flatMap(UInt64.init) ?? 0, position: position),
+                cursor: LogCursor(transactionID: try row.uint64(1), position: position),
                 change: RecordedChange(
                     position: position,
-                    streamType: result.string(row, 2) ?? "",
-                    streamID: streamID,
-                    version: result.int64(row, 4) ?? 0,
-                    type: result.string(row, 5) ?? "",
-                    data: result.bytes(row, 6).map { Array($0) } ?? [],
-                    actor: result.string(row, 7) ?? "anonymous",
-                    recordedAt: result.string(row, 8).flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(microsecondsSinceEpoch: 0),
-                    details: result.bytes(row, 11).map { Array($0) }
-                ),
-                workSessionID: result.string(row, 9).flatMap(EntityID.init),
-                spaceID: result.string(row, 10).flatMap(EntityID.init)
+                    streamType: try row.text(2),
+                    streamID: try row.id(3),
+                    version: try row.int64(4),
+                    type: try row.text(5),
+                    data: try row.bytes(6),
+                    actor: try row.text(7),
+                    recordedAt: try row.timestamp(9),
+                    details: row.optionalBytes(14),
+                    clientMutationID: row.optionalText(8),
+                    topics: topics
+                )
             )
         }
+    }
+}
+
+/// The newest event of a topic a reader reflects: `position` is the `since` that
+/// continues from there, `topicSeq` its number on the topic.
+public struct TopicHead: Hashable, Sendable {
+    public var position: Int64
+    public var topicSeq: Int64
+
+    public static let empty = TopicHead(position: 0, topicSeq: 0)
+
+    public init(position: Int64, topicSeq: Int64) {
+        self.position = position
+        self.topicSeq = topicSeq
     }
 }

@@ -21,3 +21,14 @@ extension PGConnection {
         return channels
     }
 }
+
+extension PGConnection {
+    /// Waits up to `timeoutMilliseconds` for the socket to become readable (a notification
+    /// or a closed connection); true when it did.
+    public func waitReadable(timeoutMilliseconds: Int32) throws -> Bool {
+        var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&descriptor, 1, timeoutMilliseconds)
+        if ready < 0 && errno != EINTR { throw PGError(.connection, "poll failed: errno \(errno)") }
+        return ready > 0
+    }
+}

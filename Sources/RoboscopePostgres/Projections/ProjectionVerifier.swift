@@ -75,17 +75,20 @@ public struct ProjectionVerifier {
                 counts[table.name] = try connection.query("SELECT count(*) FROM public.\(table.name)").int64(0, 0) ?? 0
             }
             // The audit trail is read from the log itself; what it stores besides the
-            // events is each event's route (its work session and space).
-            let misrouted = try connection.query("SELECT position::text, stored::text, expected::text FROM eventlog.misrouted_events()")
-            for row in 0..<misrouted.rowCount {
-                let decode = { (column: Int) -> JSONObject? in
-                    misrouted.bytes(row, column).flatMap { try? JSONDecoder().decode(JSONObject.self, from: Data($0)) }
+            // events is each event's route (its work session and space) and its number
+            // on each topic, each checked against what the streams and positions give.
+            for (check, table) in [("misrouted_events", "eventlog.events (audit routes)"),
+                                   ("topic_sequence_breaks", "eventlog.events (topic numbers)")] {
+                let found = try connection.query("SELECT position::text, stored::text, expected::text FROM eventlog.\(check)()")
+                for row in 0..<found.rowCount {
+                    let decode = { (column: Int) -> JSONObject? in
+                        found.bytes(row, column).flatMap { try? JSONDecoder().decode(JSONObject.self, from: Data($0)) }
+                    }
+                    differences.append(Difference(table: table, key: found.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
                 }
-                differences.append(Difference(
-                    table: "eventlog.events (audit routes)", key: misrouted.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)
-                ))
             }
             counts["eventlog.events (audit routes)"] = replayed
+            counts["eventlog.events (topic numbers)"] = replayed
             return Report(eventsReplayed: replayed, rowsCompared: counts, differences: differences)
         }
     }

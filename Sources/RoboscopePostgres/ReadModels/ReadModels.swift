@@ -13,92 +13,286 @@ public struct ReadModels: Sendable {
     // MARK: Spaces
 
     public func space(_ id: EntityID) async throws -> Space? {
-        try await rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id.description]).first
+        try await query { try Self.space(id, on: $0) }
     }
 
-    public func spaces(key: String?, includeInactive: Bool) async throws -> [Space] {
-        try await rows(
-            Space.self,
-            """
-            SELECT to_jsonb(s) FROM spaces s
-            WHERE ($1::text IS NULL OR key = $1) AND ($2::boolean OR active)
-            ORDER BY created_at, id
-            """,
-            [key, includeInactive ? "true" : "false"]
-        )
+    /// The space and the head of its topic, in one snapshot.
+    public func spaceSnapshot(_ id: EntityID) async throws -> Snapshot<Space?> {
+        try await snapshot { connection in
+            (try Self.space(id, on: connection), Topic(.space, id))
+        }
+    }
+
+    static func space(_ id: EntityID, on connection: PGConnection) throws -> Space? {
+        try rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id.description], on: connection).first
+    }
+
+    public func spaces(key: String?, includeInactive: Bool, page: Page = .all) async throws -> [Space] {
+        try await query { connection in
+            let after = try Self.createdAt(of: page.after, .space, on: connection)
+            return try Self.rows(
+                Space.self,
+                """
+                SELECT to_jsonb(s) FROM spaces s
+                WHERE ($1::text IS NULL OR key = $1) AND ($2::boolean OR active)
+                  AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
+                ORDER BY created_at, id LIMIT $5
+                """,
+                [key, includeInactive ? "true" : "false", after, page.after?.description, String(page.limit)],
+                on: connection
+            )
+        }
     }
 
     // MARK: Work sessions
 
     public func workSession(_ id: EntityID) async throws -> WorkSession? {
-        try await rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id.description]).first
+        try await query { try Self.workSession(id, on: $0) }
+    }
+
+    /// The work session and the head of its topic, in one snapshot.
+    public func workSessionSnapshot(_ id: EntityID) async throws -> Snapshot<WorkSession?> {
+        try await snapshot { connection in
+            (try Self.workSession(id, on: connection), Topic(.workSession, id))
+        }
+    }
+
+    static func workSession(_ id: EntityID, on connection: PGConnection) throws -> WorkSession? {
+        try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id.description], on: connection).first
     }
 
     public func workSessions(
-        spaceID: EntityID?, status: WorkSession.Status?, sessionType: WorkSession.SessionType?
+        spaceID: EntityID?, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all
     ) async throws -> [WorkSession] {
-        try await rows(
+        try await query { connection in
+            try Self.workSessions(spaceID: spaceID, status: status, sessionType: sessionType, page: page, on: connection)
+        }
+    }
+
+    /// A space's work sessions and the head of the space's topic, in one snapshot.
+    public func workSessionsSnapshot(
+        spaceID: EntityID, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all
+    ) async throws -> Snapshot<[WorkSession]> {
+        try await snapshot { connection in
+            (try Self.workSessions(spaceID: spaceID, status: status, sessionType: sessionType, page: page, on: connection),
+             Topic(.space, spaceID))
+        }
+    }
+
+    static func workSessions(
+        spaceID: EntityID?, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page,
+        on connection: PGConnection
+    ) throws -> [WorkSession] {
+        let after = try createdAt(of: page.after, .workSession, on: connection)
+        return try rows(
             WorkSession.self,
             """
             SELECT to_jsonb(w) FROM work_sessions w
             WHERE ($1::uuid IS NULL OR space_id = $1) AND ($2::text IS NULL OR status = $2)
               AND ($3::text IS NULL OR session_type = $3)
-            ORDER BY created_at, id
+              AND ($4::timestamptz IS NULL OR (created_at, id) > ($4::timestamptz, $5::uuid))
+            ORDER BY created_at, id LIMIT $6
             """,
-            [spaceID?.description, status?.rawValue, sessionType?.rawValue]
+            [spaceID?.description, status?.rawValue, sessionType?.rawValue, after, page.after?.description, String(page.limit)],
+            on: connection
         )
     }
 
     // MARK: Markers
 
     public func marker(_ id: EntityID) async throws -> MarkerWithDetails? {
-        try await markerRows("WHERE m.id = $1", [id.description]).first
+        try await query { try Self.markerRows("WHERE m.id = $1", [id.description], on: $0).first }
+    }
+
+    /// The marker and the head of its work session's topic, in one snapshot.
+    public func markerSnapshot(_ id: EntityID) async throws -> Snapshot<MarkerWithDetails?> {
+        try await snapshot { connection in
+            let marker = try Self.markerRows("WHERE m.id = $1", [id.description], on: connection).first
+            return (marker, marker.map { Topic(.workSession, $0.marker.workSessionID) })
+        }
     }
 
     public func markers(workSessionID: EntityID) async throws -> [MarkerWithDetails] {
-        try await markerRows("WHERE m.work_session_id = $1 ORDER BY m.created_at, m.id", [workSessionID.description])
+        try await query { try Self.markers(MarkerFilter(scope: .workSession(workSessionID)), on: $0) }
+    }
+
+    public func markers(_ filter: MarkerFilter) async throws -> [MarkerWithDetails] {
+        try await query { try Self.markers(filter, on: $0) }
+    }
+
+    /// A work session's markers and the head of its topic, in one snapshot.
+    public func markersSnapshot(_ filter: MarkerFilter) async throws -> Snapshot<[MarkerWithDetails]> {
+        try await snapshot { connection in
+            let topic: Topic? = if case .workSession(let id) = filter.scope { Topic(.workSession, id) } else { nil }
+            return (try Self.markers(filter, on: connection), topic)
+        }
+    }
+
+    static func markers(_ filter: MarkerFilter, on connection: PGConnection) throws -> [MarkerWithDetails] {
+        var conditions: [String] = []
+        var parameters: [String?] = []
+        func parameter(_ value: String?) -> String {
+            parameters.append(value)
+            return "$\(parameters.count)"
+        }
+        switch filter.scope {
+        case .workSession(let id):
+            let session = parameter(id.description)
+            conditions.append("m.work_session_id = \(session)::uuid")
+            // The place index leads with the space.
+            if filter.place != nil {
+                conditions.append("m.space_id = (SELECT w.space_id FROM work_sessions w WHERE w.id = \(session)::uuid)")
+            }
+        case .space(let id):
+            conditions.append("m.space_id = \(parameter(id.description))::uuid")
+        }
+        var order = "m.created_at, m.id"
+        switch filter.place {
+        case .near(let x, let z, let range)?:
+            let centre = "point(\(parameter(String(x)))::float8, \(parameter(String(z)))::float8)"
+            conditions.append("m.center <@ circle(\(centre), \(parameter(String(range)))::float8)")
+            order = "m.center <-> \(centre)"
+        case .box(let minX, let minZ, let maxX, let maxZ)?:
+            conditions.append("""
+                m.center <@ box(point(\(parameter(String(minX)))::float8, \(parameter(String(minZ)))::float8),
+                                point(\(parameter(String(maxX)))::float8, \(parameter(String(maxZ)))::float8))
+                """)
+        case nil:
+            break
+        }
+        if let after = filter.page.after, let createdAt = try createdAt(of: after, .marker, on: connection) {
+            conditions.append("(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after.description))::uuid)")
+        }
+        let sql = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(String(filter.page.limit)))"
+        return try markerRows(sql, parameters, on: connection)
     }
 
     /// A marker and the work session it belongs to, for writes that need both.
     public func markerInSession(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession)? {
-        guard let marker = try await marker(id) else { return nil }
-        guard let session = try await workSession(marker.marker.workSessionID) else { return nil }
-        return (marker, session)
+        try await query { connection in
+            guard let marker = try Self.markerRows("WHERE m.id = $1", [id.description], on: connection).first,
+                  let session = try Self.workSession(marker.marker.workSessionID, on: connection) else { return nil }
+            return (marker, session)
+        }
     }
 
     /// A work session with its markers: what deleting it must remove.
     public func contents(ofSession id: EntityID) async throws -> SessionContents? {
-        guard let session = try await workSession(id) else { return nil }
-        return SessionContents(session: session, markers: try await markers(workSessionID: id))
+        try await query { connection in
+            guard let session = try Self.workSession(id, on: connection) else { return nil }
+            return SessionContents(session: session, markers: try Self.markers(MarkerFilter(scope: .workSession(id)), on: connection))
+        }
     }
 
     /// Every work session of a space with its markers.
     public func contents(ofSpace id: EntityID) async throws -> [SessionContents] {
-        let sessions = try await workSessions(spaceID: id, status: nil, sessionType: nil)
-        var contents: [SessionContents] = []
-        for session in sessions {
-            contents.append(SessionContents(session: session, markers: try await markers(workSessionID: session.id)))
+        try await query { connection in
+            try Self.workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, on: connection).map { session in
+                SessionContents(session: session, markers: try Self.markers(MarkerFilter(scope: .workSession(session.id)), on: connection))
+            }
         }
-        return contents
     }
 
     // MARK: Plumbing
 
-    private func markerRows(_ condition: String, _ parameters: [String?]) async throws -> [MarkerWithDetails] {
-        let sql = MarkerRows.select + " " + condition
-        return try await query { connection in try MarkerRows.decode(try connection.query(sql, parameters)) }
+    /// The creation time of an entity for keyset paging, from its stream's first event:
+    /// it is found even when the entity has been deleted since the page was read.
+    static func createdAt(of id: EntityID?, _ stream: StreamType, on connection: PGConnection) throws -> String? {
+        guard let id else { return nil }
+        let result = try connection.query(
+            """
+            SELECT data->>'created_at' FROM eventlog.events
+            WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 1
+            """,
+            [stream.rawValue, id.description]
+        )
+        guard result.rowCount == 1 else {
+            throw DomainError(.malformedRequest, "query after: no \(stream.rawValue.replacingOccurrences(of: "_", with: " ")) \(id) was ever created",
+                              field: "after")
+        }
+        return try RowReader(result, row: 0, source: "eventlog.events").text(0)
     }
 
-    private func rows<T: Decodable & Sendable>(_ type: T.Type, _ sql: String, _ parameters: [String?]) async throws -> [T] {
+    /// Reads and the head of the topic they reflect, in one repeatable-read snapshot: the
+    /// topic's events after the head's position are exactly those the read does not reflect.
+    private func snapshot<T: Sendable>(
+        _ body: @escaping @Sendable (PGConnection) throws -> (T, Topic?)
+    ) async throws -> Snapshot<T> {
         try await query { connection in
-            let result = try connection.query(sql, parameters)
-            return try (0..<result.rowCount).map { row in
-                try StorageJSON.decode(T.self, result.bytes(row, 0)!)
+            try connection.transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                let (value, topic) = try body(connection)
+                let head = try topic.flatMap { try DeliveryReader.head(of: $0, on: connection) } ?? .empty
+                return Snapshot(value: value, topic: topic, head: head)
             }
+        }
+    }
+
+    static func markerRows(_ condition: String, _ parameters: [String?], on connection: PGConnection) throws -> [MarkerWithDetails] {
+        try MarkerRows.decode(try connection.query(MarkerRows.select + " " + condition, parameters))
+    }
+
+    static func rows<T: Decodable & Sendable>(
+        _ type: T.Type, _ sql: String, _ parameters: [String?], on connection: PGConnection
+    ) throws -> [T] {
+        let result = try connection.query(sql, parameters)
+        return try (0..<result.rowCount).map { row in
+            try StorageJSON.decode(T.self, result.bytes(row, 0)!)
         }
     }
 
     private func query<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         try await pool.translatingErrors(body)
+    }
+}
+
+/// A read with the head of the topic it belongs to (`Roboscope-Position`,
+/// `Roboscope-Topic-Seq`).
+public struct Snapshot<Value: Sendable>: Sendable {
+    public var value: Value
+    /// Nil when the read belongs to no topic (a marker that does not exist).
+    public var topic: Topic?
+    public var head: TopicHead
+}
+
+/// Keyset paging: up to `limit` items after the item `after`.
+public struct Page: Hashable, Sendable {
+    public static let maxLimit = 10_000
+    /// What a list returns without `limit`.
+    public static let first = Page(limit: maxLimit, after: nil)
+    /// Everything, for the service's own reads (a cascade must see every child).
+    public static let all = Page(limit: Int(Int32.max), after: nil)
+
+    public var limit: Int
+    public var after: EntityID?
+
+    public init(limit: Int, after: EntityID?) {
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// Which markers a list returns.
+public struct MarkerFilter: Hashable, Sendable {
+    public enum Scope: Hashable, Sendable {
+        case workSession(EntityID)
+        /// The markers of every work session of the space.
+        case space(EntityID)
+    }
+
+    /// Narrowing by the marker's centre on the floor plan (x = cross, z = long).
+    public enum Place: Hashable, Sendable {
+        /// Within `range` metres of (x, z), nearest first.
+        case near(x: Double, z: Double, range: Double)
+        case box(minX: Double, minZ: Double, maxX: Double, maxZ: Double)
+    }
+
+    public var scope: Scope
+    public var place: Place?
+    public var page: Page
+
+    public init(scope: Scope, place: Place? = nil, page: Page = .all) {
+        self.scope = scope
+        self.place = place
+        self.page = page
     }
 }

@@ -1,0 +1,61 @@
+import Hummingbird
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// `GET /changes?topic=&since=&limit=&wait=`: a topic's events after `since`, each exactly
+/// as the WebSocket sends it, for clients catching up after a long time offline
+/// (docs/sync.md). With `wait`, an empty answer is held until an event arrives or the
+/// time runs out, without holding a database connection meanwhile.
+struct ChangesController {
+    let services: APIServices
+    static let limits = 1...1000
+    static let defaultLimit = 500
+    static let maxWait = 30.0
+
+    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
+        group.get("changes", use: list)
+    }
+
+    func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        guard let text = input.query("topic") else {
+            throw DomainError(.malformedRequest, "query topic: required (work_session:<uuid> or space:<uuid>)", field: "topic")
+        }
+        guard let topic = Topic(text) else {
+            throw DomainError(.malformedRequest, "query topic: expected work_session:<uuid> or space:<uuid>", field: "topic")
+        }
+        let since = try input.queryInteger("since", in: 0...Int64.max) ?? 0
+        let limit = Int(try input.queryInteger("limit", in: Int64(Self.limits.lowerBound)...Int64(Self.limits.upperBound)) ?? Int64(Self.defaultLimit))
+        let wait = try input.queryNumber("wait", in: 0...Self.maxWait) ?? 0
+        let feed = ChangesFeed(pool: services.store.pool)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+        while true {
+            let seen = services.changes?.current ?? 0
+            guard let (events, hasMore) = try await feed.page(topic, since: since, limit: limit) else {
+                throw DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
+            }
+            let remaining = deadline - ContinuousClock.now
+            guard events.isEmpty, remaining > .zero, let changes = services.changes, !Task.isCancelled else {
+                return try Self.answer(topic, events, since: since, hasMore: hasMore)
+            }
+            await changes.wait(past: seen, timeout: remaining)
+        }
+    }
+
+    static func answer(_ topic: Topic, _ events: [Delivery], since: Int64, hasMore: Bool) throws -> Response {
+        let messages = try events.map { try ServerMessage.change($0.change, topic: topic) }
+        var writer = JSONWriter(timestampStyle: .wire, capacity: messages.reduce(64) { $0 + $1.count + 1 })
+        writer.object { writer in
+            writer.key("data"); writer.array(messages) { $0.raw($1) }
+            writer.key("next_since"); writer.value(events.last?.change.position ?? since)
+            writer.key("has_more"); writer.value(hasMore)
+        }
+        return JSONResponse.make(RawJSON(bytes: writer.bytes))
+    }
+}
+
+/// JSON rendered already.
+struct RawJSON: JSONWritable {
+    let bytes: [UInt8]
+    func writeJSON(to writer: inout JSONWriter) { writer.raw(bytes) }
+}

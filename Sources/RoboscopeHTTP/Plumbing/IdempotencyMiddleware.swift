@@ -1,0 +1,86 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// `Idempotency-Key` on POST, PUT, PATCH and DELETE under `/api/v1` (docs/sync.md):
+/// a key already answered gets its stored answer again (`Idempotent-Replayed: true`),
+/// or 422 when it came with another request; otherwise the request goes on carrying
+/// its claim, and the controller stores its answer with its events. Keys belong to
+/// the actor, so this runs after authentication.
+struct IdempotencyMiddleware: RouterMiddleware {
+    typealias Context = RoboscopeRequestContext
+    static let keyHeader = HTTPField.Name("Idempotency-Key")!
+    static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
+    static let maxKeyLength = 255
+
+    let keys: IdempotencyKeys
+    let bodyLimit: Int
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard [.post, .put, .patch, .delete].contains(request.method),
+              let header = request.headers[values: Self.keyHeader].first,
+              // Heartbeats repeat safely by nature.
+              !request.uri.path.hasPrefix("/api/v1/presence/") else {
+            return try await next(request, context)
+        }
+        let key = try Self.validated(header, count: request.headers[values: Self.keyHeader].count)
+        var request = request
+        let body = try await RequestInput(request: request, context: context, bodyLimit: bodyLimit).bodyBytes()
+        request.body = RequestBody(buffer: ByteBuffer(bytes: body))
+        let claim = IdempotencyClaim(
+            actor: RequestIdentity.actor(request, context), key: key,
+            fingerprint: Self.fingerprint(method: request.method.rawValue, path: request.uri.path, body: body)
+        )
+        if let record = try await keys.record(actor: claim.actor, key: key) {
+            return try Self.replay(record, for: claim)
+        }
+        var context = context
+        context.idempotency = claim
+        do {
+            return try await next(request, context)
+        } catch let error as DomainError where error.code == .idempotencyKeyAnswered {
+            // Another request with this key committed first.
+            guard let record = try await keys.record(actor: claim.actor, key: key) else { throw error }
+            return try Self.replay(record, for: claim)
+        }
+    }
+
+    /// 1 to 255 visible ASCII characters, one header.
+    static func validated(_ header: String, count: Int) throws -> String {
+        guard count == 1 else {
+            throw DomainError(.malformedRequest, "Idempotency-Key: send one key, not \(count)", field: "Idempotency-Key")
+        }
+        guard !header.isEmpty, header.utf8.count <= maxKeyLength,
+              header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw DomainError(
+                .malformedRequest, "Idempotency-Key: expected 1 to \(maxKeyLength) visible ASCII characters (a UUID)",
+                field: "Idempotency-Key"
+            )
+        }
+        return header
+    }
+
+    static func fingerprint(method: String, path: String, body: [UInt8]) -> String {
+        var hash = SHA256()
+        hash.update(data: Array("\(method) \(path)\n".utf8))
+        hash.update(data: body)
+        return hash.finalize().map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
+    }
+
+    static func replay(_ record: IdempotencyRecord, for claim: IdempotencyClaim) throws -> Response {
+        guard record.fingerprint == claim.fingerprint else {
+            throw DomainError(
+                .idempotencyKeyReused,
+                "Idempotency-Key \(claim.key.prefix(64)) was used for another request (method, path or body differ); use a new key",
+                field: "Idempotency-Key"
+            )
+        }
+        var response = JSONResponse.make(record.answer)
+        response.headers[replayedHeader] = "true"
+        return response
+    }
+}

@@ -1,0 +1,118 @@
+import RoboscopeDomain
+import RoboscopePostgres
+import RoboscopeRedis
+
+/// The lock workflow: Redis decides who holds a work session's lock, the log records
+/// every acquisition, extension and release (the fencing token is the acquisition's
+/// version in the session's lock stream), and an acquisition whose record cannot be
+/// appended is released again. Under an `Idempotency-Key` each step answers once: a
+/// retried acquire gets the same token.
+struct SessionLocks: Sendable {
+    let store: EventStore
+    let locks: LockStore
+    let claims: RequestClaims
+
+    /// How long a keyed lock request keeps duplicates out if its process dies midway.
+    static let claimMilliseconds: Int64 = 30_000
+
+    func acquire(
+        _ session: WorkSession, ttl: Int64, enforce: Bool, _ context: CommandContext, claim: IdempotencyClaim?
+    ) async throws -> StoredAnswer {
+        try await exclusively(claim) {
+            let token = LockStore.newToken()
+            let key = session.id.description
+            guard try await locks.acquire(
+                session: key, token: token, holder: context.provenance.actor, ttlMilliseconds: ttl * 1000, enforce: enforce
+            ) else {
+                let holding = try await locks.current(session: key)
+                // Nothing changed: nothing is stored under the key.
+                return JSONResponse.answer(JSONValue.object([
+                    "acquired": .bool(false), "token": .null, "fencing_token": .null,
+                    "holder": holding.map { .string($0.holder) } ?? .null,
+                    "expires_at": holding.map { .string(Self.expiry(ttlMilliseconds: $0.remainingMilliseconds).formatted(.wire)) } ?? .null,
+                ]))
+            }
+            let expiresAt = Self.expiry(ttlMilliseconds: ttl * 1000)
+            let render = { @Sendable (appended: [EventStore.Appended]) -> StoredAnswer in
+                JSONResponse.answer(JSONValue.object([
+                    "acquired": .bool(true), "token": .string(token), "fencing_token": .integer(appended.first?.version ?? 0),
+                    "expires_at": .string(expiresAt.formatted(.wire)), "enforce": .bool(enforce),
+                ]))
+            }
+            let batch = LockCommands.acquired(session, ttl: ttl, enforce: enforce, tokenSHA256: sha256(token), context)
+            do {
+                let appended: [EventStore.Appended]
+                let answer: StoredAnswer
+                if let claim {
+                    (appended, answer) = try await store.append(batch, claim: claim, answer: render)
+                } else {
+                    appended = try await store.append(batch)
+                    answer = render(appended)
+                }
+                try await locks.recordFencingToken(session: key, token: token, fencingToken: appended.first?.version ?? 0)
+                return answer
+            } catch {
+                // Without its audit record the acquisition must not stand.
+                _ = try? await locks.release(session: key, token: token)
+                throw error
+            }
+        }
+    }
+
+    func extend(
+        _ sessionID: EntityID, session: WorkSession?, token: String, ttl: Int64, _ context: CommandContext, claim: IdempotencyClaim?
+    ) async throws -> StoredAnswer {
+        try await exclusively(claim) {
+            let renewed = try await locks.extend(session: sessionID.description, token: token, ttlMilliseconds: ttl * 1000)
+            let answer = JSONResponse.answer(JSONValue.object(["extended": .bool(renewed != nil), "acquired": .bool(renewed != nil)]))
+            // The lock table in Postgres follows the new expiry, so enforcement lasts as long.
+            if let holding = renewed, let session {
+                try await store.append(LockCommands.extended(
+                    session, holder: holding.holder, ttl: ttl, enforce: holding.enforce, fencingToken: holding.fencingToken, context
+                ), claim: claim, answer: answer)
+            }
+            return answer
+        }
+    }
+
+    func release(
+        _ sessionID: EntityID, session: WorkSession?, token: String, _ context: CommandContext, claim: IdempotencyClaim?
+    ) async throws -> StoredAnswer {
+        try await exclusively(claim) {
+            guard let released = try await locks.release(session: sessionID.description, token: token) else {
+                return JSONResponse.answer(JSONValue.object(["released": .bool(false)]))
+            }
+            let answer = JSONResponse.answer(JSONValue.object(["released": .bool(true)]))
+            if let session {
+                try await store.append(LockCommands.released(
+                    session, holder: released.holder, enforce: released.enforce, fencingToken: released.fencingToken, context
+                ), claim: claim, answer: answer)
+            }
+            return answer
+        }
+    }
+
+    /// Runs `body` while no other request with the same key runs (409 otherwise).
+    private func exclusively(_ claim: IdempotencyClaim?, _ body: () async throws -> StoredAnswer) async throws -> StoredAnswer {
+        guard let claim else { return try await body() }
+        let id = sha256("\(claim.actor)\n\(claim.key)")
+        guard try await claims.claim(id, ttlMilliseconds: Self.claimMilliseconds) else {
+            throw DomainError(.idempotencyKeyInProgress, "a request with this Idempotency-Key is still being processed; retry shortly",
+                              field: "Idempotency-Key")
+        }
+        do {
+            let answer = try await body()
+            try? await claims.release(id)
+            return answer
+        } catch {
+            try? await claims.release(id)
+            throw error
+        }
+    }
+
+    static func expiry(ttlMilliseconds: Int64) -> Timestamp {
+        var time = WallClock.now()
+        time.microsecondsSinceEpoch += ttlMilliseconds * 1000
+        return time
+    }
+}

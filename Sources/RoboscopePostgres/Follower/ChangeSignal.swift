@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+
+/// Wakes the changes feed's long polls when events may have been appended: at once for
+/// this process's own appends, and through `LISTEN roboscope_events` for every other
+/// process's. A wake-up only says "read again": a waiter that misses one still times
+/// out and answers, so nothing depends on it.
+///
+/// `@unchecked Sendable`: every stored property is guarded by `lock`.
+public final class ChangeSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var generation: UInt64 = 0
+    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter: UInt64 = 0
+
+    public init() {}
+
+    /// The count of wake-ups so far: read it before reading the log, then wait past it.
+    public var current: UInt64 {
+        lock.withLock { generation }
+    }
+
+    /// How many long polls are waiting now (a gauge, and what tests watch).
+    public var waiting: Int {
+        lock.withLock { waiters.count }
+    }
+
+    public func bump() {
+        let woken = lock.withLock {
+            generation &+= 1
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
+        for continuation in woken { continuation.resume() }
+    }
+
+    /// Returns once the count passes `seen`, after `timeout`, or when the task is cancelled.
+    public func wait(past seen: UInt64, timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.waitForBump(past: seen) }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func waitForBump(past seen: UInt64) async {
+        let id = lock.withLock { () -> UInt64 in nextWaiter &+= 1; return nextWaiter }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = lock.withLock { () -> Bool in
+                    if generation != seen || Task.isCancelled { return true }
+                    waiters[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let continuation = lock.withLock { waiters.removeValue(forKey: id) }
+            continuation?.resume()
+        }
+    }
+}
+
+/// Listens for `roboscope_events` on its own connection and thread, bumping a
+/// `ChangeSignal` for each batch of notifications; reconnects with backoff.
+public final class ChangeListener: @unchecked Sendable {
+    private let url: String
+    private let signal: ChangeSignal
+    private let logger: Logger
+    // Written before the thread starts and by `shutdown`, read by the thread under `lock`.
+    private let lock = NSLock()
+    private var stopped = false
+    private var thread: Thread?
+
+    public init(url: String, signal: ChangeSignal, logger: Logger) {
+        self.url = url
+        self.signal = signal
+        self.logger = logger
+    }
+
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "change-listener"
+        self.thread = thread
+        thread.start()
+    }
+
+    public func shutdown() {
+        lock.withLock { stopped = true }
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func run() {
+        var backoff = 0.1
+        while !isStopped {
+            do {
+                let connection = try PGConnection(url)
+                try connection.execute("LISTEN \(AppendNotifier.channel)")
+                backoff = 0.1
+                // Anything appended while we were away: let the waiters look.
+                signal.bump()
+                while !isStopped {
+                    if try connection.waitReadable(timeoutMilliseconds: 500), try !connection.drainNotifications().isEmpty {
+                        signal.bump()
+                    }
+                }
+            } catch {
+                logger.debug("change listener lost Postgres; reconnecting", metadata: ["error": "\(error)"])
+                Thread.sleep(forTimeInterval: backoff)
+                backoff = min(backoff * 2, 2)
+            }
+        }
+    }
+}

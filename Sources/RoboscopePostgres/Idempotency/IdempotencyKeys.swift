@@ -1,0 +1,93 @@
+import RoboscopeDomain
+
+/// A keyed write on its way to the log: whose key it is and what the request was.
+/// `eventlog.append` admits one request per key at a time and one change per key ever.
+public struct IdempotencyClaim: Hashable, Sendable {
+    public var actor: String
+    public var key: String
+    /// SHA-256 (hex) of the method, the path and the body: the same key with another
+    /// request is refused.
+    public var fingerprint: String
+
+    public init(actor: String, key: String, fingerprint: String) {
+        self.actor = actor
+        self.key = key
+        self.fingerprint = fingerprint
+    }
+}
+
+/// The answer a keyed write gave, stored with its events and given again to a retry.
+public struct StoredAnswer: Hashable, Sendable {
+    public var status: Int
+    /// JSON, or empty (204).
+    public var body: [UInt8]
+
+    public init(status: Int, body: [UInt8]) {
+        self.status = status
+        self.body = body
+    }
+}
+
+/// A key's record: the request it was first used for and the answer.
+public struct IdempotencyRecord: Hashable, Sendable {
+    public var fingerprint: String
+    public var answer: StoredAnswer
+}
+
+/// The stored answers of keyed writes (`public.idempotency_keys`, migration 0012).
+public struct IdempotencyKeys: Sendable {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    public func record(actor: String, key: String) async throws -> IdempotencyRecord? {
+        try await pool.translatingErrors { connection in
+            let result = try connection.query(
+                "SELECT fingerprint, status, body FROM idempotency_keys WHERE actor = $1 AND key = $2", [actor, key]
+            )
+            guard result.rowCount == 1 else { return nil }
+            let row = RowReader(result, row: 0, source: "idempotency_keys")
+            return IdempotencyRecord(
+                fingerprint: try row.text(0),
+                answer: StoredAnswer(status: Int(try row.int64(1)), body: try row.bytes(2))
+            )
+        }
+    }
+
+    /// Stores an answer in the caller's transaction (for writes whose answer depends on
+    /// what the append returned).
+    static func store(_ claim: IdempotencyClaim, _ answer: StoredAnswer, on connection: PGConnection) throws {
+        try connection.query(
+            "INSERT INTO idempotency_keys (actor, key, fingerprint, status, body) VALUES ($1, $2, $3, $4::integer, $5)",
+            [claim.actor, claim.key, claim.fingerprint, String(answer.status), String(decoding: answer.body, as: UTF8.self)]
+        )
+    }
+
+    /// Removes the keys stored more than `retention` ago; returns how many.
+    @discardableResult
+    public func purge(olderThan retention: Duration) async throws -> Int {
+        let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        return try await pool.translatingErrors { connection in
+            let result = try connection.query(
+                """
+                WITH gone AS (DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - make_interval(secs => $1::float8)
+                              RETURNING 1)
+                SELECT count(*) FROM gone
+                """,
+                [String(seconds)]
+            )
+            return Int(try RowReader(result, row: 0, source: "idempotency_keys").int64(0))
+        }
+    }
+}
+
+extension DomainError.Code {
+    /// Another request with the same idempotency key is being processed (409, Retry-After).
+    public static let idempotencyKeyInProgress = DomainError.Code("idempotency_key_in_progress")
+    /// The key has a stored answer already: the caller gives that one (never sent as such).
+    public static let idempotencyKeyAnswered = DomainError.Code("idempotency_key_answered")
+    /// The key was used for another request (422).
+    public static let idempotencyKeyReused = DomainError.Code("idempotency_key_reused")
+}

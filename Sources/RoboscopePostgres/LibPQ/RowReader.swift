@@ -1,0 +1,84 @@
+import RoboscopeDomain
+
+/// Reads one row of a result, each cell as the type its column must hold. A cell that
+/// does not hold it throws `CorruptRow`, naming what was read, the column and the
+/// row's key: in an audit system a damaged row must fail loudly, never turn into
+/// plausible data (a default actor, the epoch, a made-up id).
+struct RowReader {
+    let result: PGResult
+    let row: Int
+    /// What the rows are (`eventlog.events`), for the error.
+    let source: String
+    /// The row's key for the error (its position), set once it is read.
+    var key: String?
+
+    init(_ result: PGResult, row: Int, source: String) {
+        self.result = result
+        self.row = row
+        self.source = source
+    }
+
+    func isNull(_ column: Int) -> Bool { result.bytes(row, column) == nil }
+
+    func text(_ column: Int) throws -> String {
+        guard let text = result.string(row, column) else { throw corrupt(column, "is null") }
+        return text
+    }
+
+    func optionalText(_ column: Int) -> String? { result.string(row, column) }
+
+    func int64(_ column: Int) throws -> Int64 {
+        guard let value = Int64(try text(column)) else { throw corrupt(column, "is not an integer") }
+        return value
+    }
+
+    func optionalInt64(_ column: Int) throws -> Int64? {
+        isNull(column) ? nil : try int64(column)
+    }
+
+    func uint64(_ column: Int) throws -> UInt64 {
+        guard let value = UInt64(try text(column)) else { throw corrupt(column, "is not an unsigned integer") }
+        return value
+    }
+
+    func id(_ column: Int) throws -> EntityID {
+        guard let id = EntityID(try text(column)) else { throw corrupt(column, "is not a UUID") }
+        return id
+    }
+
+    func optionalID(_ column: Int) throws -> EntityID? {
+        isNull(column) ? nil : try id(column)
+    }
+
+    /// A timestamp selected as epoch microseconds.
+    func timestamp(_ column: Int) throws -> Timestamp {
+        Timestamp(microsecondsSinceEpoch: try int64(column))
+    }
+
+    func bytes(_ column: Int) throws -> [UInt8] {
+        guard let bytes = result.bytes(row, column) else { throw corrupt(column, "is null") }
+        return Array(bytes)
+    }
+
+    func optionalBytes(_ column: Int) -> [UInt8]? {
+        result.bytes(row, column).map { Array($0) }
+    }
+
+    func corrupt(_ column: Int, _ problem: String) -> CorruptRow {
+        let name = column < result.columnCount ? result.columnNames[column] : "#\(column)"
+        return CorruptRow(source: source, column: name, key: key, problem: problem)
+    }
+}
+
+/// A stored row that does not hold what its column should: a bug or a hand edit,
+/// never a client's mistake.
+public struct CorruptRow: Error, CustomStringConvertible {
+    public let source: String
+    public let column: String
+    public let key: String?
+    public let problem: String
+
+    public var description: String {
+        "\(source)\(key.map { " at \($0)" } ?? ""): column \(column) \(problem)"
+    }
+}

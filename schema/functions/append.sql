@@ -1,0 +1,257 @@
+-- Appends a batch of events in the caller's transaction, checking each stream's
+-- expected version, numbers them on their topics, and folds the batch into the
+-- projections (read-your-writes).
+--
+-- batch: {"locks": [{"stream": "marker:<id>", "exclusive": true}, ...],
+--         "require": [{"stream_type": "work_session", "stream_id": "<id>"}, ...],
+--         "expect_children": [{"kind": "markers_of_session", "parent_id": "<id>", "ids": [...]}, ...],
+--         "lock_check": {"work_session_id": "<id>", "token_sha256": "<hex>" | null},  (optional)
+--         "idempotency": {"actor", "key", "fingerprint", "status", "body"},  (optional; without
+--                        status and body the caller stores the answer in the same transaction)
+--         "events": [{"event_id", "stream_type", "stream_id",
+--                     "expected_version": null | 0 | n, "type", "data", "metadata"}, ...]}
+-- expected_version null appends at any version, 0 requires a new stream.
+--
+-- Order (docs/ordering.md): every lock is taken first, in sorted order (no deadlocks),
+-- before the first write, so the transaction id Postgres assigns at that write orders
+-- the transactions that share a lock the same way their writes are ordered. Each topic
+-- the batch writes to is locked exclusively, so its events are numbered 1, 2, 3, ...
+-- and their positions grow in commit order.
+CREATE OR REPLACE FUNCTION eventlog.append(batch jsonb)
+RETURNS TABLE (event_position bigint, event_version bigint)
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    claim jsonb := batch->'idempotency';
+    lock_item record;
+    required record;
+    expectation record;
+    mismatch jsonb;
+    held record;
+    route_sessions uuid[];
+    route_spaces uuid[];
+    on_space_topic boolean[];
+    session_seqs bigint[];
+    space_seqs bigint[];
+    next_versions bigint[];
+    last_type text;
+    actual_ids uuid[];
+    positions bigint[];
+    versions bigint[];
+BEGIN
+    -- An idempotency key admits one request at a time, and one change ever. The try
+    -- never waits, so it cannot deadlock with the sorted locks below.
+    IF claim IS NOT NULL THEN
+        IF NOT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || (claim->>'actor') || ':' || (claim->>'key'), 0)) THEN
+            RAISE EXCEPTION 'a request with this idempotency key is still being processed' USING ERRCODE = 'RBIKP';
+        END IF;
+        IF EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.actor = claim->>'actor' AND k.key = claim->>'key') THEN
+            RAISE EXCEPTION 'a request with this idempotency key has been answered' USING ERRCODE = 'RBIKA';
+        END IF;
+    END IF;
+
+    -- Routes, the one place they are decided: an event belongs to the work session
+    -- and the space of its stream (named by the stream's first event, or by this batch
+    -- for streams it starts). It is on its work session's topic when it has one, and on
+    -- its space's topic when it is about the space or a work session.
+    WITH items AS (
+        SELECT i.ordinality AS ord, i.item->>'stream_type' AS stream_type, (i.item->>'stream_id')::uuid AS stream_id,
+               i.item->'data' AS data, (i.item->>'expected_version')::bigint = 0 AS starts_stream
+        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+    ),
+    new_markers AS (
+        SELECT DISTINCT stream_id, (data->>'work_session_id')::uuid AS work_session_id
+        FROM items WHERE stream_type = 'marker' AND starts_stream
+    ),
+    new_sessions AS (
+        SELECT DISTINCT stream_id, (data->>'space_id')::uuid AS space_id
+        FROM items WHERE stream_type = 'work_session' AND starts_stream
+    ),
+    with_session AS (
+        SELECT items.ord, items.stream_type, items.stream_id,
+               CASE items.stream_type
+                   WHEN 'work_session' THEN items.stream_id
+                   WHEN 'work_session_lock' THEN items.stream_id
+                   WHEN 'marker' THEN coalesce(new_markers.work_session_id,
+                                               eventlog.parent_of('marker', items.stream_id, 'work_session_id'))
+                   WHEN 'marker_details' THEN coalesce(new_markers.work_session_id,
+                                                       eventlog.parent_of('marker', items.stream_id, 'work_session_id'))
+               END AS work_session_id
+        FROM items LEFT JOIN new_markers ON new_markers.stream_id = items.stream_id
+    ),
+    session_spaces AS (
+        SELECT s.work_session_id,
+               coalesce(n.space_id, eventlog.parent_of('work_session', s.work_session_id, 'space_id')) AS space_id
+        FROM (SELECT DISTINCT work_session_id FROM with_session WHERE work_session_id IS NOT NULL) AS s
+        LEFT JOIN new_sessions n ON n.stream_id = s.work_session_id
+    )
+    SELECT array_agg(w.work_session_id ORDER BY w.ord),
+           array_agg(CASE WHEN w.stream_type = 'space' THEN w.stream_id ELSE ss.space_id END ORDER BY w.ord),
+           array_agg(w.stream_type IN ('space', 'work_session') ORDER BY w.ord)
+    INTO route_sessions, route_spaces, on_space_topic
+    FROM with_session w LEFT JOIN session_spaces ss ON ss.work_session_id = w.work_session_id;
+
+    FOR lock_item IN
+        SELECT l.stream, bool_or(l.exclusive) AS exclusive FROM (
+            SELECT b->>'stream' AS stream, (b->>'exclusive')::boolean AS exclusive
+            FROM jsonb_array_elements(coalesce(batch->'locks', '[]'::jsonb)) AS b
+            UNION ALL
+            SELECT 'topic:work_session:' || r.session, true FROM unnest(route_sessions) AS r(session)
+            WHERE r.session IS NOT NULL
+            UNION ALL
+            SELECT 'topic:space:' || r.space, true FROM unnest(route_spaces, on_space_topic) AS r(space, listed)
+            WHERE r.listed AND r.space IS NOT NULL
+        ) AS l
+        GROUP BY l.stream
+        ORDER BY l.stream
+    LOOP
+        IF lock_item.exclusive THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended(lock_item.stream, 0));
+        ELSE
+            PERFORM pg_advisory_xact_lock_shared(hashtextextended(lock_item.stream, 0));
+        END IF;
+    END LOOP;
+
+    FOR required IN
+        SELECT r->>'stream_type' AS stream_type, (r->>'stream_id')::uuid AS stream_id
+        FROM jsonb_array_elements(coalesce(batch->'require', '[]'::jsonb)) AS r
+    LOOP
+        SELECT e.type INTO last_type FROM eventlog.events e
+        WHERE e.stream_type = required.stream_type AND e.stream_id = required.stream_id
+        ORDER BY e.stream_version DESC LIMIT 1;
+        IF last_type IS NULL OR last_type LIKE '%.deleted' THEN
+            RAISE EXCEPTION '% % does not exist', required.stream_type, required.stream_id
+                USING ERRCODE = 'RB404',
+                      DETAIL = json_build_object('stream_type', required.stream_type,
+                                                 'stream_id', required.stream_id)::text;
+        END IF;
+    END LOOP;
+
+    -- The children the caller saw must still be all there are, now that the locks
+    -- keep new ones out; otherwise a cascade would leave orphans behind.
+    FOR expectation IN
+        SELECT c->>'kind' AS kind, (c->>'parent_id')::uuid AS parent_id,
+               ARRAY(SELECT x::uuid FROM jsonb_array_elements_text(c->'ids') AS x ORDER BY 1) AS ids
+        FROM jsonb_array_elements(coalesce(batch->'expect_children', '[]'::jsonb)) AS c
+    LOOP
+        actual_ids := CASE expectation.kind
+            WHEN 'sessions_of_space' THEN
+                ARRAY(SELECT w.id FROM work_sessions w WHERE w.space_id = expectation.parent_id ORDER BY 1)
+            WHEN 'markers_of_session' THEN
+                ARRAY(SELECT m.id FROM markers m WHERE m.work_session_id = expectation.parent_id ORDER BY 1)
+            WHEN 'details_of_session' THEN
+                ARRAY(SELECT d.marker_id FROM marker_details d JOIN markers m ON m.id = d.marker_id
+                      WHERE m.work_session_id = expectation.parent_id ORDER BY 1)
+            WHEN 'details_of_marker' THEN
+                ARRAY(SELECT d.marker_id FROM marker_details d WHERE d.marker_id = expectation.parent_id)
+        END;
+        IF actual_ids IS NULL THEN
+            RAISE EXCEPTION 'unknown child kind %', expectation.kind USING ERRCODE = '22023';
+        END IF;
+        IF actual_ids <> expectation.ids THEN
+            RAISE EXCEPTION '% of % changed: % expected, % found', expectation.kind, expectation.parent_id,
+                cardinality(expectation.ids), cardinality(actual_ids)
+                USING ERRCODE = 'RB409',
+                      DETAIL = json_build_object('stream_type', expectation.kind, 'stream_id', expectation.parent_id)::text;
+        END IF;
+    END LOOP;
+
+    -- An enforced lock admits only writes that carry its holder's token; the table
+    -- holds the newest acquisition, so a holder whose lock was taken over (a higher
+    -- fencing token) is refused too.
+    IF batch ? 'lock_check' THEN
+        SELECT * INTO held FROM session_locks l
+        WHERE l.work_session_id = (batch->'lock_check'->>'work_session_id')::uuid
+          AND l.enforce AND l.expires_at > clock_timestamp();
+        IF FOUND AND held.token_sha256 IS DISTINCT FROM batch->'lock_check'->>'token_sha256' THEN
+            RAISE EXCEPTION 'work session % is locked by % until %', held.work_session_id, held.holder, held.expires_at
+                USING ERRCODE = 'RB423',
+                      DETAIL = json_build_object('holder', held.holder, 'fencing_token', held.fencing_token,
+                          'expires_at', to_char(held.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text;
+        END IF;
+    END IF;
+
+    -- Versions, set-based: a new stream (expected 0) starts at 1 and the unique
+    -- (stream, version) key refuses a second creator; any other event continues its
+    -- stream, and must find it at the expected version when one is given.
+    WITH items AS (
+        SELECT i.ordinality, i.item, (i.item->>'expected_version')::bigint AS expected,
+               row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) AS nth
+        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+    ),
+    versioned AS (
+        SELECT items.*,
+               CASE WHEN expected = 0 THEN 0
+                    ELSE (SELECT coalesce(max(e.stream_version), 0) FROM eventlog.events e
+                          WHERE e.stream_type = items.item->>'stream_type'
+                            AND e.stream_id = (items.item->>'stream_id')::uuid)
+               END + nth - 1 AS current_version
+        FROM items
+    )
+    SELECT array_agg(current_version + 1 ORDER BY ordinality),
+           (array_agg(jsonb_build_object('stream_type', item->>'stream_type', 'stream_id', item->>'stream_id',
+                                         'current_version', current_version, 'expected_version', expected)
+                      ORDER BY ordinality)
+                FILTER (WHERE expected IS NOT NULL AND expected <> 0 AND expected <> current_version))[1]
+    INTO next_versions, mismatch FROM versioned;
+    IF mismatch IS NOT NULL THEN
+        RAISE EXCEPTION '%:% is at version %, expected %', mismatch->>'stream_type', mismatch->>'stream_id',
+            mismatch->>'current_version', mismatch->>'expected_version'
+            USING ERRCODE = 'RB409', DETAIL = mismatch::text;
+    END IF;
+
+    -- Topic numbers: each topic continues from its last event. Its exclusive lock keeps
+    -- every other writer out, and every earlier event of it is committed and visible to
+    -- this statement.
+    WITH routed AS (
+        SELECT * FROM unnest(route_sessions, route_spaces, on_space_topic) WITH ORDINALITY AS r(session, space, listed, ord)
+    ),
+    session_heads AS (
+        SELECT t.session, coalesce((SELECT e.work_session_seq FROM eventlog.events e
+                                    WHERE e.work_session_id = t.session ORDER BY e.position DESC LIMIT 1), 0) AS head
+        FROM (SELECT DISTINCT session FROM routed WHERE session IS NOT NULL) AS t
+    ),
+    space_heads AS (
+        SELECT t.space, coalesce((SELECT e.space_seq FROM eventlog.events e
+                                  WHERE e.space_id = t.space AND e.space_seq IS NOT NULL
+                                  ORDER BY e.position DESC LIMIT 1), 0) AS head
+        FROM (SELECT DISTINCT space FROM routed WHERE listed AND space IS NOT NULL) AS t
+    ),
+    numbered AS (
+        SELECT r.ord,
+               CASE WHEN r.session IS NOT NULL
+                    THEN sh.head + row_number() OVER (PARTITION BY r.session ORDER BY r.ord) END AS session_seq,
+               CASE WHEN r.listed AND r.space IS NOT NULL
+                    THEN ph.head + count(*) FILTER (WHERE r.listed) OVER (PARTITION BY r.space ORDER BY r.ord) END AS space_seq
+        FROM routed r
+        LEFT JOIN session_heads sh ON sh.session = r.session
+        LEFT JOIN space_heads ph ON ph.space = r.space
+    )
+    SELECT array_agg(session_seq ORDER BY ord), array_agg(space_seq ORDER BY ord)
+    INTO session_seqs, space_seqs FROM numbered;
+
+    WITH inserted AS (
+        INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata,
+                                     work_session_id, space_id, work_session_seq, space_seq)
+        SELECT (item->>'event_id')::uuid, item->>'stream_type', (item->>'stream_id')::uuid,
+               next_versions[ordinality], item->>'type', item->'data', item->'metadata',
+               route_sessions[ordinality], route_spaces[ordinality], session_seqs[ordinality], space_seqs[ordinality]
+        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+        ORDER BY ordinality
+        RETURNING position, stream_version
+    )
+    SELECT array_agg(inserted.position ORDER BY inserted.position),
+           array_agg(inserted.stream_version ORDER BY inserted.position)
+    INTO positions, versions FROM inserted;
+
+    PERFORM eventlog.project(positions[1], positions[cardinality(positions)], pg_current_xact_id());
+
+    IF claim ? 'status' THEN
+        INSERT INTO idempotency_keys (actor, key, fingerprint, status, body)
+        VALUES (claim->>'actor', claim->>'key', claim->>'fingerprint', (claim->>'status')::integer, claim->>'body');
+    END IF;
+
+    RETURN QUERY SELECT * FROM unnest(positions, versions);
+END;
+$$;
