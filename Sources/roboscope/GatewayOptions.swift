@@ -33,6 +33,9 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: .customLong("ws-presence-grace"), help: "Seconds a presence outlives its connection (env ROBOSCOPE_WS_PRESENCE_GRACE, default 5).")
     var presenceGraceFlag: Double?
 
+    @Option(name: .customLong("ws-max-catch-up"), help: "Events a subscription with since may replay; more is refused as too_far_behind, pointing to the changes feed (env ROBOSCOPE_WS_MAX_CATCH_UP, default 10000).")
+    var maxCatchUpFlag: Int?
+
     @Flag(name: .customLong("ws-echo"), help: "Serve /api/v1/ws/echo, which echoes every message (conformance runs; off by default).")
     var echo = false
 
@@ -42,6 +45,7 @@ struct GatewayOptions: ParsableArguments {
     func pingInterval() throws -> Double { try pingIntervalFlag ?? Environment.double("ROBOSCOPE_WS_PING_INTERVAL") ?? 30 }
     func maxConnections() throws -> Int { try maxConnectionsFlag ?? Environment.int("ROBOSCOPE_WS_MAX_CONNECTIONS_PER_CLIENT") ?? 1000 }
     func maxSubscriptions() throws -> Int { try maxSubscriptionsFlag ?? Environment.int("ROBOSCOPE_WS_MAX_SUBSCRIPTIONS") ?? 100 }
+    func maxCatchUp() throws -> Int { try maxCatchUpFlag ?? Environment.int("ROBOSCOPE_WS_MAX_CATCH_UP") ?? 10_000 }
     func presenceGrace() throws -> Double { try presenceGraceFlag ?? Environment.double("ROBOSCOPE_WS_PRESENCE_GRACE") ?? 5 }
 
     func validate() throws {
@@ -51,6 +55,7 @@ struct GatewayOptions: ParsableArguments {
         guard (0.1...3600).contains(try pingInterval()) else { throw ValidationError("--ws-ping-interval must be 0.1 to 3600 seconds") }
         guard try maxConnections() >= 1 else { throw ValidationError("--ws-max-connections-per-client must be at least 1") }
         guard (1...10_000).contains(try maxSubscriptions()) else { throw ValidationError("--ws-max-subscriptions must be 1 to 10000") }
+        guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
         guard (0...600).contains(try presenceGrace()) else { throw ValidationError("--ws-presence-grace must be 0 to 600 seconds") }
     }
 
@@ -66,6 +71,7 @@ struct GatewayOptions: ParsableArguments {
         configuration.maxSubscriptionsPerConnection = try maxSubscriptions()
         configuration.presenceGrace = .milliseconds(Int64(try presenceGrace() * 1000))
         configuration.presenceWindow = .seconds(presenceWindow)
+        configuration.maxCatchUpEvents = try maxCatchUp()
         configuration.echo = echo
         return configuration
     }

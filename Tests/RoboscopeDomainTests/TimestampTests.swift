@@ -37,3 +37,24 @@ import Testing
         }
     }
 }
+
+@Test func completionComparesWithTheStartAtWholeSeconds() throws {
+    // Started at …03:24:59.123+02:00, which clients see as 01:24:59Z.
+    let started = try #require(Timestamp(rfc3339: "2026-11-22T03:24:59.123+02:00"))
+    #expect(started.formatted(.wire) == "2026-11-22T01:24:59Z")
+    let session = WorkSession(
+        id: .random(), spaceID: .random(), sessionType: .inspection, status: .active, startedAt: started, completedAt: nil,
+        version: 1, meta: [:], createdAt: started, updatedAt: started
+    )
+    let context = CommandContext(now: started, provenance: Provenance(actor: "t", requestID: "r"))
+    let done = try WorkSessionCommands.update(session, FieldReader(["completed_at": .string("2026-11-22T01:24:59Z")]), expectedVersion: nil, context)
+    #expect(done.0.completedAt?.formatted(.wire) == "2026-11-22T01:24:59Z")
+    // A whole second before is refused, naming both values as the client sees them.
+    #expect {
+        try WorkSessionCommands.update(session, FieldReader(["completed_at": .string("2026-11-22T01:24:58Z")]), expectedVersion: nil, context)
+    } throws: { error in
+        let error = error as? DomainError
+        return error?.field == "completed_at" && error?.message.contains("2026-11-22T01:24:58Z") == true
+            && error?.message.contains("started_at 2026-11-22T01:24:59Z") == true
+    }
+}

@@ -4,10 +4,10 @@ import RoboscopeDomain
 import RoboscopePostgres
 
 /// Presence and locks against the real Redis, through a server of their own with a
-/// four-second presence window (two seconds expired users in the middle of a test when
+/// eight-second presence window (two, then four seconds expired users in the middle of a test when
 /// the machine was busy with other suites).
 @Suite(.serialized) struct PresenceAndLocksTests {
-    static let server = LazyServer("redis") { ["--presence-window", "4"] }
+    static let server = LazyServer("redis") { ["--presence-window", "8"] }
 
     func setup() async throws -> (HTTPClient, JSONValue, String) {
         let (server, url) = try await Self.server.get()
@@ -27,8 +27,7 @@ import RoboscopePostgres
         let left = try await client.delete(path + "/ana")
         #expect(left.json["left"] == true)
         #expect(try await client.get(path).json["users"] == ["ben"])
-        try await Task.sleep(for: .milliseconds(4_300))
-        #expect(try await client.get(path).json["users"] == [])
+        try await eventually("ben's presence expires", within: 30) { try await client.get(path).json["users"] == [] }
     }
 
     @Test func joinsAndLeavesArePublished() async throws {
@@ -40,22 +39,26 @@ import RoboscopePostgres
         subscriber.arguments = ["-h", redis.host ?? "127.0.0.1", "-p", String(redis.port ?? 6379), "SUBSCRIBE", channel]
         let output = Pipe()
         subscriber.standardOutput = output
+        let received = ReceivedText()
+        output.fileHandleForReading.readabilityHandler = { handle in received.append(handle.availableData) }
         try subscriber.run()
         ChildProcesses.register(subscriber.processIdentifier)
-        try await Task.sleep(for: .milliseconds(300))
+        // redis-cli confirms its subscription on its output.
+        try await eventually("redis-cli subscribed") { received.text.contains(channel) }
         let path = "/api/v1/presence/\(Fixtures.id(session))"
         _ = try await client.post(path, ["user_id": "cleo"])
         _ = try await client.post(path, ["user_id": "dan"])
         _ = try await client.post(path, ["user_id": "cleo"])
         _ = try await client.delete(path + "/cleo")
-        try await Task.sleep(for: .milliseconds(4_300))
-        _ = try await client.get(path)
-        try await Task.sleep(for: .milliseconds(200))
+        // Listing notices dan's expiry (and publishes it) once the window has passed.
+        try await eventually("dan's presence expires", within: 30) { try await client.get(path).json["users"] == [] }
+        let lines = { received.text.split(separator: "\n").filter { $0.hasPrefix("{") }.map(String.init) }
+        try await eventually("four presence events published") { lines().count >= 4 }
         // redis-cli keeps reading a subscription through SIGTERM.
         kill(subscriber.processIdentifier, SIGKILL)
         subscriber.waitUntilExit()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let events = text.split(separator: "\n").filter { $0.hasPrefix("{") }.map(String.init)
+        output.fileHandleForReading.readabilityHandler = nil
+        let events = lines()
         #expect(events.count == 4, "\(events)")
         #expect(events.first?.contains("\"join\"") == true && events.first?.contains("cleo") == true)
         #expect(events.contains { $0.contains("\"leave\"") && $0.contains("cleo") && $0.contains("left") })
@@ -126,7 +129,7 @@ import RoboscopePostgres
         let first = try await client.post(path, ["ttl_seconds": 1]).json
         #expect(first["acquired"] == true)
         #expect(try await client.post(path, ["ttl_seconds": 1]).json["acquired"] == false)
-        try await Task.sleep(for: .milliseconds(1_300))
+        try await eventually("the lock expires") { try await client.get(path).json["locked"] == false }
         let second = try await client.post(path, ["ttl_seconds": 10]).json
         #expect(second["acquired"] == true)
         #expect((second["fencing_token"]?.int ?? 0) > (first["fencing_token"]?.int ?? 0))
@@ -199,7 +202,7 @@ import RoboscopePostgres
         let path = "/api/v1/locks/\(Fixtures.id(session))"
         let first = try await client.post(path, ["ttl_seconds": 1, "enforce": true], headers: ["X-User-Id": "first"]).json
         let firstToken = try #require(first["token"]?.string)
-        try await Task.sleep(for: .milliseconds(1_300))
+        try await eventually("the lock expires") { try await client.get(path).json["locked"] == false }
         let second = try await client.post(path, ["ttl_seconds": 30, "enforce": true], headers: ["X-User-Id": "second"]).json
         let secondToken = try #require(second["token"]?.string)
         #expect((second["fencing_token"]?.int ?? 0) > (first["fencing_token"]?.int ?? 0))
@@ -251,4 +254,13 @@ import RoboscopePostgres
         _ = server.terminate()
         proxy.stop()
     }
+}
+
+/// Text a child process writes, collected as it arrives.
+final class ReceivedText: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+
+    func append(_ chunk: Data) { lock.withLock { data.append(chunk) } }
+    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
 }

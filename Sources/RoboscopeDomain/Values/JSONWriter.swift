@@ -198,6 +198,32 @@ extension JSONValue: JSONWritable {
     }
 }
 
+extension JSONValue {
+    /// One text per value, whatever order its object members came in: keys sorted
+    /// (by their UTF-8 bytes) at every level. Two requests with the same JSON compare equal.
+    public var canonicalJSON: [UInt8] {
+        var writer = JSONWriter(timestampStyle: .wire)
+        Self.writeCanonical(self, to: &writer)
+        return writer.bytes
+    }
+
+    private static func writeCanonical(_ value: JSONValue, to writer: inout JSONWriter) {
+        switch value {
+        case .array(let items):
+            writer.array(items) { writeCanonical($1, to: &$0) }
+        case .object(let members):
+            writer.object { writer in
+                for name in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                    writer.key(name)
+                    writeCanonical(members[name]!, to: &writer)
+                }
+            }
+        default:
+            writer.value(value)
+        }
+    }
+}
+
 extension Point3: JSONWritable {
     public func writeJSON(to writer: inout JSONWriter) {
         writer.array([x, y, z]) { $0.value($1) }

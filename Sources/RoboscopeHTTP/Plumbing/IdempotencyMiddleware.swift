@@ -64,10 +64,12 @@ struct IdempotencyMiddleware: RouterMiddleware {
         return header
     }
 
+    /// The request as a key remembers it. A JSON body counts by its value, not its bytes:
+    /// a client that serialises its object again on a retry may order the keys otherwise.
     static func fingerprint(method: String, path: String, body: [UInt8]) -> String {
         var hash = SHA256()
         hash.update(data: Array("\(method) \(path)\n".utf8))
-        hash.update(data: body)
+        hash.update(data: (try? JSONParser.parse(body))?.canonicalJSON ?? body)
         return hash.finalize().map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 
 /// Wakes the changes feed's long polls when events may have been appended: at once for
 /// this process's own appends, and through `LISTEN roboscope_events` for every other
@@ -13,7 +14,12 @@ public final class ChangeSignal: @unchecked Sendable {
     private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiter: UInt64 = 0
 
-    public init() {}
+    /// Long polls of the changes feed waiting now.
+    private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
+
+    public init() {
+        waitingGauge.record(0)
+    }
 
     /// The count of wake-ups so far: read it before reading the log, then wait past it.
     public var current: UInt64 {
@@ -32,6 +38,7 @@ public final class ChangeSignal: @unchecked Sendable {
             return Array(waiters.values)
         }
         for continuation in woken { continuation.resume() }
+        if !woken.isEmpty { waitingGauge.record(waiting) }
     }
 
     /// Returns once the count passes `seen`, after `timeout`, or when the task is cancelled.
@@ -53,11 +60,12 @@ public final class ChangeSignal: @unchecked Sendable {
                     waiters[id] = continuation
                     return false
                 }
-                if resumeNow { continuation.resume() }
+                if resumeNow { continuation.resume() } else { waitingGauge.record(waiting) }
             }
         } onCancel: {
             let continuation = lock.withLock { waiters.removeValue(forKey: id) }
             continuation?.resume()
+            if continuation != nil { waitingGauge.record(waiting) }
         }
     }
 }

@@ -36,7 +36,11 @@ final class ServerProcess: @unchecked Sendable {
             "serve", "--database-url", databaseURL, "--redis-url", redisURL, "--host", "127.0.0.1", "--http-port", String(port),
             "--ws-port", String(wsPort), "--schema-dir", TestDatabase.schemaDirectory.path,
             "--log-level", "warning",
-        ] + extraArguments
+        ]
+            // Many servers run at once against one cluster: a small pool each keeps them
+            // under its connection limit.
+            + (extraArguments.contains("--db-pool-size") ? [] : ["--db-pool-size", "4"])
+            + extraArguments
         process.standardOutput = log
         process.standardError = log
         try process.run()

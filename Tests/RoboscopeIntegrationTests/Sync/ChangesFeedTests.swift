@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+
+/// `GET /api/v1/changes`: a topic's events after a position, paged, with long polls.
+@Suite struct ChangesFeedTests {
+    /// One database connection: a long poll that held one would block every write.
+    static let server = LazyServer("changes") { ["--db-pool-size", "1"] }
+
+    @Test func pagesListTheTopicInOrderWithDeletions() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        let marker = try await fixtures.marker(in: session)
+        _ = try await server.client.delete("/api/v1/markers/\(Fixtures.id(marker))")
+
+        let first = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0&limit=2")
+        #expect(first.status == 200)
+        #expect(first.json["data"]?.count == 2)
+        #expect(first.json["has_more"] == true)
+        #expect(first.json["next_since"] == first.json["data"]?[1]?["position"])
+        let rest = try await server.client.get("/api/v1/changes?topic=\(topic)&since=\(first.json["next_since"]!.int!)")
+        let all = (first.json["data"]?.array ?? []) + (rest.json["data"]?.array ?? [])
+        #expect(rest.json["has_more"] == false)
+        #expect(all.map { $0["type"]?.string ?? "" } == [
+            "work_session.created", "marker.created", "marker_details.calculated", "marker.deleted", "marker_details.deleted",
+        ])
+        #expect(all.allSatisfy { $0["op"] == "event" && $0["topic"]?.string == topic })
+        #expect(all.compactMap { $0["topic_seq"]?.int } == [1, 2, 3, 4, 5])
+        // Past the end: nothing, and next_since stays where it was.
+        let end = try await server.client.get("/api/v1/changes?topic=\(topic)&since=\(rest.json["next_since"]!.int!)")
+        #expect(end.json["data"] == [])
+        #expect(end.json["next_since"] == rest.json["next_since"])
+    }
+
+    @Test func aLongPollAnswersWhenAnEventArrivesWithoutHoldingAConnection() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        let client = server.client
+        let polls = (0..<3).map { _ in
+            Task { try await client.get("/api/v1/changes?topic=\(topic)&since=\(head)&wait=20") }
+        }
+        try await eventually("three polls are waiting") {
+            let metrics = try await client.get("/metrics")
+            return String(decoding: metrics.body, as: UTF8.self).contains("roboscope_changes_waiting 3")
+        }
+        // With the only pool connection free, the write goes through at once.
+        let started = ContinuousClock.now
+        let marker = try await fixtures.marker(in: session)
+        for poll in polls {
+            let reply = try await poll.value
+            #expect(reply.json["data"]?[0]?["stream_id"] == marker["id"])
+        }
+        #expect(ContinuousClock.now - started < .seconds(10), "woken by the append, not by the timeout")
+        // A poll that finds nothing answers empty when its time runs out.
+        let quiet = try await client.get("/api/v1/changes?topic=\(topic)&since=\(Int64.max - 1)&wait=0.2")
+        #expect(quiet.status == 200)
+        #expect(quiet.json["data"] == [])
+    }
+
+    @Test func badInputIsNamedAndUnknownTopicsAreNotFound() async throws {
+        let (server, _) = try await Self.server.get()
+        let cases: [(String, String)] = [
+            ("", "topic"), ("topic=session:\(UUID())", "topic"), ("topic=work_session:nope", "topic"),
+            ("topic=work_session:\(UUID())&since=-1", "since"), ("topic=work_session:\(UUID())&since=x", "since"),
+            ("topic=work_session:\(UUID())&limit=0", "limit"), ("topic=work_session:\(UUID())&limit=1001", "limit"),
+            ("topic=work_session:\(UUID())&wait=31", "wait"), ("topic=work_session:\(UUID())&wait=soon", "wait"),
+        ]
+        for (query, field) in cases {
+            let reply = try await server.client.get("/api/v1/changes?\(query)")
+            #expect(reply.status == 400, "\(query)")
+            #expect(reply.json["error"]?["field"]?.string == field, "\(query)")
+        }
+        let unknown = try await server.client.get("/api/v1/changes?topic=space:\(UUID().uuidString.lowercased())")
+        #expect(unknown.status == 404)
+    }
+}
+
+/// The gateway's side of the sync protocol: `subscribed` names where the topic stands,
+/// and a client too far behind is sent to the changes feed.
+@Suite struct GatewaySyncTests {
+    static let server = LazyServer("gateway_sync") { ["--ws-max-catch-up", "5"] }
+
+    @Test func subscribedNamesTheTopicsHeadAndItsNumber() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        _ = try await fixtures.marker(in: session)
+        let topic = "work_session:\(Fixtures.id(session))"
+        let last = try await TopicOrderTests.feed(server.client, topic, since: 0).last!
+        let socket = try WebSocketClient(port: server.wsPort)
+        try socket.send(["op": "subscribe", "topic": .string(topic)])
+        let subscribed = try await socket.next(op: "subscribed")
+        #expect(subscribed["position"] == last["position"])
+        #expect(subscribed["topic_seq"] == last["topic_seq"])
+        // Resuming from the subscription's position replays nothing and continues at the next number.
+        let resumed = try WebSocketClient(port: server.wsPort)
+        try resumed.send(["op": "subscribe", "topic": .string(topic), "since": subscribed["position"]!])
+        _ = try await resumed.next(op: "subscribed")
+        _ = try await fixtures.marker(in: session)
+        #expect(try await resumed.next(op: "event")["topic_seq"]?.int == (last["topic_seq"]?.int ?? 0) + 1)
+    }
+
+    @Test func aClientTooFarBehindIsSentToTheChangesFeed() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        for _ in 0..<4 { _ = try await fixtures.marker(in: session) }
+        let topic = "work_session:\(Fixtures.id(session))"
+        let socket = try WebSocketClient(port: server.wsPort)
+        try socket.send(["op": "subscribe", "topic": .string(topic), "since": 0])
+        let refusal = try await socket.next(op: "error")
+        #expect(refusal["code"] == "too_far_behind")
+        #expect(refusal["message"]?.string?.contains("/api/v1/changes?topic=\(topic)&since=0") == true)
+        // A position ahead of the whole log is refused too.
+        try socket.send(["op": "subscribe", "topic": .string(topic), "since": .integer(Int64.max - 1)])
+        #expect(try await socket.next(op: "error")["field"] == "since")
+    }
+}
