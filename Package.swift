@@ -6,6 +6,10 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "roboscope", targets: ["roboscope"]),
+        // The Swift client kit: what an app adds with one package line. It builds no
+        // server module, no Hummingbird and none of our C libraries (docs/client-kit.md).
+        .library(name: "RoboscopeKit", targets: ["RoboscopeKit"]),
+        .executable(name: "roboscope-client", targets: ["roboscope-client"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -15,6 +19,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // RoboscopeKit's offline store: SQLite on every platform (docs/client-kit.md says why).
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // `swift package generate-documentation` for RoboscopeKit's DocC pages.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -28,7 +36,9 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"])]
         ),
         .systemLibrary(name: "CLinuxSystem"),
-        .target(name: "RoboscopeDomain"),
+        // Marker geometry and distance ticks: pure, shared by the server and RoboscopeKit.
+        .target(name: "RoboscopeGeometry"),
+        .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry"]),
         .target(
             name: "RoboscopeAuth",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
@@ -90,6 +100,23 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .target(
+            name: "RoboscopeKit",
+            dependencies: [
+                "RoboscopeGeometry",
+                // The WebSocket client of Linux (SocketWebSocketTransport); Apple
+                // platforms use URLSessionWebSocketTask.
+                .target(name: "WebSocketCodec", condition: .when(platforms: [.linux])),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "roboscope-client",
+            dependencies: [
+                "RoboscopeKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "roboscope",
             dependencies: [
@@ -115,6 +142,8 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
+        .testTarget(name: "RoboscopeGeometryTests", dependencies: ["RoboscopeGeometry"]),
+        .testTarget(name: "RoboscopeKitTests", dependencies: ["RoboscopeKit"]),
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
         .testTarget(
             name: "RoboscopeIntegrationTests",

@@ -70,14 +70,21 @@ def write_path(r, data):
     r.add("## Write path", "")
     if not data:
         return r.missing("the write path", "deploy/local/bench write")
+    spread_over = f" Each write goes to one of {data['sessions']} work sessions at random." if "sessions" in data else ""
     r.add(machine_line(data) + f" {data['repeat']} runs of {data['seconds_per_run']} s per point, API and pgbench alternating; "
           "median [min-max]. pgbench runs the very statement the service runs (`eventlog.append` with the same batch, "
-          "`benchmarks/marker_batch.sql`): the database doing our work with no HTTP, JSON or Swift in front.", "",
+          "`benchmarks/marker_batch.sql`): the database doing our work with no HTTP, JSON or Swift in front." + spread_over, "",
           "| clients | API markers/s | pgbench (same SQL) tps | API / pgbench | non-2xx |", "| --- | --- | --- | --- | --- |")
     for row in data["write_path"]:
         r.add(f"| {row['clients']} | {spread(row['api_per_second'])} | {spread(row['pgbench_tps'])} | "
               f"{spread(row['ratio'], '{:.2f}')} | {row['non_2xx']} |")
     r.add("")
+    if data.get("one_session"):
+        r.add("Into one single work session (every write takes the session's topic lock in turn, [ordering.md]"
+              "(ordering.md#order-on-a-topic)):", "", "| clients | API markers/s | p99 |", "| --- | --- | --- |")
+        for row in data["one_session"]:
+            r.add(f"| {row['clients']} | {spread(row['api_per_second'])} | {spread(row['p99_ms'], '{:.1f}')} ms |")
+        r.add("")
     last = data["write_path"][-1]
     if last["clients"] == 32:
         r.target("write path: API / pgbench at 32 clients", spread(last["ratio"], "{:.2f}"), "≥ 0.5", last["ratio"]["median"] >= 0.5)
@@ -277,6 +284,49 @@ def growth(r, data):
         r.plot("growth", "Write latency and rebuild time vs log size")
 
 
+def sync(r, data):
+    r.add("## Sync protocol", "")
+    if not data:
+        return r.missing("the sync protocol", "deploy/local/bench sync")
+    c = data["catch_up"]
+    r.add(machine_line(data) + f" {data['repeat']} runs; median [min-max].", "",
+          "### Catch-up through the changes feed", "",
+          f"A work session's topic of {c['events']:,} events read through `GET /api/v1/changes` in pages of 1,000 (each "
+          "event rendered as the WebSocket message, markers with their details), next to Postgres streaming the same rows "
+          "(`COPY` of the feed's own query over `eventlog.delivery_rows`) and the bare event rows:", "",
+          "| changes feed, events/s | COPY of the same rows, rows/s | feed / COPY | COPY of the bare event rows, rows/s |",
+          "| --- | --- | --- | --- |",
+          f"| {spread(c['feed_events_per_second'])} | {spread(c['copy_same_rows_per_second'])} | "
+          f"{spread(c['ratio_to_copy'], '{:.2f}')} | {spread(c['copy_event_rows_per_second'])} |", "")
+    r.target(f"changes feed catch-up of {c['events']:,} events vs COPY of the same rows", spread(c["ratio_to_copy"], "{:.2f}"),
+             "none set (close to what Postgres reads)", None)
+    n = data["near"]
+    r.add("### Markers by place", "",
+          f"`GET /api/v1/markers?space_id=…&near=x,z&range={n['range_m']:g}` at {n['queries']} random points of a space of "
+          f"{n['markers']:,} markers over 200 m x 600 m ({n['found_median']:.0f} markers found per query, median), one "
+          "client; next to the same SQL run by pgbench (prepared). GiST index used: "
+          f"{'yes' if n['index_used'] else '**no**'}.", "",
+          "| | p50 | p99 | max |", "| --- | --- | --- | --- |",
+          f"| API | {n['api_ms']['p50']:.2f} ms | {n['api_ms']['p99']:.2f} ms | {n['api_ms']['max']:.2f} ms |",
+          f"| SQL (pgbench) | {n['sql_ms']['p50']:.2f} ms | {n['sql_ms']['p99']:.2f} ms | {n['sql_ms']['max']:.2f} ms |", "")
+    r.target(f"near query on {n['markers']:,} markers, p99", f"{n['api_ms']['p99']:.1f} ms (SQL {n['sql_ms']['p99']:.1f} ms)",
+             "milliseconds", n["api_ms"]["p99"] < 10)
+    w = data.get("write_cost")
+    r.add("### Order on a topic: what it costs", "")
+    if not w:
+        r.add("_Not run: no baseline build. Build the release before the sync protocol and run "
+              "`ROBOSCOPE_BASELINE_BINARY=… ROBOSCOPE_BASELINE_SCHEMA=… deploy/local/bench sync`._", "")
+        return
+    r.add(f"Marker creates over HTTP at {w['clients']} clients, each into one of {w['sessions']} work sessions at random, "
+          "against this build and the release before the sync protocol (each on a fresh database, alternating runs):", "",
+          "| build | markers/s, many sessions | markers/s, one session |", "| --- | --- | --- |",
+          f"| with order on a topic | {spread(w['new_per_second'])} | {spread(w['one_session_new_per_second'])} |",
+          f"| before | {spread(w['old_per_second'])} | {spread(w['one_session_old_per_second'])} |", "",
+          f"New / old across sessions: {spread(w['ratio'], '{:.2f}')}.", "")
+    r.target("write path across sessions, with order on a topic / before", spread(w["ratio"], "{:.2f}"), "≥ 0.9",
+             w["ratio"]["median"] >= 0.9)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -288,7 +338,7 @@ def main():
     r = Report(args.results, args.plots, args.out)
     sections = Report(args.results, args.plots, args.out)
     for build, name in ((write_path, "write_path"), (reads, "reads"), (presence, "presence_locks"), (gateway, "gateway"),
-                        (replay, "investigations"), (growth, "growth")):
+                        (replay, "investigations"), (growth, "growth"), (sync, "sync")):
         build(sections, load(args.results, name))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Write-path benchmark: markers created over HTTP at 1, 8 and 32 concurrent clients,
-next to pgbench running the very statement the service runs (eventlog.append with the
-same batch) in the same run, and POST /markers/bulk with 1,000 markers.
+each request into one of 64 work sessions at random (collaboration's shape: a few
+devices per session), next to pgbench running the very statement the service runs
+(eventlog.append with the same batch, into the same sessions) in the same run; the
+rate into one single work session, whose writes take its topic's lock in turn
+(docs/ordering.md); and POST /markers/bulk with 1,000 markers.
 
 Prints a table and writes JSON. Started by deploy/local/bench.
 """
@@ -46,20 +49,32 @@ def run_wrk(url, clients, seconds, script=None, env=None):
             "p50_ms": latency["50"], "p99_ms": latency["99"], "non_2xx": int(errors.group(1)) if errors else 0}
 
 
-def post_markers(port, clients, seconds, session):
-    """`POST /api/v1/markers` with the body the iOS app sends, into `session`."""
+def post_markers(port, clients, seconds, sessions):
+    """`POST /api/v1/markers` with the body the iOS app sends, each into one of `sessions`
+    (a list of ids, or one id) at random."""
+    ids = sessions if isinstance(sessions, str) else ",".join(sessions)
     return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script="post_marker.lua",
-                   env=dict(os.environ, BENCH_SESSION_ID=session))
+                   env=dict(os.environ, BENCH_SESSION_IDS=ids))
 
 
-def pgbench(url, clients, seconds, space, session):
+def pgbench(url, clients, seconds, space, sessions):
+    """eventlog.append of the service's batch, each transaction into one of `sessions` at random."""
+    psql(url, "DROP TABLE IF EXISTS bench.sessions; CREATE TABLE bench.sessions (n int PRIMARY KEY, id uuid NOT NULL);"
+         + "".join(f"INSERT INTO bench.sessions VALUES ({n}, '{id}');" for n, id in enumerate(sessions, 1)))
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-        script.write("SELECT count(*) FROM eventlog.append(bench.marker_batch(:space::uuid, :session::uuid));\n")
+        script.write(f"\\set n random(1, {len(sessions)})\n"
+                     "SELECT count(*) FROM eventlog.append(bench.marker_batch(:space::uuid, "
+                     "(SELECT id FROM bench.sessions WHERE n = :n)));\n")
     out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds),
-                          "-f", script.name, "-D", f"space={space}", "-D", f"session={session}", url],
+                          "-f", script.name, "-D", f"space={space}", url],
                          check=True, capture_output=True, text=True).stdout
     os.unlink(script.name)
     return float(re.search(r"tps = ([\d.]+)", out).group(1))
+
+
+def sessions_in(port, space, count):
+    """`count` more work sessions in `space`."""
+    return [request(port, "POST", "/api/v1/work-sessions", {"space_id": space})[1]["id"] for _ in range(count)]
 
 
 def start_server(binary, *arguments):
@@ -105,6 +120,7 @@ def main():
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--bulk-requests", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each point, alternating API and pgbench")
+    parser.add_argument("--sessions", type=int, default=64, help="work sessions the writes spread over")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "write_path.json"))
     args = parser.parse_args()
 
@@ -113,13 +129,14 @@ def main():
     psql(url, open(os.path.join(HERE, "marker_batch.sql")).read())
     server, port, space_id, session_id = start_server(args.binary, "--database-url", url, "--db-pool-size", "32")
     try:
-
+        sessions = [session_id] + sessions_in(port, space_id, args.sessions - 1)
         rows = []
+        single = []
         for clients in [int(c) for c in args.clients.split(",")]:
             runs = []
             for _ in range(args.repeat):
-                api = post_markers(port, clients, args.seconds, session_id)
-                ceiling = pgbench(url, clients, args.seconds, space_id, session_id)
+                api = post_markers(port, clients, args.seconds, sessions)
+                ceiling = pgbench(url, clients, args.seconds, space_id, sessions)
                 runs.append({"api": api, "pgbench_tps": ceiling, "ratio": api["requests_per_second"] / ceiling})
             spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
             rows.append({"clients": clients, "runs": runs,
@@ -127,6 +144,10 @@ def main():
                          "pgbench_tps": spread([r["pgbench_tps"] for r in runs]),
                          "ratio": spread([r["ratio"] for r in runs]),
                          "non_2xx": sum(r["api"]["non_2xx"] for r in runs)})
+            if clients > 1:
+                one = [post_markers(port, clients, args.seconds, session_id) for _ in range(args.repeat)]
+                single.append({"clients": clients, "api_per_second": spread([r["requests_per_second"] for r in one]),
+                               "p99_ms": spread([r["p99_ms"] for r in one]), "non_2xx": sum(r["non_2xx"] for r in one)})
 
         marker = {"work_session_id": session_id, "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
         bulk_ms = []
@@ -141,7 +162,8 @@ def main():
         server.terminate()
         server.wait(timeout=30)
 
-    result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat, "write_path": rows,
+    result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat, "sessions": args.sessions,
+              "write_path": rows, "one_session": single,
               "bulk_1000_ms": {"requests": len(bulk_ms), "min": min(bulk_ms), "p50": percentile(bulk_ms, 50),
                                "p90": percentile(bulk_ms, 90), "max": max(bulk_ms)},
               "events_in_log_after": events}
@@ -158,6 +180,9 @@ def main():
               f"{fmt(row['ratio'], '.2f'):>20} {row['non_2xx']:>8}")
         for run in row["runs"]:
             print(f"{'':>8}   run: API p50 {run['api']['p50_ms']:.1f} ms, p99 {run['api']['p99_ms']:.1f} ms")
+    for row in single:
+        print(f"into one work session, {row['clients']} clients: {fmt(row['api_per_second'], '.0f')} markers/s, "
+              f"p99 {fmt(row['p99_ms'], '.1f')} ms")
     b = result["bulk_1000_ms"]
     print(f"bulk 1000 markers: min {b['min']:.1f} ms, p50 {b['p50']:.1f} ms, p90 {b['p90']:.1f} ms, max {b['max']:.1f} ms "
           f"({b['requests']} requests)")

@@ -1,6 +1,6 @@
 /// The eight figures of a marker's details, in the space frame
 /// (x = cross axis, z = long axis, y = up).
-public struct MarkerMeasurements: Hashable, Sendable, Decodable {
+public struct MarkerMeasurements: Hashable, Sendable, Codable {
     public var centerLocationLong: Double
     public var centerLocationCross: Double
     public var leftDistance: Double
@@ -10,7 +10,7 @@ public struct MarkerMeasurements: Hashable, Sendable, Decodable {
     public var longSize: Double
     public var crossSize: Double
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    public enum CodingKeys: String, CodingKey, CaseIterable {
         case centerLocationLong = "center_location_long"
         case centerLocationCross = "center_location_cross"
         case leftDistance = "left_distance"

@@ -1,5 +1,5 @@
 import Testing
-@testable import RoboscopeDomain
+import RoboscopeGeometry
 
 @Suite struct MarkerMeasurementsTests {
     @Test func axisAlignedQuad() {

@@ -1,0 +1,3 @@
+// The marker geometry is its own pure module, shared with the client kit
+// (RoboscopeKit): one implementation for the server and the devices.
+@_exported import RoboscopeGeometry

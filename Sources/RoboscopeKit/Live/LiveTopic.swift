@@ -1,0 +1,226 @@
+import Foundation
+
+/// How a live topic's connection stands.
+public enum ConnectionState: Hashable, Sendable {
+    /// Opening the WebSocket and subscribing.
+    case connecting
+    /// Subscribed: events arrive as they happen.
+    case live
+    /// Fetching missed events from the changes feed (a gap, or too far behind).
+    case catchingUp
+    /// The connection failed or dropped; the next attempt comes after `delay`.
+    case waitingToRetry(delay: Duration)
+    /// The last attempt could not reach the service.
+    case offline
+}
+
+/// A followed topic: its events, in order, each once, for as long as the consuming task
+/// runs; how the connection stands; and who is present (work session topics).
+public struct LiveTopic: Sendable {
+    public let topic: Topic
+    /// Every event of the topic after the starting cursor, in topic order, none twice,
+    /// none missing (a jump in `topic_seq` is filled from the changes feed). Ends only
+    /// when the consumer stops iterating (cancel its task) or the topic does not exist.
+    public let events: AsyncThrowingStream<TopicEvent, any Error>
+    public let states: AsyncStream<ConnectionState>
+    /// The users present, whenever the list changes (`work_session` topics).
+    public let presence: AsyncStream<[String]>
+}
+
+extension RoboscopeClient {
+    /// Follows `topic` from `cursor` (default: from now on): connects, subscribes with
+    /// `since`, reconnects with backoff and jitter, resumes without gap or duplicate,
+    /// checks `topic_seq` and fills a jump from the changes feed, and falls back to the
+    /// feed when the gateway says the client is too far behind. Nothing to unsubscribe:
+    /// cancel the task that iterates `events`.
+    public func follow(_ topic: Topic, from cursor: TopicCursor = TopicCursor()) -> LiveTopic {
+        let (events, eventsContinuation) = AsyncThrowingStream<TopicEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let (states, statesContinuation) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let (presence, presenceContinuation) = AsyncStream<[String]>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let follower = TopicFollower(
+            client: self, topic: topic, cursor: cursor,
+            output: TopicFollower.Output(events: eventsContinuation, states: statesContinuation, presence: presenceContinuation)
+        )
+        let task = Task { await follower.run() }
+        eventsContinuation.onTermination = { _ in task.cancel() }
+        return LiveTopic(topic: topic, events: events, states: states, presence: presence)
+    }
+
+    /// The events of `topic` from `cursor` on (see `follow`).
+    public func events(on topic: Topic, from cursor: TopicCursor = TopicCursor()) -> AsyncThrowingStream<TopicEvent, any Error> {
+        follow(topic, from: cursor).events
+    }
+}
+
+/// Runs one followed topic: the connection loop around a `TopicCursor`.
+actor TopicFollower {
+    struct Output: Sendable {
+        let events: AsyncThrowingStream<TopicEvent, any Error>.Continuation
+        let states: AsyncStream<ConnectionState>.Continuation
+        let presence: AsyncStream<[String]>.Continuation
+    }
+
+    let client: RoboscopeClient
+    let topic: Topic
+    var cursor: TopicCursor
+    let output: Output
+    private var random = SystemRandomNumberGenerator()
+
+    init(client: RoboscopeClient, topic: Topic, cursor: TopicCursor, output: Output) {
+        self.client = client
+        self.topic = topic
+        self.cursor = cursor
+        self.output = output
+    }
+
+    /// What ended one connection.
+    enum Ending: Error {
+        /// Lost or refused: wait, then reconnect.
+        case dropped
+        /// The gateway will not replay that far: catch up from the feed, then reconnect.
+        case tooFarBehind
+        /// The topic does not exist: the stream ends with this error.
+        case fatal(RoboscopeError)
+    }
+
+    func run() async {
+        var failures = 0
+        defer {
+            output.states.finish()
+            output.presence.finish()
+        }
+        while !Task.isCancelled {
+            output.states.yield(.connecting)
+            do {
+                try await connectOnce(onLive: { failures = 0 })
+            } catch Ending.tooFarBehind {
+                do {
+                    try await catchUpFromFeed()
+                    continue
+                } catch {
+                    // The feed failed too: wait like any dropped connection.
+                }
+            } catch Ending.fatal(let error) {
+                output.events.finish(throwing: error)
+                return
+            } catch {
+                // Dropped, refused or unreachable: fall through to the wait.
+            }
+            if Task.isCancelled { break }
+            failures += 1
+            output.states.yield(.offline)
+            let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
+            output.states.yield(.waitingToRetry(delay: delay))
+            do { try await client.configuration.clock.sleep(for: delay) } catch { break }
+        }
+        output.events.finish()
+    }
+
+    private func connectOnce(onLive: () -> Void) async throws {
+        let url = try await client.webSocketURL()
+        var headers: [String: String] = [:]
+        if let provider = client.configuration.tokenProvider { headers["Authorization"] = "Bearer \(try await provider.token())" }
+        let connection = try await client.configuration.webSocket.connect(to: url, headers: headers)
+        // The connection ends with this function, however it ends; a cancelled consumer
+        // closes it at once (a pending receive then throws).
+        do {
+            try await withTaskCancellationHandler {
+                try await follow(on: connection, onLive: onLive)
+            } onCancel: {
+                Task { await connection.close() }
+            }
+        } catch {
+            await connection.close()
+            throw error
+        }
+        await connection.close()
+    }
+
+    private func follow(on connection: any WebSocketConnection, onLive: () -> Void) async throws {
+        var subscribe: [String: JSONValue] = ["op": "subscribe", "topic": .string(topic.description)]
+        if cursor.position > 0 || cursor.topicSeq != nil { subscribe["since"] = .integer(cursor.position) }
+        try await connection.send(String(decoding: try WireCoding.encoder().encode(JSONValue.object(subscribe)), as: UTF8.self))
+        while !Task.isCancelled {
+            let text = try await connection.receive()
+            guard let message = try? WireCoding.decoder().decode(JSONValue.self, from: Data(text.utf8)),
+                  let op = message["op"]?.stringValue else {
+                // Unreadable: skip it; should it have been an event, the jump in
+                // topic_seq that follows is filled from the feed.
+                continue
+            }
+            switch op {
+            case "subscribed":
+                cursor.start(position: message["position"]?.integerValue ?? cursor.position,
+                             topicSeq: message["topic_seq"]?.integerValue)
+                onLive()
+                output.states.yield(.live)
+            case "event", "lock":
+                guard var event = try? WireCoding.decoder().decode(TopicEvent.self, from: Data(text.utf8)) else { continue }
+                event.raw = text
+                try await receive(event)
+            case "presence":
+                let users = message["users"].flatMap { value -> [String]? in
+                    if case .array(let items) = value { return items.compactMap(\.stringValue) } else { return nil }
+                }
+                if let users { output.presence.yield(users) }
+            case "error":
+                switch message["code"]?.stringValue {
+                case "too_far_behind": throw Ending.tooFarBehind
+                case "not_found": throw Ending.fatal(.notFound(message: message["message"]?.stringValue ?? "\(topic) not found"))
+                case "unauthorized", "forbidden": throw Ending.fatal(.unauthorized(message: message["message"]?.stringValue ?? ""))
+                case "invalid_field", "malformed_request":
+                    throw Ending.fatal(.badRequest(field: message["field"]?.stringValue, message: message["message"]?.stringValue ?? ""))
+                default: throw Ending.dropped
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Hands on the next event, drops what the client has, fills a gap from the feed.
+    private func receive(_ event: TopicEvent) async throws {
+        switch cursor.judge(position: event.position, topicSeq: event.topicSeq) {
+        case .seen:
+            return
+        case .next:
+            deliver(event)
+        case .gap:
+            output.states.yield(.catchingUp)
+            try await fill(until: event)
+            if case .next = cursor.judge(position: event.position, topicSeq: event.topicSeq) { deliver(event) }
+            output.states.yield(.live)
+        }
+    }
+
+    private func deliver(_ event: TopicEvent) {
+        cursor.advance(position: event.position, topicSeq: event.topicSeq)
+        output.events.yield(event)
+    }
+
+    /// Fetches the feed after the cursor until `event`'s place is reached.
+    private func fill(until event: TopicEvent) async throws {
+        while cursor.position < event.position {
+            let page = try await client.changes(topic, since: cursor.position, limit: 1000)
+            for missed in page.data where missed.position < event.position {
+                if case .next = cursor.judge(position: missed.position, topicSeq: missed.topicSeq) { deliver(missed) }
+            }
+            if !page.hasMore || page.data.isEmpty || page.data.contains(where: { $0.position >= event.position }) { return }
+        }
+    }
+
+    /// Pages through the feed to its end (a client too far behind for the gateway).
+    private func catchUpFromFeed() async throws {
+        output.states.yield(.catchingUp)
+        while !Task.isCancelled {
+            let page = try await client.changes(topic, since: cursor.position, limit: 1000)
+            for event in page.data {
+                switch cursor.judge(position: event.position, topicSeq: event.topicSeq) {
+                case .next, .gap: deliver(event)
+                case .seen: continue
+                }
+            }
+            if !page.hasMore { return }
+        }
+    }
+}

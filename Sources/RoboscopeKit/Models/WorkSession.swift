@@ -1,0 +1,57 @@
+import Foundation
+
+/// An inspection or a repair in a space.
+public struct WorkSession: Codable, Sendable, Hashable, Identifiable {
+    public enum SessionType: String, Codable, Sendable, CaseIterable {
+        case inspection, repair, other
+    }
+
+    public enum Status: String, Codable, Sendable, CaseIterable {
+        case draft, active, done, archived
+    }
+
+    public var id: UUID
+    public var spaceID: UUID
+    public var sessionType: SessionType
+    public var status: Status
+    public var startedAt: Date
+    public var completedAt: Date?
+    public var version: Int64
+    public var meta: [String: JSONValue]
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, version, meta
+        case spaceID = "space_id"
+        case sessionType = "session_type"
+        case startedAt = "started_at"
+        case completedAt = "completed_at"
+        case createdAt = "created_at"
+        case updatedAt = "updated_at"
+    }
+}
+
+/// What creating a work session sends.
+public struct NewWorkSession: Encodable, Sendable, Hashable {
+    public var id: UUID?
+    public var spaceID: UUID
+    public var sessionType: WorkSession.SessionType?
+    public var status: WorkSession.Status?
+    public var meta: [String: JSONValue]?
+
+    public init(id: UUID? = nil, spaceID: UUID, sessionType: WorkSession.SessionType? = nil,
+                status: WorkSession.Status? = nil, meta: [String: JSONValue]? = nil) {
+        self.id = id
+        self.spaceID = spaceID
+        self.sessionType = sessionType
+        self.status = status
+        self.meta = meta
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, status, meta
+        case spaceID = "space_id"
+        case sessionType = "session_type"
+    }
+}

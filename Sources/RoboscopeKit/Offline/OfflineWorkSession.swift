@@ -1,0 +1,352 @@
+import Foundation
+import RoboscopeGeometry
+
+/// A read that may have come from the device's store.
+public struct CachedRead<Value: Sendable>: Sendable {
+    public enum Source: Hashable, Sendable {
+        /// Fresh from the server (and stored for later).
+        case server
+        /// From the store: the server could not be reached, or was not asked.
+        case cache
+    }
+
+    public var value: Value
+    public var source: Source
+    /// Writes applied to `value` that the server has not confirmed yet.
+    public var pendingWrites: Int
+    /// Where the stored copy stands on the session's topic.
+    public var cursor: TopicCursor?
+}
+
+/// A write the server refused because the entity changed meanwhile (409), handed to the
+/// app's resolver.
+public struct ConflictReport: Sendable {
+    public var key: String
+    public var markerID: UUID?
+    /// What the device meant to send.
+    public var patch: MarkerPatch?
+    /// The entity as the server holds it now (nil when it is gone).
+    public var server: Marker?
+    public var currentVersion: Int64?
+}
+
+/// What the app decides about a conflict.
+public enum ConflictResolution: Sendable {
+    /// Keep the server's state; the local change is dropped (and reported).
+    case acceptServer
+    /// Send this change instead (with a new key), based on the server's version.
+    case retry(MarkerPatch)
+}
+
+/// Decides conflicts; the default keeps the server's state.
+public struct ConflictResolver: Sendable {
+    public let resolve: @Sendable (ConflictReport) async -> ConflictResolution
+
+    public init(_ resolve: @escaping @Sendable (ConflictReport) async -> ConflictResolution) {
+        self.resolve = resolve
+    }
+
+    public static let serverWins = ConflictResolver { _ in .acceptServer }
+}
+
+/// A work session kept on the device: its markers (and the session) cached with the
+/// session topic's cursor, reads that work offline, and writes that go to a durable
+/// outbox first, show at once (optimistically), are sent in order with their
+/// idempotency keys when the network is there, and are settled when their own event
+/// (`client_mutation_id`) comes back.
+public actor OfflineWorkSession {
+    public nonisolated let workSessionID: UUID
+    public nonisolated let topic: Topic
+    let client: RoboscopeClient
+    let store: OfflineStore
+    let resolver: ConflictResolver
+    private var tasks: [Task<Void, Never>] = []
+    private var wakeSender: AsyncStream<Void>.Continuation?
+    private var changed: [CheckedContinuation<Void, Never>] = []
+    /// Conflicts the resolver saw, and writes the server refused outright (4xx).
+    public nonisolated let reports: AsyncStream<OutboxReport>
+    private let reportsContinuation: AsyncStream<OutboxReport>.Continuation
+    /// How the session's live connection stands.
+    public private(set) var connection: ConnectionState = .offline
+
+    public init(client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins) {
+        self.client = client
+        self.store = store
+        self.workSessionID = workSessionID
+        topic = .workSession(workSessionID)
+        self.resolver = resolver
+        (reports, reportsContinuation) = AsyncStream<OutboxReport>.makeStream()
+    }
+
+    /// Starts following the session and sending the outbox; safe to call again.
+    public func start() {
+        guard tasks.isEmpty else { return }
+        let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        wakeSender = wakeContinuation
+        tasks.append(Task { await self.follow() })
+        tasks.append(Task { await self.send(wake) })
+        wakeContinuation.yield()
+    }
+
+    /// Stops both; the store keeps everything for the next start.
+    public func stop() {
+        for task in tasks { task.cancel() }
+        tasks = []
+        wakeSender?.finish()
+        wakeSender = nil
+    }
+
+    // MARK: Reads
+
+    /// The session's markers: from the server when it answers at once (`refresh`; no
+    /// retries, a device offline gets the store's copy without waiting), else from the
+    /// store, with the outbox's writes applied on top either way.
+    public func markers(refresh: Bool = true) async -> CachedRead<[Marker]> {
+        var source = CachedRead<[Marker]>.Source.cache
+        if refresh, (try? await self.refresh(using: client.retrying(.never))) != nil { source = .server }
+        let pending = (try? store.pending(topic: topic.description)) ?? []
+        let cached = (try? store.entities(Marker.self, kind: "marker", topic: topic)) ?? []
+        return CachedRead(value: Self.overlay(cached, pending), source: source, pendingWrites: pending.count,
+                          cursor: try? store.cursor(for: topic))
+    }
+
+    /// The session itself, as stored.
+    public func session() -> WorkSession? {
+        (try? store.entities(WorkSession.self, kind: "work_session", topic: topic))?.first
+    }
+
+    /// Takes a snapshot from the server into the store, when it is newer than the store.
+    public func refresh() async throws {
+        try await refresh(using: client)
+    }
+
+    private func refresh(using client: RoboscopeClient) async throws {
+        let snapshot = try await client.workSession(workSessionID)
+        let page = try await client.markers(workSessionID: workSessionID)
+        var markers = page.items
+        var next = page
+        while let more = try await client.next(next) {
+            markers += more.items
+            next = more
+        }
+        // The list's head covers the session read's (it was taken later).
+        let head = TopicCursor(position: page.position ?? snapshot.position, topicSeq: page.topicSeq ?? snapshot.topicSeq)
+        if let stored = try store.cursor(for: topic), stored.position > head.position { return }
+        let encoder = WireCoding.encoder()
+        var rows: [(kind: String, id: String, body: Data)] = [("work_session", Self.text(workSessionID), try encoder.encode(snapshot.value))]
+        rows += try markers.map { ("marker", Self.text($0.id), try encoder.encode($0)) }
+        try store.replace(topic: topic, with: rows, cursor: head)
+        notifyChanged()
+    }
+
+    // MARK: Writes
+
+    /// Creates a marker: stored in the outbox before this returns, shown by reads at once.
+    @discardableResult
+    public func create(_ marker: NewMarker) throws -> PendingWrite {
+        var marker = marker
+        if marker.id == nil { marker.id = UUID() }
+        return try enqueue("POST", "/markers", try WireCoding.encoder().encode(marker))
+    }
+
+    @discardableResult
+    public func update(_ markerID: UUID, _ patch: MarkerPatch) throws -> PendingWrite {
+        try enqueue("PATCH", "/markers/\(Self.text(markerID))", try WireCoding.encoder().encode(patch))
+    }
+
+    @discardableResult
+    public func delete(_ markerID: UUID) throws -> PendingWrite {
+        try enqueue("DELETE", "/markers/\(Self.text(markerID))", nil)
+    }
+
+    private func enqueue(_ method: String, _ path: String, _ body: Data?) throws -> PendingWrite {
+        let write = try store.enqueue(method: method, path: path, body: body, topic: topic.description)
+        wakeSender?.yield()
+        notifyChanged()
+        return write
+    }
+
+    /// Returns once the outbox is empty and the store has caught up with the session's
+    /// topic on the server (each write's own event applied).
+    public func synchronized() async throws {
+        while true {
+            try Task.checkCancellation()
+            if try store.pending(topic: topic.description).isEmpty {
+                let cursor = try store.cursor(for: topic) ?? TopicCursor()
+                let ahead = try await client.changes(topic, since: cursor.position, limit: 1)
+                if ahead.data.isEmpty { return }
+            }
+            await waitForChange()
+        }
+    }
+
+    // MARK: The two loops
+
+    /// Follows the topic from the stored cursor, applying each event to the store.
+    private func follow() async {
+        if (try? store.cursor(for: topic)) == nil { try? await refresh() }
+        while !Task.isCancelled {
+            let start = (try? store.cursor(for: topic)) ?? nil
+            let live = client.follow(topic, from: start ?? TopicCursor())
+            let states = Task { [weak self] in
+                for await state in live.states { await self?.connectionChanged(state) }
+            }
+            do {
+                for try await event in live.events { try apply(event) }
+            } catch {
+                // The session is gone (not found): nothing more to follow.
+                states.cancel()
+                return
+            }
+            states.cancel()
+        }
+    }
+
+    private func connectionChanged(_ state: ConnectionState) {
+        connection = state
+        if state == .live { wakeSender?.yield() }
+        notifyChanged()
+    }
+
+    private func apply(_ event: TopicEvent) throws {
+        let cursor = TopicCursor(position: event.position, topicSeq: event.topicSeq)
+        var action = CachedChange.Action.none
+        let encoder = WireCoding.encoder()
+        switch (event.streamType, event.isDeletion) {
+        case ("marker", false):
+            let marker = try event.decodeData(Marker.self)
+            action = .upsert(kind: "marker", id: Self.text(marker.id), body: try encoder.encode(marker))
+        case ("marker", true):
+            action = .delete(kind: "marker", id: event.streamID.map(Self.text) ?? "")
+        case ("marker_details", let deleted):
+            if let id = event.streamID,
+               var marker = try store.entities(Marker.self, kind: "marker", topic: topic).first(where: { $0.id == id }) {
+                marker.details = deleted ? nil : try event.decodeData(MarkerDetails.self)
+                action = .upsert(kind: "marker", id: Self.text(id), body: try encoder.encode(marker))
+            }
+        case ("work_session", false):
+            action = .upsert(kind: "work_session", id: Self.text(workSessionID), body: try encoder.encode(try event.decodeData(WorkSession.self)))
+        case ("work_session", true):
+            action = .delete(kind: "work_session", id: Self.text(workSessionID))
+        default:
+            break
+        }
+        if try store.apply(CachedChange(action: action, settles: event.clientMutationID), cursor: cursor, topic: topic) {
+            notifyChanged()
+        }
+    }
+
+    /// Sends the outbox in order whenever woken (a new write, a reconnect) and retries
+    /// through outages; a write the server has answered waits for its event.
+    private func send(_ wake: AsyncStream<Void>) async {
+        var random = SystemRandomNumberGenerator()
+        var failures = 0
+        for await _ in wake {
+            while !Task.isCancelled {
+                guard let write = (try? store.pending(topic: topic.description))?.first(where: { !$0.sent }) else { break }
+                do {
+                    _ = try await client.send(method: write.method, path: write.path, body: write.body, key: write.key)
+                    try store.markSent(write.key)
+                    failures = 0
+                } catch let error as RoboscopeError where error.isRetryable || error == .cancelled {
+                    if error == .cancelled { return }
+                    failures += 1
+                    let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
+                    do { try await client.configuration.clock.sleep(for: delay) } catch { return }
+                } catch {
+                    await refused(write, error)
+                }
+                notifyChanged()
+            }
+        }
+    }
+
+    /// A write the server refused: a conflict goes to the resolver, the rest is reported
+    /// and dropped (the server's state stands).
+    private func refused(_ write: PendingWrite, _ error: any Error) async {
+        try? store.settle(write.key)
+        guard case RoboscopeError.versionConflict(let current, _)? = error as? RoboscopeError, write.method == "PATCH",
+              let id = UUID(uuidString: String(write.path.split(separator: "/").last ?? "")) else {
+            reportsContinuation.yield(.refused(write, (error as? RoboscopeError) ?? .transport("\(error)")))
+            return
+        }
+        let server = try? await client.marker(id).value
+        let patch = write.body.flatMap { try? WireCoding.decoder().decode(MarkerPatch.self, from: $0) }
+        let report = ConflictReport(key: write.key, markerID: id, patch: patch, server: server, currentVersion: current)
+        switch await resolver.resolve(report) {
+        case .acceptServer:
+            reportsContinuation.yield(.conflict(report, resolution: "server state kept"))
+        case .retry(var again):
+            if again.version == nil { again.version = server?.version ?? current }
+            _ = try? enqueue("PATCH", write.path, try WireCoding.encoder().encode(again))
+            reportsContinuation.yield(.conflict(report, resolution: "sent again"))
+        }
+    }
+
+    private func notifyChanged() {
+        let waiting = changed
+        changed = []
+        for continuation in waiting { continuation.resume() }
+    }
+
+    private func waitForChange() async {
+        await withCheckedContinuation { changed.append($0) }
+    }
+
+    // MARK: Optimistic reads
+
+    /// The stored markers with the outbox's writes applied in order.
+    static func overlay(_ markers: [Marker], _ pending: [PendingWrite]) -> [Marker] {
+        var result = markers
+        let decoder = WireCoding.decoder()
+        for write in pending {
+            let id = write.path.split(separator: "/").last.flatMap { UUID(uuidString: String($0)) }
+            switch write.method {
+            case "POST" where write.path == "/markers":
+                guard let body = write.body, let new = try? decoder.decode(NewMarkerBody.self, from: body),
+                      !result.contains(where: { $0.id == new.id }) else { continue }
+                result.append(new.optimistic)
+            case "PATCH":
+                guard let id, let body = write.body, let patch = try? decoder.decode(MarkerPatch.self, from: body),
+                      let index = result.firstIndex(where: { $0.id == id }) else { continue }
+                result[index] = patch.applied(to: result[index])
+            case "DELETE":
+                result.removeAll { $0.id == id }
+            default:
+                continue
+            }
+        }
+        return result
+    }
+
+    static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+}
+
+/// What happened to a write the server would not apply as sent.
+public enum OutboxReport: Sendable {
+    case conflict(ConflictReport, resolution: String)
+    case refused(PendingWrite, RoboscopeError)
+}
+
+/// A stored `NewMarker` read back, shown as the marker it will become.
+struct NewMarkerBody: Decodable {
+    var id: UUID
+    var workSessionID: UUID
+    var label: String?
+    var p1, p2, p3, p4: Point3
+    var color: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, label, p1, p2, p3, p4, color
+        case workSessionID = "work_session_id"
+    }
+
+    var optimistic: Marker {
+        let now = Date()
+        var marker = Marker(id: id, workSessionID: workSessionID, label: label, p1: p1, p2: p2, p3: p3,
+                            p4: p4, color: color, version: 0, meta: [:], customProps: [:], calibratedData: nil,
+                            createdAt: now, updatedAt: now, details: nil)
+        marker.details = MarkerDetails(markerID: id, measurements: marker.computedMeasurements, createdAt: now, updatedAt: now)
+        return marker
+    }
+}

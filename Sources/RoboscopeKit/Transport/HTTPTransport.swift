@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP request as the kit sends it.
+public struct HTTPRequestData: Sendable, Hashable {
+    public var method: String
+    public var url: URL
+    public var headers: [String: String]
+    public var body: Data?
+
+    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// One HTTP answer.
+public struct HTTPResponseData: Sendable, Hashable {
+    public var status: Int
+    /// Header names as the server sent them; look them up with `header(_:)`.
+    public var headers: [String: String]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A header, whatever its case.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// How the kit speaks HTTP. A transport throws `RoboscopeError.transport` when the
+/// network fails and `RoboscopeError.cancelled` when the calling task is cancelled, which
+/// must also cancel the request on the wire.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData
+}
+
+/// HTTP through `URLSession`, on every platform.
+public struct URLSessionHTTPTransport: HTTPTransport {
+    let session: URLSession
+
+    public init(session: URLSession = URLSessionHTTPTransport.defaultSession) {
+        self.session = session
+    }
+
+    /// Ephemeral (no cookies or cache), a generous timeout for long polls (30 s plus).
+    public static let defaultSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 60
+        configuration.httpMaximumConnectionsPerHost = 8
+        return URLSession(configuration: configuration)
+    }()
+
+    public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        do {
+            // Cancelling the calling task cancels the data task, which closes its connection.
+            let (data, response) = try await session.data(for: urlRequest)
+            guard let http = response as? HTTPURLResponse else { throw RoboscopeError.malformedResponse("not an HTTP response") }
+            var headers: [String: String] = [:]
+            for (name, value) in http.allHeaderFields { headers["\(name)"] = "\(value)" }
+            return HTTPResponseData(status: http.statusCode, headers: headers, body: data)
+        } catch let error as RoboscopeError {
+            throw error
+        } catch is CancellationError {
+            throw RoboscopeError.cancelled
+        } catch let error as URLError where error.code == .cancelled {
+            throw RoboscopeError.cancelled
+        } catch {
+            if Task.isCancelled { throw RoboscopeError.cancelled }
+            throw RoboscopeError.transport("\(error)")
+        }
+    }
+}

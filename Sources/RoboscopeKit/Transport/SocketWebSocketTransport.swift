@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Foundation
+import Glibc
+import WebSocketCodec
+
+/// WebSocket over a plain TCP socket with the project's RFC 6455 codec in the client role:
+/// the transport for Linux, where FoundationNetworking's `URLSessionWebSocketTask`
+/// fails at once ("WebSockets not supported by libcurl"). One thread per connection
+/// connects, reads and answers pings; nothing blocks Swift's cooperative pool. It speaks
+/// `ws://` only: for `wss://` on Linux, terminate TLS in front (a sidecar, the ingress) or
+/// plug in a transport of your own (docs/client-kit.md says why this one has no TLS).
+public struct SocketWebSocketTransport: WebSocketTransport {
+    /// The largest message accepted (a larger one closes the connection with 1009).
+    public var maximumMessageSize: Int
+    /// Seconds to connect and finish the upgrade.
+    public var connectTimeout: Double
+
+    public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10) {
+        self.maximumMessageSize = maximumMessageSize
+        self.connectTimeout = connectTimeout
+    }
+
+    public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+        guard url.scheme == "ws", let host = url.host else {
+            throw RoboscopeError.transport("SocketWebSocketTransport speaks ws:// only, not \(url.absoluteString)")
+        }
+        let port = url.port ?? 80
+        let target = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
+        let timeout = connectTimeout
+        let (fd, leftover) = try await onThread(named: "ws-connect") {
+            try SocketWebSocketTransport.open(host: host, port: port, target: target, headers: headers, timeout: timeout)
+        }
+        return SocketWebSocketConnection(fd: fd, leftover: leftover, maximumMessageSize: maximumMessageSize)
+    }
+
+    /// Connects and upgrades, blocking: returns the socket and the bytes read past the
+    /// upgrade's head.
+    static func open(host: String, port: Int, target: String, headers: [String: String], timeout: Double) throws -> (Int32, [UInt8]) {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        #if canImport(Glibc)
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        #else
+        hints.ai_socktype = SOCK_STREAM
+        #endif
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
+            throw RoboscopeError.transport("cannot resolve \(host)")
+        }
+        defer { freeaddrinfo(found) }
+        var fd: Int32 = -1
+        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        while let address = candidate {
+            fd = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            if fd >= 0 {
+                setTimeouts(fd, seconds: timeout)
+                if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { break }
+                close(fd)
+                fd = -1
+            }
+            candidate = address.pointee.ai_next
+        }
+        guard fd >= 0 else { throw RoboscopeError.transport("cannot connect to \(host):\(port)") }
+        do {
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
+            var head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+            for (name, value) in headers where !name.contains("\r") && !value.contains("\r") && !value.contains("\n") {
+                head += "\(name): \(value)\r\n"
+            }
+            try writeAll(fd, Array((head + "\r\n").utf8))
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while UpgradeParser.headEnd(received) == nil {
+                let count = read(fd, &buffer, buffer.count)
+                guard count > 0 else { throw RoboscopeError.transport("the connection closed during the WebSocket upgrade") }
+                received += buffer[..<count]
+                guard received.count < 65_536 else { throw RoboscopeError.malformedResponse("an upgrade answer without an end") }
+            }
+            let end = UpgradeParser.headEnd(received)!
+            let answer = String(decoding: received[..<end], as: UTF8.self)
+            let lines = answer.split(separator: "\r\n")
+            guard let status = lines.first, status.hasPrefix("HTTP/1.1 101") else {
+                throw RoboscopeError.transport("the WebSocket upgrade was refused: \(lines.first ?? "")")
+            }
+            let accept = HandshakeResponse.acceptValue(forKey: key)
+            guard lines.contains(where: { $0.lowercased().hasPrefix("sec-websocket-accept:") && $0.hasSuffix(accept) }) else {
+                throw RoboscopeError.malformedResponse("the WebSocket upgrade's accept key does not match")
+            }
+            // Reads block until data (the reader thread); writes fail after a minute stuck.
+            setTimeouts(fd, seconds: 0, sendSeconds: 60)
+            return (fd, Array(received[(end + 4)...]))
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    static func setTimeouts(_ fd: Int32, seconds: Double, sendSeconds: Double? = nil) {
+        func set(_ option: Int32, _ value: Double) {
+            var time = timeval(tv_sec: Int(value), tv_usec: Int((value - value.rounded(.down)) * 1_000_000))
+            setsockopt(fd, SOL_SOCKET, option, &time, socklen_t(MemoryLayout<timeval>.size))
+        }
+        set(SO_RCVTIMEO, seconds)
+        set(SO_SNDTIMEO, sendSeconds ?? seconds)
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw RoboscopeError.transport("the connection is gone (errno \(errno))") }
+            offset += count
+        }
+    }
+}
+
+/// One connection of `SocketWebSocketTransport`: the reader thread feeds messages into a
+/// stream that `receive` drains.
+actor SocketWebSocketConnection: WebSocketConnection {
+    private let writer: SocketWriter
+    private var messages: AsyncThrowingStream<String, any Error>.AsyncIterator
+
+    init(fd: Int32, leftover: [UInt8], maximumMessageSize: Int) {
+        let (stream, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
+        writer = SocketWriter(fd: fd)
+        messages = stream.makeAsyncIterator()
+        let writer = self.writer
+        let thread = Thread {
+            SocketWebSocketConnection.read(writer, leftover: leftover, maximumMessageSize: maximumMessageSize, into: continuation)
+        }
+        thread.name = "ws-client-reader"
+        thread.start()
+    }
+
+    func send(_ text: String) async throws {
+        try writer.frame(.text, Array(text.utf8))
+    }
+
+    func receive() async throws -> String {
+        var iterator = messages
+        defer { messages = iterator }
+        guard let message = try await iterator.next(isolation: #isolation) else {
+            throw RoboscopeError.transport("the WebSocket connection is closed")
+        }
+        return message
+    }
+
+    func close() async {
+        writer.shutdown(sendingClose: true)
+    }
+
+    /// The reader thread: frames in, messages out, pings answered, until the connection ends.
+    private static func read(
+        _ writer: SocketWriter, leftover: [UInt8], maximumMessageSize: Int,
+        into continuation: AsyncThrowingStream<String, any Error>.Continuation
+    ) {
+        var reader = MessageReader(role: .client, maxMessageSize: maximumMessageSize)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var ended: (any Error)? = nil
+        func handle(_ output: MessageReader.Output) {
+            switch output {
+            case .message(.text, let payload):
+                continuation.yield(String(decoding: payload, as: UTF8.self))
+            case .message(_, let payload):
+                continuation.yield(String(decoding: payload, as: UTF8.self))
+            case .ping(let payload):
+                try? writer.frame(.pong, payload)
+            case .pong:
+                break
+            case .close(let code, let reason):
+                ended = ended ?? RoboscopeError.transport("closed by the server (\(code.map { "\($0)" } ?? "no code")\(reason.isEmpty ? "" : ": \(reason)"))")
+            case .fail(let code, let reason):
+                ended = ended ?? RoboscopeError.malformedResponse("WebSocket protocol error (\(code)): \(reason)")
+            }
+        }
+        reader.feed(leftover, handle)
+        while ended == nil {
+            let count = Glibc.read(writer.fd, &buffer, buffer.count)
+            if count <= 0 {
+                ended = RoboscopeError.transport(count == 0 ? "the connection closed" : "the connection failed (errno \(errno))")
+                break
+            }
+            buffer.withUnsafeBytes { reader.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), handle) }
+        }
+        writer.shutdown(sendingClose: true)
+        writer.release()
+        continuation.finish(throwing: ended)
+    }
+}
+
+/// The writing side of a socket, shared by the connection and its reader thread.
+/// `@unchecked Sendable`: `fd` is written once, the rest only under `lock`.
+final class SocketWriter: @unchecked Sendable {
+    let fd: Int32
+    private let lock = NSLock()
+    private var closed = false
+    private var released = false
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    func frame(_ opcode: Opcode, _ payload: [UInt8]) throws {
+        let key = (0..<4).map { _ in UInt8.random(in: 0...255) }
+        try lock.withLock {
+            guard !closed else { throw RoboscopeError.transport("the WebSocket connection is closed") }
+            try SocketWebSocketTransport.writeAll(fd, FrameEncoder.frame(opcode, payload, maskKey: key))
+        }
+    }
+
+    /// Sends a close frame (once) and stops both directions; the reader thread then ends.
+    func shutdown(sendingClose: Bool) {
+        lock.withLock {
+            guard !closed else { return }
+            closed = true
+            if sendingClose {
+                try? SocketWebSocketTransport.writeAll(fd, FrameEncoder.close(.normal, maskKey: [1, 2, 3, 4]))
+            }
+            Glibc.shutdown(fd, Int32(SHUT_RDWR))
+        }
+    }
+
+    /// Closes the descriptor, once, when the reader thread is done with it.
+    func release() {
+        lock.withLock {
+            guard !released else { return }
+            released = true
+            Glibc.close(fd)
+        }
+    }
+}
+
+#endif

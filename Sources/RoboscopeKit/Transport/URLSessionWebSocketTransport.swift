@@ -1,0 +1,54 @@
+#if canImport(Darwin)
+import Foundation
+
+/// WebSocket through `URLSessionWebSocketTask` (Apple platforms), with a raised maximum
+/// message size: a catch-up can carry a large marker list.
+public struct URLSessionWebSocketTransport: WebSocketTransport {
+    let session: URLSession
+    public var maximumMessageSize: Int
+
+    public init(session: URLSession = .shared, maximumMessageSize: Int = 16 << 20) {
+        self.session = session
+        self.maximumMessageSize = maximumMessageSize
+    }
+
+    public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
+        var request = URLRequest(url: url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let task = session.webSocketTask(with: request)
+        task.maximumMessageSize = maximumMessageSize
+        task.resume()
+        return Connection(task: task)
+    }
+
+    final class Connection: WebSocketConnection {
+        let task: URLSessionWebSocketTask
+
+        init(task: URLSessionWebSocketTask) {
+            self.task = task
+        }
+
+        func send(_ text: String) async throws {
+            do { try await task.send(.string(text)) } catch { throw RoboscopeError.transport("\(error)") }
+        }
+
+        func receive() async throws -> String {
+            do {
+                switch try await task.receive() {
+                case .string(let text): return text
+                case .data(let data): return String(decoding: data, as: UTF8.self)
+                @unknown default: throw RoboscopeError.malformedResponse("an unknown WebSocket message")
+                }
+            } catch let error as RoboscopeError {
+                throw error
+            } catch {
+                throw RoboscopeError.transport("\(error)")
+            }
+        }
+
+        func close() async {
+            task.cancel(with: .normalClosure, reason: nil)
+        }
+    }
+}
+#endif

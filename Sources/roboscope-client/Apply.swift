@@ -1,0 +1,212 @@
+import ArgumentParser
+import Foundation
+import RoboscopeKit
+
+/// `roboscope-client apply`: sends mutations through a durable outbox. First what the
+/// outbox under `--state` still holds, then one mutation per line of standard input,
+/// `{"method": "POST", "path": "/markers", "body": {...}}`: each is stored (synced to
+/// disk) before it counts as queued, then sent in order with its own idempotency key,
+/// retried through outages. One JSON line per settled mutation, `{"line": n, "status":
+/// code, "body": {...}}`; an input line that is not a mutation gets `{"line": n,
+/// "error": "..."}` and is not sent. Exits once everything is settled: 0, or 1 when a
+/// line was not a mutation.
+struct Apply: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Apply mutations from standard input through a durable outbox.")
+
+    @OptionGroup var connection: Connection
+
+    @Option(name: .customLong("state"), help: "The folder of the outbox (created if missing).")
+    var state: String
+
+    func run() async throws {
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let store = try OfflineStore(path: URL(fileURLWithPath: state).appendingPathComponent("outbox.sqlite").path)
+        let run = ApplyRun(client: connection.client(), store: store, stateID: try Self.stateID(state))
+        let failed = try await run.run(lines: Self.standardInput())
+        if failed { throw ExitCode(1) }
+    }
+
+    /// The state folder's own id, in the keys of its mutations: a restart that is fed the
+    /// same lines again sends them with the same keys, so the service applies none twice.
+    static func stateID(_ folder: String) throws -> String {
+        let file = URL(fileURLWithPath: folder).appendingPathComponent("id")
+        if let id = try? String(contentsOf: file, encoding: .utf8), !id.isEmpty { return id }
+        let id = UUID().uuidString.lowercased()
+        try id.write(to: file, atomically: true, encoding: .utf8)
+        return id
+    }
+
+    /// Standard input's lines, read on a thread of their own.
+    static func standardInput() -> AsyncStream<String> {
+        let (lines, continuation) = AsyncStream<String>.makeStream()
+        let thread = Thread {
+            while let line = readLine(strippingNewline: true) { continuation.yield(line) }
+            continuation.finish()
+        }
+        thread.name = "stdin"
+        thread.start()
+        return lines
+    }
+}
+
+/// One run of `apply`: a reader that queues lines and a sender that settles them, in order.
+actor ApplyRun {
+    let client: RoboscopeClient
+    let store: OfflineStore
+    let stateID: String
+    private var inputDone = false
+    private var failedLines = false
+    private var wake: [CheckedContinuation<Void, Never>] = []
+
+    init(client: RoboscopeClient, store: OfflineStore, stateID: String) {
+        self.client = client
+        self.store = store
+        self.stateID = stateID
+    }
+
+    func run(lines: AsyncStream<String>) async throws -> Bool {
+        let sender = Task { try await send() }
+        var number = 0
+        for await line in lines {
+            number += 1
+            queue(line, number: number)
+        }
+        inputDone = true
+        notify()
+        try await sender.value
+        return failedLines
+    }
+
+    private func queue(_ line: String, number: Int) {
+        if line.trimmingCharacters(in: .whitespaces).isEmpty { return }
+        do {
+            let mutation = try Mutation(line)
+            // `INSERT` refuses a key already queued (a line fed again while still pending).
+            if try store.pending().contains(where: { $0.key == key(number, line) }) { return }
+            try store.enqueue(method: mutation.method, path: mutation.path, body: mutation.body, topic: "apply",
+                              line: number, key: key(number, line))
+            notify()
+        } catch {
+            failedLines = true
+            Output.json(["line": .integer(Int64(number)), "error": .string("\(error)")])
+        }
+    }
+
+    /// The mutation's idempotency key: the state's id, the line number and a digest of
+    /// the line (`fnv1a64`: any difference gives another key; a collision could only
+    /// make the service refuse a line as a reused key, never apply one twice).
+    private func key(_ number: Int, _ line: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in line.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return "\(stateID):\(number):\(String(hash, radix: 16))"
+    }
+
+    private func send() async throws {
+        var random = SystemRandomNumberGenerator()
+        var failures = 0
+        while true {
+            guard let write = try store.pending().first else {
+                if inputDone { return }
+                await waitForWork()
+                continue
+            }
+            do {
+                let response = try await client.send(method: write.method, path: write.path, body: write.body, key: write.key)
+                settle(write, status: response.status, body: response.body)
+                failures = 0
+            } catch let error as RoboscopeError where error.isRetryable {
+                failures += 1
+                try await client.configuration.clock.sleep(for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
+            } catch let error as RoboscopeError {
+                guard case .cancelled = error else {
+                    settle(write, status: Self.status(of: error), body: Data(Self.describe(error).utf8))
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Prints the line's answer, then removes it from the outbox (a crash in between
+    /// prints it again after the restart, with the service's stored answer).
+    private func settle(_ write: PendingWrite, status: Int, body: Data) {
+        let json = body.isEmpty ? JSONValue.null : ((try? WireCoding.decoder().decode(JSONValue.self, from: body)) ?? .string(String(decoding: body, as: UTF8.self)))
+        Output.json(["line": .integer(Int64(write.line ?? 0)), "status": .integer(Int64(status)), "body": json])
+        try? store.settle(write.key)
+    }
+
+    static func status(of error: RoboscopeError) -> Int {
+        switch error {
+        case .versionConflict, .alreadyExists: return 409
+        case .locked: return 423
+        case .invalid, .idempotencyKeyReused: return 422
+        case .badRequest: return 400
+        case .notFound: return 404
+        case .unauthorized: return 401
+        case .forbidden: return 403
+        case .http(let status, _, _): return status
+        default: return 0
+        }
+    }
+
+    static func describe(_ error: RoboscopeError) -> String {
+        let message: String
+        switch error {
+        case .versionConflict(let current, let text):
+            return "{\"error\":{\"code\":\"version_conflict\",\"current_version\":\(current.map(String.init) ?? "null"),\"message\":\(quoted(text))}}"
+        case .invalid(_, let text), .badRequest(_, let text), .notFound(let text), .alreadyExists(_, let text),
+             .idempotencyKeyReused(let text), .unauthorized(let text), .forbidden(let text), .http(_, _, let text):
+            message = text
+        default:
+            message = "\(error)"
+        }
+        return "{\"error\":{\"message\":\(quoted(message))}}"
+    }
+
+    static func quoted(_ text: String) -> String {
+        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+    }
+
+    private func waitForWork() async {
+        await withCheckedContinuation { wake.append($0) }
+    }
+
+    private func notify() {
+        let waiting = wake
+        wake = []
+        waiting.forEach { $0.resume() }
+    }
+}
+
+/// One input line: `{"method", "path", "body"}`.
+struct Mutation {
+    let method: String
+    let path: String
+    let body: Data?
+
+    struct Invalid: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(_ line: String) throws {
+        guard let value = try? WireCoding.decoder().decode(JSONValue.self, from: Data(line.utf8)), case .object(let fields) = value else {
+            throw Invalid(description: "not a JSON object: expected {\"method\", \"path\", \"body\"}")
+        }
+        guard let method = fields["method"]?.stringValue?.uppercased(), ["POST", "PUT", "PATCH", "DELETE"].contains(method) else {
+            throw Invalid(description: "method: expected POST, PUT, PATCH or DELETE")
+        }
+        guard let path = fields["path"]?.stringValue, path.hasPrefix("/"), !path.contains(" "), !path.hasPrefix("//") else {
+            throw Invalid(description: "path: expected a path under /api/v1 such as /markers")
+        }
+        self.method = method
+        self.path = path.hasPrefix("/api/v1/") ? String(path.dropFirst("/api/v1".count)) : path
+        switch fields["body"] {
+        case nil, .null?: body = nil
+        case .object?, .array?: body = try WireCoding.encoder().encode(fields["body"]!)
+        default: throw Invalid(description: "body: expected a JSON object")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import RoboscopeGeometry
+import RoboscopeKit
+
+/// The offline store and the outbox: writes stored before the call returns, shown at
+/// once, sent in order with their keys, settled by their own events, replayed after a
+/// restart, and conflicts handed to the app.
+@Suite struct OfflineTests {
+    let service = InMemoryService()
+    let clock = ManualClock()
+
+    static func quad(_ z: Double) -> [Point3] {
+        [Point3(x: 0, y: 0, z: z), Point3(x: 1, y: 0, z: z), Point3(x: 1, y: 0, z: z + 1), Point3(x: 0, y: 0, z: z + 1)]
+    }
+
+    /// Lets reconnect and retry waits pass until `done` holds.
+    func drive(until done: @escaping @Sendable () async throws -> Bool) async throws {
+        try await within(20, "the offline session to settle") {
+            while try await !done() {
+                await clock.advanceToNextSleep()
+                await Task.yield()
+            }
+        }
+    }
+
+    @Test func offlineWritesShowAtOnceAndSettleInOrderWhenOnline() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let store = try OfflineStore(path: nil)
+        let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
+        try await offline.refresh()
+        await service.setReachable(false)
+        await offline.start()
+
+        let first = NewMarker(workSessionID: session, label: "first", corners: Self.quad(0))
+        let second = NewMarker(workSessionID: session, label: "second", corners: Self.quad(5))
+        try await offline.create(first)
+        try await offline.create(second)
+        try await offline.update(first.id!, MarkerPatch(label: "first, relabelled", corners: Self.quad(10)))
+        let read = await offline.markers()
+        #expect(read.source == .cache)
+        #expect(read.pendingWrites == 3)
+        #expect(read.value.map(\.label) == ["first, relabelled", "second"])
+        #expect(read.value[0].details?.measurements.nearDistance == 10, "details follow the local points")
+
+        await service.setReachable(true)
+        try await drive { try await store.pending().isEmpty }
+        try await within { try await offline.synchronized() }
+        let posts = await service.requests.filter { $0.method != "GET" }
+        #expect(posts.map(\.method) == ["POST", "POST", "PATCH"], "sent in the order written")
+        #expect(Set(posts.compactMap { $0.headers["Idempotency-Key"] }).count == 3)
+        let settled = await offline.markers(refresh: false)
+        #expect(settled.pendingWrites == 0)
+        #expect(settled.value == (await service.markers(in: session)), "the store holds what the server holds")
+        await offline.stop()
+    }
+
+    @Test func theOutboxIsReplayedInOrderAfterARestart() async throws {
+        let session = await service.addWorkSession().id
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kit-\(UUID()).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        await service.setReachable(false)
+        do {
+            let offline = OfflineWorkSession(client: makeClient(service, clock: clock), store: try OfflineStore(path: path),
+                                             workSessionID: session)
+            for index in 0..<4 {
+                try await offline.create(NewMarker(workSessionID: session, label: "m\(index)", corners: Self.quad(Double(index))))
+            }
+            // The app is killed: nothing was sent.
+        }
+        #expect(await service.markers(in: session).isEmpty)
+        let store = try OfflineStore(path: path)
+        let queued = try store.pending().map(\.sequence)
+        #expect(queued == queued.sorted())
+        #expect(queued.count == 4)
+        await service.setReachable(true)
+        let offline = OfflineWorkSession(client: makeClient(service, clock: clock), store: store, workSessionID: session)
+        await offline.start()
+        try await drive { try await store.pending().isEmpty }
+        #expect(await service.markers(in: session).map(\.label) == ["m0", "m1", "m2", "m3"])
+        await offline.stop()
+    }
+
+    @Test func aConflictGoesToTheResolver() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let marker = try await client.createMarker(NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        await service.externalUpdate(marker.id, label: "theirs")
+        let seen = ConflictBox()
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session,
+                                         resolver: ConflictResolver { report in
+                                             await seen.keep(report)
+                                             return .retry(MarkerPatch(label: "mine, on top of theirs"))
+                                         })
+        try await offline.update(marker.id, MarkerPatch(label: "mine", version: 1))
+        await offline.start()
+        try await drive { await service.marker(marker.id)?.label == "mine, on top of theirs" }
+        let report = try #require(await seen.report)
+        #expect(report.currentVersion == 2)
+        #expect(report.server?.label == "theirs")
+        #expect(report.patch?.label == "mine")
+        await offline.stop()
+    }
+
+    @Test func byDefaultTheServerWinsAndTheLocalChangeIsReported() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let marker = try await client.createMarker(NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        await service.externalUpdate(marker.id, label: "theirs")
+        let store = try OfflineStore(path: nil)
+        let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
+        let reports = Task { () -> OutboxReport? in
+            for await report in offline.reports { return report }
+            return nil
+        }
+        try await offline.update(marker.id, MarkerPatch(label: "mine", version: 1))
+        await offline.start()
+        let first = try await within { await reports.value }
+        guard case .conflict(let report, _)? = first else {
+            Issue.record("expected a conflict report")
+            return
+        }
+        #expect(report.server?.label == "theirs")
+        try await drive { try await store.pending().isEmpty }
+        try await within { try await offline.synchronized() }
+        #expect(await offline.markers(refresh: false).value.first?.label == "theirs")
+        await offline.stop()
+    }
+}
+
+actor ConflictBox {
+    private(set) var report: ConflictReport?
+    func keep(_ report: ConflictReport) { self.report = report }
+}

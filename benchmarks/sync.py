@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Sync-protocol benchmark, each figure next to its ceiling in the same run:
+
+- catch-up: a topic of N events read through GET /api/v1/changes (pages of 1,000), in
+  events/s, next to Postgres streaming the same rows (`COPY (…the feed's query…) TO
+  STDOUT`) and the bare event rows (`COPY (SELECT * FROM eventlog.events …)`);
+- markers by place: p50/p99 of `GET /markers?space_id=&near=x,z&range=r` on a space of
+  M markers, next to the same SQL run by pgbench;
+- with --baseline-binary (a build of the release before the sync protocol, with its own
+  --baseline-schema): marker creates over HTTP across many work sessions for both
+  builds, alternating, and the ratio new / old (what ordering on a topic costs).
+
+Writes JSON and prints a table. Started by deploy/local/bench (`sync`).
+"""
+import argparse, json, os, random, statistics, subprocess, sys, tempfile, time
+
+from write_path import free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def serve(binary, url, schema=None):
+    arguments = [binary, "serve", "--database-url", url, "--host", "127.0.0.1", "--log-level", "error",
+                 "--db-pool-size", "32", "--role", "api"]
+    if schema:
+        arguments += ["--schema-dir", schema]
+    port = free_port()
+    server = subprocess.Popen(arguments + ["--http-port", str(port)])
+    for _ in range(600):
+        try:
+            if request(port, "GET", "/readyz")[0] == 200:
+                return server, port
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def fresh(admin_url, name):
+    psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    psql(admin_url, f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def spread(values):
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def fill(port, session, markers, place=lambda i: (0.0, 0.0)):
+    """`markers` markers in `session` through POST /markers/bulk (1,000 a request)."""
+    for start in range(0, markers, 1000):
+        items = []
+        for i in range(start, min(markers, start + 1000)):
+            x, z = place(i)
+            items.append({"work_session_id": session, "p1": [x - 0.5, 0, z - 0.5], "p2": [x + 0.5, 0, z - 0.5],
+                          "p3": [x + 0.5, 0, z + 0.5], "p4": [x - 0.5, 0, z + 0.5]})
+        status, _ = request(port, "POST", "/api/v1/markers/bulk", {"markers": items})
+        assert status == 201, status
+
+
+def timed(command, **kwargs):
+    started = time.perf_counter()
+    subprocess.run(command, check=True, **kwargs)
+    return time.perf_counter() - started
+
+
+def catch_up(binary, admin_url, events, repeat):
+    url = fresh(admin_url, "roboscope_bench_sync_feed")
+    server, port = serve(binary, url)
+    try:
+        _, space = request(port, "POST", "/api/v1/spaces", {"key": "feed", "name": "feed"})
+        _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
+        fill(port, session["id"], events // 2)  # a marker and its details: two events each
+        topic = f"work_session:{session['id']}"
+        total = int(psql(url, f"SELECT count(*) FROM eventlog.events WHERE work_session_id = '{session['id']}'"))
+        feed_rates, copy_rates, raw_rates = [], [], []
+        query = (f"SELECT * FROM eventlog.delivery_rows WHERE work_session_id = '{session['id']}' ORDER BY position")
+        for _ in range(repeat):
+            started = time.perf_counter()
+            since, read = 0, 0
+            while True:
+                status, page = request(port, "GET", f"/api/v1/changes?topic={topic}&since={since}&limit=1000")
+                assert status == 200
+                read += len(page["data"])
+                since = page["next_since"]
+                if not page["has_more"]:
+                    break
+            assert read == total, (read, total)
+            feed_rates.append(total / (time.perf_counter() - started))
+            with open(os.devnull, "w") as sink:
+                copy_rates.append(total / timed(["psql", url, "-qAtc", f"COPY ({query}) TO STDOUT"], stdout=sink))
+                raw_rates.append(total / timed(["psql", url, "-qAtc", "COPY (SELECT * FROM eventlog.events WHERE "
+                                                f"work_session_id = '{session['id']}' ORDER BY position) TO STDOUT"],
+                                               stdout=sink))
+        return {"events": total, "feed_events_per_second": spread(feed_rates),
+                "copy_same_rows_per_second": spread(copy_rates), "copy_event_rows_per_second": spread(raw_rates),
+                "ratio_to_copy": spread([f / c for f, c in zip(feed_rates, copy_rates)])}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def near(binary, admin_url, markers, queries, range_m):
+    url = fresh(admin_url, "roboscope_bench_sync_place")
+    server, port = serve(binary, url)
+    try:
+        _, space = request(port, "POST", "/api/v1/spaces", {"key": "place", "name": "place"})
+        # A space of four sessions, markers spread over a 200 m x 600 m hull.
+        sessions = sessions_in(port, space["id"], 4)
+        rng = random.Random(7)
+        for session in sessions:
+            fill(port, session, markers // 4, lambda i: (rng.uniform(-100, 100), rng.uniform(0, 600)))
+        psql(url, "ANALYZE markers")
+        points = [(rng.uniform(-100, 100), rng.uniform(0, 600)) for _ in range(queries)]
+        api_ms, found = [], []
+        for x, z in points:
+            started = time.perf_counter()
+            status, reply = request(port, "GET", f"/api/v1/markers?space_id={space['id']}&near={x:.3f},{z:.3f}&range={range_m}")
+            api_ms.append((time.perf_counter() - started) * 1000)
+            assert status == 200
+            found.append(len(reply))
+        # The same SQL the service runs, through pgbench (prepared), latencies logged per query.
+        with tempfile.TemporaryDirectory() as folder:
+            script = os.path.join(folder, "near.sql")
+            with open(script, "w") as f:
+                f.write("\\set x random(-100, 100)\n\\set z random(0, 600)\n"
+                        "SELECT m.*, d.* FROM markers m LEFT JOIN marker_details d ON d.marker_id = m.id "
+                        f"WHERE m.space_id = '{space['id']}' AND m.center <@ circle(point(:x, :z), {range_m}) "
+                        "ORDER BY m.center <-> point(:x, :z) LIMIT 10001;\n")
+            subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", "1", "-t", str(queries), "-f", script, "-l",
+                            "--log-prefix", os.path.join(folder, "log"), url], check=True, capture_output=True, cwd=folder)
+            log = [name for name in os.listdir(folder) if name.startswith("log")][0]
+            sql_ms = [int(line.split()[2]) / 1000 for line in open(os.path.join(folder, log))]
+        plan = psql(url, "EXPLAIN SELECT m.id FROM markers m WHERE m.space_id = "
+                    f"'{space['id']}' AND m.center <@ circle(point(0, 300), {range_m}) ORDER BY m.center <-> point(0, 300)")
+        return {"markers": markers, "queries": queries, "range_m": range_m, "found_median": statistics.median(found),
+                "api_ms": {"p50": percentile(api_ms, 50), "p99": percentile(api_ms, 99), "max": max(api_ms)},
+                "sql_ms": {"p50": percentile(sql_ms, 50), "p99": percentile(sql_ms, 99), "max": max(sql_ms)},
+                "index_used": "markers_place_idx" in plan}
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def write_cost(binary, baseline, baseline_schema, admin_url, clients, seconds, repeat, sessions):
+    """Marker creates across `sessions` work sessions, the new build and the old one alternating."""
+    runs = {"new": [], "old": []}
+    single = {"new": [], "old": []}
+    servers = {}
+    try:
+        for name, build, schema in (("new", binary, None), ("old", baseline, baseline_schema)):
+            url = fresh(admin_url, f"roboscope_bench_sync_{name}")
+            server, port = serve(build, url, schema)
+            _, space = request(port, "POST", "/api/v1/spaces", {"key": "w", "name": "w"})
+            servers[name] = (server, port, sessions_in(port, space["id"], sessions))
+        for _ in range(repeat):
+            for name, (_, port, ids) in servers.items():
+                runs[name].append(post_markers(port, clients, seconds, ids)["requests_per_second"])
+                single[name].append(post_markers(port, clients, seconds, ids[0])["requests_per_second"])
+    finally:
+        for server, _, _ in servers.values():
+            server.terminate()
+            server.wait(timeout=30)
+    return {"clients": clients, "sessions": sessions, "new_per_second": spread(runs["new"]),
+            "old_per_second": spread(runs["old"]), "ratio": spread([n / o for n, o in zip(runs["new"], runs["old"])]),
+            "one_session_new_per_second": spread(single["new"]), "one_session_old_per_second": spread(single["old"])}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--admin-url", required=True, help="a database URL on the server; scratch databases are made beside it")
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--baseline-binary", help="the release before the sync protocol, for the write-cost comparison")
+    parser.add_argument("--baseline-schema", help="that release's schema/ folder")
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--markers", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--range", type=float, default=5.0)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=64)
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "sync.json"))
+    args = parser.parse_args()
+
+    result = {"machine": machine(), "repeat": args.repeat,
+              "catch_up": catch_up(args.binary, args.admin_url, args.events, args.repeat),
+              "near": near(args.binary, args.admin_url, args.markers, args.queries, args.range)}
+    if args.baseline_binary:
+        result["write_cost"] = write_cost(args.binary, args.baseline_binary, args.baseline_schema, args.admin_url,
+                                          args.clients, args.seconds, args.repeat, args.sessions)
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump(result, f, indent=2)
+
+    c = result["catch_up"]
+    fmt = lambda s, f=",.0f": f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
+    print(f"catch-up of {c['events']:,} events: feed {fmt(c['feed_events_per_second'])}/s, COPY of the same rows "
+          f"{fmt(c['copy_same_rows_per_second'])}/s, ratio {fmt(c['ratio_to_copy'], '.2f')}; "
+          f"COPY of the bare event rows {fmt(c['copy_event_rows_per_second'])}/s")
+    n = result["near"]
+    print(f"near on {n['markers']:,} markers (range {n['range_m']} m, {n['found_median']:.0f} found): API p50 "
+          f"{n['api_ms']['p50']:.2f} ms, p99 {n['api_ms']['p99']:.2f} ms; SQL p50 {n['sql_ms']['p50']:.2f} ms, "
+          f"p99 {n['sql_ms']['p99']:.2f} ms; index used: {n['index_used']}")
+    if "write_cost" in result:
+        w = result["write_cost"]
+        print(f"writes at {w['clients']} clients over {w['sessions']} sessions: new {fmt(w['new_per_second'])}/s, "
+              f"old {fmt(w['old_per_second'])}/s, new/old {fmt(w['ratio'], '.2f')}; into one session: new "
+              f"{fmt(w['one_session_new_per_second'])}/s, old {fmt(w['one_session_old_per_second'])}/s")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
