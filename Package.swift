@@ -149,6 +149,7 @@ let package = Package(
             name: "RoboscopeIntegrationTests",
             dependencies: [
                 "RoboscopeDomain",
+                "RoboscopeKit",
                 "RoboscopePostgres",
                 "RoboscopeRedis",
                 "WebSocketCodec",

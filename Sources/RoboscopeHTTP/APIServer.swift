@@ -30,6 +30,7 @@ public enum APIServer {
         LocksController(services: services).addRoutes(to: api)
         AuditController(services: services).addRoutes(to: api)
         ChangesController(services: services).addRoutes(to: api)
+        RealtimeController(services: services).addRoutes(to: api)
         return router
     }
 

@@ -103,11 +103,19 @@ struct Serve: AsyncParsableCommand {
         }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
+        if let url = realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
+            throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
+        }
         _ = try role()
         if let limit = try rateLimit(), limit.rate < 0.1 || limit.burst < 1 {
             throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
         }
     }
+
+    @Option(name: .customLong("realtime-url"), help: "The WebSocket URL GET /api/v1/realtime names, for deployments behind an ingress (env ROBOSCOPE_REALTIME_URL, default ws://<the request's host>:<ws port>/api/v1/ws).")
+    var realtimeURLFlag: String?
+
+    func realtimeURL() -> String? { realtimeURLFlag ?? Environment.string("ROBOSCOPE_REALTIME_URL") }
 
     @Option(name: .customLong("idempotency-retention"), help: "Seconds the answer of a write with an Idempotency-Key is kept for retries (env ROBOSCOPE_IDEMPOTENCY_RETENTION, default 86400).")
     var idempotencyRetentionFlag: Int?
@@ -148,6 +156,7 @@ struct Serve: AsyncParsableCommand {
         let verifier = try auth.verifier()
         api.authentication = verifier
         api.rateLimit = try rateLimit()
+        api.realtime = RealtimeSettings(url: realtimeURL(), port: try wsPort())
         let port = try httpPort()
         let changes = ChangeSignal()
         let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)

@@ -28,3 +28,31 @@ import Testing
         #expect(probe.created_at.timeIntervalSince1970 == 1_795_000_000)
     }
 }
+
+/// Stored event data rewritten to the REST shape without decoding it.
+@Suite struct WireDataTests {
+    @Test func topLevelTimestampsBecomeWholeSecondsAndNothingElseChanges() throws {
+        let stored = #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59.987654Z", "updated_at": "2026-11-22T01:25:00.000001Z", "completed_at": null}"#
+        let wire = String(decoding: try WireData.render(Array(stored.utf8)), as: UTF8.self)
+        #expect(wire == #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59Z", "updated_at": "2026-11-22T01:25:00Z", "completed_at": null}"#)
+    }
+
+    @Test func aMarkerGetsItsDetailsOrNull() throws {
+        let marker = Array(#"{"id": "m", "created_at": "2026-11-22T01:24:59.500000Z"}"#.utf8)
+        let details = Array(#"{"marker_id": "m", "long_size": 3, "created_at": "2026-11-22T01:24:59.500000Z"}"#.utf8)
+        let with = try JSONParser.parse(try WireData.render(marker, details: .some(details)))
+        #expect(with.objectValue?["details"]?.objectValue?["created_at"] == .string("2026-11-22T01:24:59Z"))
+        #expect(with.objectValue?["created_at"] == .string("2026-11-22T01:24:59Z"))
+        let without = try JSONParser.parse(try WireData.render(marker, details: .some(nil)))
+        #expect(without.objectValue?["details"] == .null)
+        #expect(throws: WireData.Malformed.self) { try WireData.render(Array(#"{"id": "unterminated}"#.utf8)) }
+        #expect(throws: WireData.Malformed.self) { try WireData.render(Array("[1]".utf8), details: .some(nil)) }
+    }
+
+    @Test func theWireFormMatchesWhatTheEntityRendersAsForEveryKind() throws {
+        let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_123_456)
+        let space = Space(id: .random(), key: "k", name: "n", version: 1, createdAt: now, updatedAt: now)
+        let stored = space.jsonBytes(.storage)
+        #expect(try JSONParser.parse(WireData.render(stored)) == JSONParser.parse(space.jsonBytes(.wire)))
+    }
+}

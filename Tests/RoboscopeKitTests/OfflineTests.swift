@@ -16,10 +16,10 @@ import RoboscopeKit
 
     /// Lets reconnect and retry waits pass until `done` holds.
     func drive(until done: @escaping @Sendable () async throws -> Bool) async throws {
-        try await within(20, "the offline session to settle") {
+        try await within(30, "the offline session to settle") {
             while try await !done() {
                 await clock.advanceToNextSleep()
-                await Task.yield()
+                try await Task.sleep(for: .milliseconds(1))
             }
         }
     }

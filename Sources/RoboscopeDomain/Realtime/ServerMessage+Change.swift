@@ -8,7 +8,7 @@ extension ServerMessage {
             return try lock(change, topic: topic)
         }
         let data = try wireData(change)
-        return render { writer in
+        return render(capacity: data.count + 400) { writer in
             writer.key("op"); writer.value("event")
             writer.key("topic"); writer.value(topic.description)
             writer.key("position"); writer.value(change.position)
@@ -20,18 +20,16 @@ extension ServerMessage {
             writer.key("recorded_at"); writer.value(change.recordedAt)
             writer.key("actor"); writer.value(change.actor)
             writer.key("client_mutation_id"); writer.value(change.clientMutationID)
-            writer.key("data"); data.writeJSON(to: &writer)
+            writer.key("data"); writer.raw(data)
         }
     }
 
-    static func wireData(_ change: RecordedChange) throws -> any JSONWritable {
-        // Markers go out with their details as of the same transaction, as REST returns them.
+    /// The data in the REST shape: markers with their details as of the same transaction.
+    static func wireData(_ change: RecordedChange) throws -> [UInt8] {
         if change.streamType == StreamType.marker.rawValue, !change.type.hasSuffix(".deleted") {
-            let decoder = JSONValueDecoder()
-            let details = try change.details.map { try decoder.decode(MarkerDetails.self, from: $0) }
-            return MarkerWithDetails(marker: try decoder.decode(Marker.self, from: change.data), details: details)
+            return try WireData.render(change.data, details: .some(change.details))
         }
-        return try StoredData.render(streamType: change.streamType, type: change.type, data: change.data)
+        return try WireData.render(change.data)
     }
 
     /// `{"op": "lock", "locked": ...}`: who holds the session's lock and until when.

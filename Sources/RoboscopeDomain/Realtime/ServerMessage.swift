@@ -45,8 +45,8 @@ public enum ServerMessage {
         }
     }
 
-    static func render(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
-        var writer = JSONWriter(timestampStyle: .wire, capacity: 128)
+    static func render(capacity: Int = 128, _ body: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(timestampStyle: .wire, capacity: capacity)
         writer.object(body)
         return writer.bytes
     }

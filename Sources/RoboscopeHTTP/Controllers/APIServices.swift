@@ -16,6 +16,8 @@ public struct APIServices: Sendable {
     let sessionLocks: SessionLocks
     /// Wakes long polls of the changes feed when events are appended.
     public var changes: ChangeSignal?
+    /// What `GET /realtime` answers.
+    public var realtime = RealtimeSettings()
     /// Body and header sizes, idle and request timeouts.
     public var limits: HTTPLimits
     var bodyLimit: Int { limits.body }

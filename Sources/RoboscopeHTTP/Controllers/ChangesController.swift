@@ -29,17 +29,24 @@ struct ChangesController {
         let wait = try input.queryNumber("wait", in: 0...Self.maxWait) ?? 0
         let feed = ChangesFeed(pool: services.store.pool)
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
-        while true {
-            let seen = services.changes?.current ?? 0
-            guard let (events, hasMore) = try await feed.page(topic, since: since, limit: limit) else {
-                throw DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
+        let poll = { @Sendable () async throws -> Response in
+            while true {
+                let seen = services.changes?.current ?? 0
+                guard let (events, hasMore) = try await feed.page(topic, since: since, limit: limit) else {
+                    throw DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
+                }
+                let remaining = deadline - ContinuousClock.now
+                guard events.isEmpty, remaining > .zero, let changes = services.changes else {
+                    return try Self.answer(topic, events, since: since, hasMore: hasMore)
+                }
+                await changes.wait(past: seen, timeout: remaining)
+                try Task.checkCancellation()
             }
-            let remaining = deadline - ContinuousClock.now
-            guard events.isEmpty, remaining > .zero, let changes = services.changes, !Task.isCancelled else {
-                return try Self.answer(topic, events, since: since, hasMore: hasMore)
-            }
-            await changes.wait(past: seen, timeout: remaining)
         }
+        guard wait > 0 else { return try await poll() }
+        // A client that goes away ends its poll at once (the handler is cancelled when the
+        // connection's inbound side closes), instead of holding it until the time runs out.
+        return try await request.body.consumeWithCancellationOnInboundClose { _ in try await poll() }
     }
 
     static func answer(_ topic: Topic, _ events: [Delivery], since: Int64, hasMore: Bool) throws -> Response {

@@ -18,6 +18,12 @@ public actor InMemoryService {
     private var markers: [UUID: Marker] = [:]
     private var sessions: [UUID: WorkSession] = [:]
     private var answers: [String: HTTPResponseData] = [:]
+    private var locks: [UUID: (token: String, holder: String, fencing: Int64)] = [:]
+    private var fencing: Int64 = 0
+    /// Heartbeats received, in order (work session, user); leaves are not in it.
+    public private(set) var heartbeats: [(workSessionID: UUID, user: String)] = []
+    /// Users who left (DELETE), in order.
+    public private(set) var leaves: [(workSessionID: UUID, user: String)] = []
     private var connections: [UInt64: InMemoryWebSocketConnection] = [:]
     private var nextConnection: UInt64 = 0
     private let epoch = Date(timeIntervalSince1970: 1_795_000_000)
@@ -104,6 +110,17 @@ public actor InMemoryService {
         markers[id] = marker
         publish(.workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
                 version: marker.version, actor: actor, key: nil, data: Self.json(marker))
+    }
+
+    /// Another client takes the session's lock over (the current holder's extensions fail).
+    public func takeOverLock(_ session: UUID, holder: String = "other") {
+        fencing += 1
+        locks[session] = (UUID().uuidString, holder, fencing)
+    }
+
+    /// Who holds the session's lock now, with its fencing token.
+    public func lockHolder(_ session: UUID) -> (holder: String, fencingToken: Int64)? {
+        locks[session].map { ($0.holder, $0.fencing) }
     }
 
     public func marker(_ id: UUID) -> Marker? { markers[id] }
@@ -197,7 +214,41 @@ public actor InMemoryService {
                     version: marker.version + 1, actor: actor, key: key, data: ["id": .string(id.uuidString.lowercased())])
             return HTTPResponseData(status: 204)
         case ("POST", "presence"):
+            guard let id = parts.dropFirst(3).first.flatMap(UUID.init),
+                  let body = request.body, let user = (try? WireCoding.decoder().decode([String: String].self, from: body))?["user_id"] else {
+                return Self.error(422, "user_id: required")
+            }
+            heartbeats.append((id, user))
             return Self.ok(["joined": true])
+        case ("DELETE", "presence"):
+            guard parts.count == 5, let id = UUID(uuidString: parts[3]) else { return Self.error(404, "no such presence") }
+            leaves.append((id, parts[4]))
+            return Self.ok(["left": true])
+        case ("POST", "locks") where parts.last == "extend":
+            guard let id = UUID(uuidString: parts[3]), let body = request.body,
+                  let token = (try? WireCoding.decoder().decode([String: JSONValue].self, from: body))?["token"]?.stringValue else {
+                return Self.error(422, "token: required")
+            }
+            let held = locks[id]?.token == token
+            return Self.ok(["extended": held, "acquired": held])
+        case ("POST", "locks"):
+            guard let id = parts.dropFirst(3).first.flatMap(UUID.init) else { return Self.error(404, "no such session") }
+            if let held = locks[id] {
+                return Self.ok(["acquired": .bool(false), "token": .null, "fencing_token": .null, "holder": .string(held.holder)] as JSONValue)
+            }
+            fencing += 1
+            let token = UUID().uuidString.lowercased()
+            locks[id] = (token, actor, fencing)
+            return Self.ok(["acquired": .bool(true), "token": .string(token), "fencing_token": .integer(fencing),
+                            "expires_at": "2026-11-22T01:25:29Z"] as JSONValue)
+        case ("DELETE", "locks"):
+            guard let id = parts.dropFirst(3).first.flatMap(UUID.init), let body = request.body,
+                  let token = (try? WireCoding.decoder().decode([String: JSONValue].self, from: body))?["token"]?.stringValue,
+                  locks[id]?.token == token else {
+                return Self.ok(["released": false])
+            }
+            locks[id] = nil
+            return Self.ok(["released": true])
         default:
             return Self.error(404, "no route \(request.method) \(path)")
         }

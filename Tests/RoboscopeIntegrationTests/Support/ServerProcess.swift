@@ -25,9 +25,11 @@ final class ServerProcess: @unchecked Sendable {
         ProcessInfo.processInfo.environment["REDIS_URL"] ?? "redis://127.0.0.1:56379/0"
     }
 
-    init(databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = []) async throws {
-        port = try FreePort.pick()
-        wsPort = try FreePort.pick()
+    /// `ports` (HTTP, WebSocket): the ones of a server this one replaces after a crash.
+    init(databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = [],
+         ports: (http: Int, ws: Int)? = nil) async throws {
+        port = try ports?.http ?? FreePort.pick()
+        wsPort = try ports?.ws ?? FreePort.pick()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
         FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)

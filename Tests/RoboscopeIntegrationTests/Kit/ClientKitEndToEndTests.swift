@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import RoboscopeKit
+import RoboscopePostgres
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// RoboscopeKit and `roboscope-client` against the real server binary, Postgres and Redis.
+@Suite struct ClientKitEndToEndTests {
+    static let quad = "\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]"
+
+    static func kit(_ server: ServerProcess) -> RoboscopeClient {
+        RoboscopeClient(RoboscopeConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit",
+                                               retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 40)))
+    }
+
+    static func session(_ client: RoboscopeClient) async throws -> WorkSession {
+        let space = try await client.createSpace(NewSpace(key: "kit-\(UUID())", name: "Kit"))
+        return try await client.createWorkSession(NewWorkSession(spaceID: space.id))
+    }
+
+    static func marker(_ session: UUID, _ label: String) -> NewMarker {
+        NewMarker(workSessionID: session, label: label, corners: [Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1),
+                                                                   Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
+    }
+
+    /// `watch` prints every event once, in order, while the server is killed (SIGKILL) and
+    /// restarted and while Postgres is cut off and back; after its own restart it resumes
+    /// from the cursor it kept.
+    @Test func watchPrintsEveryEventOnceThroughCrashes() async throws {
+        let (databaseURL, proxy) = try TCPProxy.freshDatabase("kit_watch")
+        var server = try await ServerProcess(databaseURL: databaseURL)
+        let ports = (http: server.port, ws: server.wsPort)
+        let client = Self.kit(server)
+        let session = try await Self.session(client)
+        let topic = "work_session:\(session.id.uuidString.lowercased())"
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID())").path
+        let watch = try ClientProcess(["watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--since", "0", "--state", state])
+
+        for index in 0..<30 {
+            if index == 10 {
+                kill(server.process.processIdentifier, SIGKILL)
+                server.process.waitUntilExit()
+                server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
+            }
+            if index == 20 {
+                // Postgres out of reach: a write waits (retrying with its key) until it is back.
+                proxy.stop()
+                let pending = Task { try await client.createMarker(Self.marker(session.id, "during the outage")) }
+                let probes = server.client
+                try await eventually("the service answers 503") { try await probes.get("/readyz").status == 503 }
+                try proxy.start()
+                _ = try await pending.value
+            }
+            _ = try await client.createMarker(Self.marker(session.id, "m\(index)"))
+        }
+        let all = try await Self.feed(client, topic)
+        try await eventually("watch printed every event", within: 60) { watch.lines.count >= all.count }
+        #expect(watch.stop() == 0, "SIGTERM ends it with 0")
+        let printed = watch.lines.map { try! WireCoding.decoder().decode(TopicEvent.self, from: Data($0.utf8)) }
+        #expect(printed.map(\.position) == all.map(\.position), "each event once, in order")
+        #expect(printed.map(\.topicSeq) == Array(1...Int64(all.count)))
+        #expect(watch.lines == all.map(\.raw), "the messages as received")
+
+        // Restarted with its state: only what is new.
+        let again = try ClientProcess(["watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--state", state])
+        let marker = try await client.createMarker(Self.marker(session.id, "after the restart"))
+        try await eventually("the resumed watch printed the new events") { again.lines.count >= 2 }
+        #expect(again.stop(SIGINT) == 0)
+        #expect(again.lines.count == 2)
+        #expect(again.lines.first?.contains(marker.id.uuidString.lowercased()) == true)
+        _ = server.terminate()
+    }
+
+    static func feed(_ client: RoboscopeClient, _ topic: String) async throws -> [TopicEvent] {
+        var events: [TopicEvent] = []
+        var since: Int64 = 0
+        while true {
+            let page = try await client.changes(Topic(topic)!, since: since, limit: 1000)
+            events += page.data
+            since = page.nextSince
+            if !page.hasMore { return events }
+        }
+    }
+
+    /// `apply` started while the server is down finishes once it is up; a line that is
+    /// not a mutation gets an error line and is not sent.
+    @Test func applyStartedWhileTheServerIsDownFinishesOnceItIsUp() async throws {
+        let databaseURL = try TestDatabase.fresh("kit_apply_down")
+        let seed = try await ServerProcess(databaseURL: databaseURL)
+        let session = try await Self.session(Self.kit(seed))
+        let ports = (http: seed.port, ws: seed.wsPort)
+        #expect(seed.terminate() == 0)
+
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state])
+        for index in 1...5 {
+            apply.write("{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\(index)\",\(Self.quad)}}\n")
+        }
+        apply.write("this is not a mutation\n")
+        apply.closeInput()
+        try await eventually("the bad line is named") { apply.lines.contains { $0.contains("\"line\":6") && $0.contains("error") } }
+        let server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
+        defer { _ = server.terminate() }
+        apply.process.waitUntilExit()
+        #expect(apply.process.terminationStatus == 1, "a line was not a mutation")
+        let settled = apply.lines.filter { $0.contains("\"status\":201") }
+        #expect(settled.count == 5)
+        for (index, line) in settled.enumerated() { #expect(line.hasPrefix("{\"body\":") && line.contains("\"line\":\(index + 1)")) }
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 5)
+    }
+
+    /// Killed (SIGKILL) mid-run and restarted with the same state and the same input, it
+    /// applies nothing twice.
+    @Test func applyKilledAndRestartedAppliesNothingTwice() async throws {
+        let databaseURL = try TestDatabase.fresh("kit_apply_kill")
+        let server = try await ServerProcess(databaseURL: databaseURL)
+        defer { _ = server.terminate() }
+        let session = try await Self.session(Self.kit(server))
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let input = (1...40).map {
+            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\($0)\",\(Self.quad)}}\n"
+        }.joined()
+        let first = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(server.port)", "--state", state])
+        first.write(input)
+        try await eventually("some lines settled") { first.lines.count >= 5 }
+        _ = first.stop(SIGKILL)
+
+        let second = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(server.port)", "--state", state])
+        second.write(input)
+        second.closeInput()
+        second.process.waitUntilExit()
+        #expect(second.process.terminationStatus == 0)
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 40)
+        #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 40)
+        let lines = Set((first.lines + second.lines).compactMap { line in
+            line.range(of: #""line":(\d+)"#, options: .regularExpression).map { String(line[$0]) }
+        })
+        #expect(lines.count == 40, "every line settled in one run or the other")
+    }
+
+    /// Cancelling the task that awaits a long poll closes its connection: the server's
+    /// count of waiting polls drops back while the poll had 20 s left.
+    @Test func aCancelledCallClosesItsConnection() async throws {
+        let databaseURL = try TestDatabase.fresh("kit_cancel")
+        let server = try await ServerProcess(databaseURL: databaseURL)
+        defer { _ = server.terminate() }
+        let client = Self.kit(server)
+        let session = try await Self.session(client)
+        let head = try await client.changes(.workSession(session.id), since: 0).nextSince
+        let poll = Task { try await client.changes(.workSession(session.id), since: head, wait: .seconds(20)) }
+        let metrics = server.client
+        try await eventually("the poll is waiting") {
+            String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains("roboscope_changes_waiting 1")
+        }
+        poll.cancel()
+        do {
+            _ = try await poll.value
+            Issue.record("expected cancelled")
+        } catch RoboscopeError.cancelled {}
+        try await eventually("the server saw the connection close", within: 10) {
+            String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains("roboscope_changes_waiting 0")
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real `roboscope-client` binary, with its output collected line by line.
+final class ClientProcess: @unchecked Sendable {
+    let process = Process()
+    let input = Pipe()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var complete: [String] = []
+
+    static var binary: URL {
+        ServerProcess.binary.deletingLastPathComponent().appendingPathComponent("roboscope-client")
+    }
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardInput = input
+        process.standardError = FileHandle.nullDevice
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self, !chunk.isEmpty else { return }
+            self.lock.withLock {
+                self.buffer.append(chunk)
+                while let newline = self.buffer.firstIndex(of: 0x0A) {
+                    self.complete.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
+                    self.buffer = Data(self.buffer[(newline + 1)...])
+                }
+            }
+        }
+        try process.run()
+        ChildProcesses.register(process.processIdentifier)
+    }
+
+    var lines: [String] { lock.withLock { complete } }
+
+    func write(_ text: String) {
+        input.fileHandleForWriting.write(Data(text.utf8))
+    }
+
+    func closeInput() {
+        try? input.fileHandleForWriting.close()
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
