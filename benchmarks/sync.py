@@ -12,7 +12,7 @@
 
 Writes JSON and prints a table. Started by deploy/local/bench (`sync`).
 """
-import argparse, json, os, random, statistics, subprocess, sys, tempfile, time
+import argparse, http.client, json, os, random, statistics, subprocess, sys, tempfile, time
 
 from write_path import free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
 
@@ -78,13 +78,18 @@ def catch_up(binary, admin_url, events, repeat):
         for _ in range(repeat):
             started = time.perf_counter()
             since, read = 0, 0
+            # One kept-alive connection, as a client catching up holds one.
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             while True:
-                status, page = request(port, "GET", f"/api/v1/changes?topic={topic}&since={since}&limit=1000")
-                assert status == 200
+                connection.request("GET", f"/api/v1/changes?topic={topic}&since={since}&limit=1000")
+                reply = connection.getresponse()
+                page = json.loads(reply.read())
+                assert reply.status == 200
                 read += len(page["data"])
                 since = page["next_since"]
                 if not page["has_more"]:
                     break
+            connection.close()
             assert read == total, (read, total)
             feed_rates.append(total / (time.perf_counter() - started))
             with open(os.devnull, "w") as sink:
@@ -113,12 +118,16 @@ def near(binary, admin_url, markers, queries, range_m):
         psql(url, "ANALYZE markers")
         points = [(rng.uniform(-100, 100), rng.uniform(0, 600)) for _ in range(queries)]
         api_ms, found = [], []
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         for x, z in points:
             started = time.perf_counter()
-            status, reply = request(port, "GET", f"/api/v1/markers?space_id={space['id']}&near={x:.3f},{z:.3f}&range={range_m}")
+            connection.request("GET", f"/api/v1/markers?space_id={space['id']}&near={x:.3f},{z:.3f}&range={range_m}")
+            reply = connection.getresponse()
+            body = reply.read()
             api_ms.append((time.perf_counter() - started) * 1000)
-            assert status == 200
-            found.append(len(reply))
+            assert reply.status == 200
+            found.append(len(json.loads(body)))
+        connection.close()
         # The same SQL the service runs, through pgbench (prepared), latencies logged per query.
         with tempfile.TemporaryDirectory() as folder:
             script = os.path.join(folder, "near.sql")
@@ -179,7 +188,7 @@ def main():
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--sessions", type=int, default=64)
+    parser.add_argument("--sessions", type=int, default=256, help="work sessions the write-cost comparison spreads over")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "sync.json"))
     args = parser.parse_args()
 

@@ -14,6 +14,9 @@ public enum APIServer {
         }
         router.add(middleware: ErrorMiddleware())
         HealthController(services: services).addRoutes(to: router)
+        if let console = services.console {
+            ConsoleController(assets: console).addRoutes(to: router)
+        }
         let api = router.group("api/v1")
         if let limit = services.rateLimit {
             api.add(middleware: RateLimitMiddleware(buckets: TokenBuckets(rate: limit.rate, burst: limit.burst)))
@@ -31,6 +34,7 @@ public enum APIServer {
         AuditController(services: services).addRoutes(to: api)
         ChangesController(services: services).addRoutes(to: api)
         RealtimeController(services: services).addRoutes(to: api)
+        IntegrityController(services: services).addRoutes(to: api)
         return router
     }
 

@@ -117,6 +117,9 @@ struct Serve: AsyncParsableCommand {
 
     func realtimeURL() -> String? { realtimeURLFlag ?? Environment.string("ROBOSCOPE_REALTIME_URL") }
 
+    @Option(name: .customLong("console-dir"), help: "The investigations console's files (env ROBOSCOPE_CONSOLE_DIR, default ./console, else next to the executable).")
+    var consoleDirectory: String?
+
     @Option(name: .customLong("idempotency-retention"), help: "Seconds the answer of a write with an Idempotency-Key is kept for retries (env ROBOSCOPE_IDEMPOTENCY_RETENTION, default 86400).")
     var idempotencyRetentionFlag: Int?
 
@@ -157,6 +160,13 @@ struct Serve: AsyncParsableCommand {
         api.authentication = verifier
         api.rateLimit = try rateLimit()
         api.realtime = RealtimeSettings(url: realtimeURL(), port: try wsPort())
+        if role.runsAPI {
+            if let folder = ConsoleAssets.locate(explicit: consoleDirectory) {
+                api.console = try ConsoleAssets(directory: folder)
+            } else {
+                logger.warning("no console/ folder found: GET /console is not served (pass --console-dir)")
+            }
+        }
         let port = try httpPort()
         let changes = ChangeSignal()
         let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)

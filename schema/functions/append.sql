@@ -12,11 +12,12 @@
 --                     "expected_version": null | 0 | n, "type", "data", "metadata"}, ...]}
 -- expected_version null appends at any version, 0 requires a new stream.
 --
--- Order (docs/ordering.md): every lock is taken first, in sorted order (no deadlocks),
--- before the first write, so the transaction id Postgres assigns at that write orders
--- the transactions that share a lock the same way their writes are ordered. Each topic
--- the batch writes to is locked exclusively, so its events are numbered 1, 2, 3, ...
--- and their positions grow in commit order.
+-- Order (docs/ordering.md): every lock is taken before the first write, in one global
+-- order (the batch's own locks sorted, then its topics' locks sorted: no deadlocks), so
+-- the transaction id Postgres assigns at that write orders the transactions that share
+-- a lock the same way their writes are ordered. Each topic the batch writes to is locked
+-- exclusively, so its events are numbered 1, 2, 3, ... and their positions grow in
+-- commit order.
 CREATE OR REPLACE FUNCTION eventlog.append(batch jsonb)
 RETURNS TABLE (event_position bigint, event_version bigint)
 LANGUAGE plpgsql
@@ -92,19 +93,14 @@ BEGIN
     INTO route_sessions, route_spaces, on_space_topic
     FROM with_session w LEFT JOIN session_spaces ss ON ss.work_session_id = w.work_session_id;
 
+    -- The batch's own locks first, sorted; its topics' locks last (below), also sorted:
+    -- one global order, so no two appends can deadlock, and the topics stay locked only
+    -- from just before the first write to the commit.
     FOR lock_item IN
-        SELECT l.stream, bool_or(l.exclusive) AS exclusive FROM (
-            SELECT b->>'stream' AS stream, (b->>'exclusive')::boolean AS exclusive
-            FROM jsonb_array_elements(coalesce(batch->'locks', '[]'::jsonb)) AS b
-            UNION ALL
-            SELECT 'topic:work_session:' || r.session, true FROM unnest(route_sessions) AS r(session)
-            WHERE r.session IS NOT NULL
-            UNION ALL
-            SELECT 'topic:space:' || r.space, true FROM unnest(route_spaces, on_space_topic) AS r(space, listed)
-            WHERE r.listed AND r.space IS NOT NULL
-        ) AS l
-        GROUP BY l.stream
-        ORDER BY l.stream
+        SELECT b->>'stream' AS stream, bool_or((b->>'exclusive')::boolean) AS exclusive
+        FROM jsonb_array_elements(coalesce(batch->'locks', '[]'::jsonb)) AS b
+        GROUP BY b->>'stream'
+        ORDER BY b->>'stream'
     LOOP
         IF lock_item.exclusive THEN
             PERFORM pg_advisory_xact_lock(hashtextextended(lock_item.stream, 0));
@@ -200,6 +196,19 @@ BEGIN
             mismatch->>'current_version', mismatch->>'expected_version'
             USING ERRCODE = 'RB409', DETAIL = mismatch::text;
     END IF;
+
+    FOR lock_item IN
+        SELECT DISTINCT t.topic FROM (
+            SELECT 'topic:work_session:' || r.session AS topic FROM unnest(route_sessions) AS r(session)
+            WHERE r.session IS NOT NULL
+            UNION ALL
+            SELECT 'topic:space:' || r.space FROM unnest(route_spaces, on_space_topic) AS r(space, listed)
+            WHERE r.listed AND r.space IS NOT NULL
+        ) AS t
+        ORDER BY t.topic
+    LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(lock_item.topic, 0));
+    END LOOP;
 
     -- Topic numbers: each topic continues from its last event. Its exclusive lock keeps
     -- every other writer out, and every earlier event of it is committed and visible to

@@ -61,20 +61,24 @@ extension AuditEntry: JSONWritable {
     }
 }
 
-/// A page of the audit trail: `next_after` is the `after` for the next page, null at the end.
+/// A page of the audit trail: `next_after` is the `after` for the next page (oldest
+/// first), `next_before` the `before` for the next page (newest first); null at the end.
 public struct AuditPage: Sendable, JSONWritable {
     public var entries: [AuditEntry]
     public var nextAfter: Int64?
+    public var nextBefore: Int64?
 
-    public init(entries: [AuditEntry], nextAfter: Int64?) {
+    public init(entries: [AuditEntry], nextAfter: Int64?, nextBefore: Int64? = nil) {
         self.entries = entries
         self.nextAfter = nextAfter
+        self.nextBefore = nextBefore
     }
 
     public func writeJSON(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("data"); writer.array(entries) { $0.value($1) }
-            writer.key("next_after"); if let nextAfter { writer.value(nextAfter) } else { writer.null() }
+            writer.key("next_after"); writer.value(nextAfter)
+            writer.key("next_before"); writer.value(nextBefore)
         }
     }
 }

@@ -18,6 +18,8 @@ public struct APIServices: Sendable {
     public var changes: ChangeSignal?
     /// What `GET /realtime` answers.
     public var realtime = RealtimeSettings()
+    /// The investigations console's files (`GET /console`); nil serves none.
+    public var console: ConsoleAssets?
     /// Body and header sizes, idle and request timeouts.
     public var limits: HTTPLimits
     var bodyLimit: Int { limits.body }

@@ -48,18 +48,30 @@ struct AuditController {
         query.entityType = type
         query.entityID = try input.pathID()
         let page = try await services.audit.page(query)
-        if page.entries.isEmpty, query.after == 0 {
+        if page.entries.isEmpty, query.after == 0, query.before == nil {
             throw DomainError.notFound(type.rawValue.replacingOccurrences(of: "_", with: " "), query.entityID!)
         }
         return JSONResponse.make(page)
     }
 
-    /// `after` and `limit`, the cursor of every audit listing.
+    /// `order` (`asc`, the default, or `desc`), its cursor (`after` or `before`) and
+    /// `limit`: how every audit listing pages.
     private func page(_ input: RequestInput) throws -> AuditQuery {
         var query = AuditQuery()
+        switch input.query("order") {
+        case nil, "asc": break
+        case "desc": query.descending = true
+        default: throw DomainError(.malformedRequest, "query order: expected asc or desc", field: "order")
+        }
+        if let text = input.query("before") {
+            guard query.descending, let before = Int64(text), before >= 0 else {
+                throw DomainError(.malformedRequest, "query before: a position, with order=desc", field: "before")
+            }
+            query.before = before
+        }
         if let text = input.query("after") {
-            guard let after = Int64(text), after >= 0 else {
-                throw DomainError(.malformedRequest, "query after: expected a position (0 or more)", field: "after")
+            guard !query.descending, let after = Int64(text), after >= 0 else {
+                throw DomainError(.malformedRequest, "query after: expected a position (0 or more), with order=asc", field: "after")
             }
             query.after = after
         }

@@ -11,8 +11,12 @@ public struct AuditQuery: Sendable, Equatable {
     /// Inclusive lower and exclusive upper bound on `recorded_at`.
     public var from: Timestamp?
     public var to: Timestamp?
-    /// Entries after this position (the previous page's `next_after`).
+    /// Entries after this position (the previous page's `next_after`), oldest first.
     public var after: Int64 = 0
+    /// Newest first: entries before this position (the previous page's `next_before`;
+    /// nil starts at the newest).
+    public var descending = false
+    public var before: Int64?
     public var limit: Int = 100
 
     public static let maxLimit = 1000
@@ -22,8 +26,8 @@ public struct AuditQuery: Sendable, Equatable {
     /// The WHERE clause and its parameters, with only the filters given, so the planner
     /// picks the index for what is there.
     func whereClause() -> (String, [String?]) {
-        var conditions = ["e.position > $1"]
-        var parameters: [String?] = [String(after)]
+        var conditions = [descending ? "e.position < $1" : "e.position > $1"]
+        var parameters: [String?] = [descending ? String(before ?? Int64.max) : String(after)]
         func add(_ condition: (String) -> String, _ value: String) {
             parameters.append(value)
             conditions.append(condition("$\(parameters.count)"))

@@ -24,7 +24,7 @@ public struct AuditReader: Sendable {
             LEFT JOIN eventlog.events p
                    ON p.stream_type = e.stream_type AND p.stream_id = e.stream_id AND p.stream_version = e.stream_version - 1
             WHERE \(conditions)
-            ORDER BY e.position
+            ORDER BY e.position \(query.descending ? "DESC" : "")
             LIMIT \(query.limit + 1)
             """, parameters)
     }
@@ -58,6 +58,9 @@ public struct AuditReader: Sendable {
             ))
         }
         let more = result.rowCount > query.limit
+        if query.descending {
+            return AuditPage(entries: entries, nextAfter: nil, nextBefore: more ? entries.last?.position : nil)
+        }
         return AuditPage(entries: entries, nextAfter: more ? entries.last?.position : nil)
     }
 

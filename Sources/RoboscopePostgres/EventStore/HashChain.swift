@@ -1,5 +1,8 @@
+import RoboscopeDomain
+
 /// The log's tamper evidence: each event's hash covers the previous hash of its stream
-/// and its own content (schema/0007_hash_chain.sql). Checking recomputes every hash.
+/// and its own content (schema/functions/chain_hash.sql). Checking recomputes every hash
+/// of the streams in scope (schema/functions/chain_check.sql).
 public enum HashChain {
     public struct BrokenLink: Sendable, Equatable, CustomStringConvertible {
         public var position: Int64
@@ -13,20 +16,62 @@ public enum HashChain {
         }
     }
 
+    /// What a check covers.
+    public enum Scope: Sendable, Equatable {
+        case workSession(EntityID)
+        case space(EntityID)
+        case wholeLog
+    }
+
+    /// A check's outcome: how much it recomputed, and the first broken link if any.
+    public struct Report: Sendable, Equatable {
+        public var checkedEvents: Int64
+        public var streams: Int64
+        public var brokenLink: BrokenLink?
+    }
+
+    public static func check(_ scope: Scope, on connection: PGConnection) throws -> Report {
+        var session: String?, space: String?
+        switch scope {
+        case .workSession(let id): session = id.description
+        case .space(let id): space = id.description
+        case .wholeLog: break
+        }
+        let result = try connection.query(
+            """
+            SELECT checked, streams, position, stream_type, stream_id::text, stream_version, problem
+            FROM eventlog.chain_check($1::uuid, $2::uuid)
+            """, [session, space]
+        )
+        let row = RowReader(result, row: 0, source: "eventlog.chain_check")
+        var link: BrokenLink?
+        if let position = try row.optionalInt64(2) {
+            link = BrokenLink(position: position, streamType: try row.text(3), streamID: try row.text(4),
+                              version: try row.int64(5), problem: try row.text(6))
+        }
+        return Report(checkedEvents: try row.int64(0), streams: try row.int64(1), brokenLink: link)
+    }
+
     /// The first event, by position, whose hash does not hold; nil if the chain is intact.
     public static func firstBrokenLink(on connection: PGConnection) throws -> BrokenLink? {
-        let result = try connection.query(
-            "SELECT position, stream_type, stream_id::text, stream_version, problem FROM eventlog.first_broken_link()"
-        )
-        guard result.rowCount == 1, let position = result.int64(0, 0) else { return nil }
-        return BrokenLink(
-            position: position, streamType: result.string(0, 1) ?? "", streamID: result.string(0, 2) ?? "",
-            version: result.int64(0, 3) ?? 0, problem: result.string(0, 4) ?? ""
-        )
+        try check(.wholeLog, on: connection).brokenLink
     }
 
     /// How many events the check covers.
     public static func eventCount(on connection: PGConnection) throws -> Int64 {
         try connection.query("SELECT count(*) FROM eventlog.events").int64(0, 0) ?? 0
+    }
+}
+
+/// The integrity check for the API (`GET /integrity`), on the pool.
+public struct IntegrityChecker: Sendable {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    public func check(_ scope: HashChain.Scope) async throws -> HashChain.Report {
+        try await pool.translatingErrors { try HashChain.check(scope, on: $0) }
     }
 }

@@ -1,0 +1,51 @@
+import Hummingbird
+import RoboscopeAuth
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// `GET /integrity?work_session_id=|space_id=`: recomputes the hash chain of every stream
+/// of a work session or a space and names the first broken link, so that an investigator
+/// sees tampering without shell access (the console shows it). Without either, the whole
+/// log: an operator's check (a full scan; with authentication on, it takes a read-write
+/// token).
+struct IntegrityController {
+    let services: APIServices
+
+    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
+        group.get("integrity", use: check)
+    }
+
+    func check(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        let session = try input.queryID("work_session_id")
+        let space = try input.queryID("space_id")
+        let scope: HashChain.Scope
+        let name: String
+        switch (session, space) {
+        case (let id?, nil): (scope, name) = (.workSession(id), "work_session:\(id)")
+        case (nil, let id?): (scope, name) = (.space(id), "space:\(id)")
+        case (nil, nil):
+            if let credentials = context.credentials, credentials.scope == .read {
+                throw DomainError(.forbidden, "checking the whole log takes a read-write token; name a work_session_id or space_id")
+            }
+            (scope, name) = (.wholeLog, "log")
+        case (_?, _?):
+            throw DomainError(.malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
+        }
+        let report = try await IntegrityChecker(pool: services.store.pool).check(scope)
+        if scope != .wholeLog, report.checkedEvents == 0 {
+            throw DomainError(.notFound, "\(name) has no events: no such work session or space")
+        }
+        let link = report.brokenLink.map { link -> JSONValue in
+            .object([
+                "position": .integer(link.position), "stream_type": .string(link.streamType), "stream_id": .string(link.streamID),
+                "version": .integer(link.version), "problem": .string(link.problem),
+            ])
+        }
+        return JSONResponse.make(JSONValue.object([
+            "scope": .string(name), "intact": .bool(report.brokenLink == nil), "checked_events": .integer(report.checkedEvents),
+            "streams": .integer(report.streams), "first_broken_link": link ?? .null,
+            "checked_at": .string(WallClock.now().formatted(.wire)),
+        ]))
+    }
+}
