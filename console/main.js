@@ -98,6 +98,10 @@ function checkRange() {
 async function open(id) {
   stopLive();
   message(null);
+  // Read before anything rewrites the address: a permalink's step.
+  const linked = new URLSearchParams(window.location.search);
+  const wanted = Number(linked.get('step'));
+  const live = linked.get('live') === '1';
   id = id.trim();
   if (!UUID.test(id)) {
     message(`“${id}” is not a work session id: ids are UUIDs such as 5be23675-a6cf-48d1-8afa-869d00eac7ce.`);
@@ -129,12 +133,12 @@ async function open(id) {
   const slider = $('#slider');
   slider.max = String(state.steps.length - 1);
   plan.fit(everyPlacement());
-  await loadTimeline();
-  const wanted = Number(new URLSearchParams(window.location.search).get('step'));
   const index = state.steps.findIndex((step) => step.position === wanted);
-  await goTo(index >= 0 ? index : state.steps.length - 1);
+  state.step = index >= 0 ? index : state.steps.length - 1;
+  await loadTimeline();
+  await goTo(state.step);
   checkIntegrity();
-  if (new URLSearchParams(window.location.search).get('live') === '1') {
+  if (live) {
     $('#live').checked = true;
     startLive();
   }

@@ -4,11 +4,13 @@ public struct PlanePoint: Hashable, Sendable, Codable {
     public var x: Double
     public var z: Double
 
+    /// The point (x, z), in metres.
     public init(x: Double, z: Double) {
         self.x = x
         self.z = z
     }
 
+    /// The straight-line distance to `other`.
     public func distance(to other: PlanePoint) -> Double {
         ((other.x - x) * (other.x - x) + (other.z - z) * (other.z - z)).squareRoot()
     }
@@ -27,6 +29,7 @@ public struct PlanePoint: Hashable, Sendable, Codable {
 public enum DistanceTicks {
     /// One mark on the path.
     public struct Tick: Hashable, Sendable {
+        /// Where on the path a tick is.
         public enum Kind: Hashable, Sendable {
             case start
             /// At a multiple of the interval.
@@ -48,6 +51,7 @@ public enum DistanceTicks {
         public var minimumZoom: Double
         public var interval: Double?
 
+        /// From `minimumZoom` up, ticks every `interval` (nil: start and end only).
         public init(minimumZoom: Double, interval: Double?) {
             self.minimumZoom = minimumZoom
             self.interval = interval

@@ -10,6 +10,7 @@ public struct MarkerMeasurements: Hashable, Sendable, Codable {
     public var longSize: Double
     public var crossSize: Double
 
+    /// The eight figures' wire names.
     public enum CodingKeys: String, CodingKey, CaseIterable {
         case centerLocationLong = "center_location_long"
         case centerLocationCross = "center_location_cross"
@@ -24,6 +25,7 @@ public struct MarkerMeasurements: Hashable, Sendable, Codable {
     /// The wire names of the eight figures, in order.
     public static let fieldNames: [String] = CodingKeys.allCases.map(\.rawValue)
 
+    /// The eight figures as given (a client's `PUT` may override the computed ones).
     public init(
         centerLocationLong: Double, centerLocationCross: Double, leftDistance: Double,
         rightDistance: Double, farDistance: Double, nearDistance: Double, longSize: Double,

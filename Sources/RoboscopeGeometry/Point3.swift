@@ -5,6 +5,7 @@ public struct Point3: Hashable, Sendable {
     public var y: Double
     public var z: Double
 
+    /// The point (x, y, z), in metres.
     public init(x: Double, y: Double, z: Double) {
         self.x = x
         self.y = y

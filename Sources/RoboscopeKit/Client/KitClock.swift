@@ -13,6 +13,7 @@ public protocol KitClock: Sendable {
 
 /// The real clock.
 public struct SystemClock: KitClock {
+    /// The system's clock.
     public init() {}
 
     public func sleep(for duration: Duration) async throws {

@@ -10,6 +10,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Sends in all, the first included (1: never retry).
     public var attempts: Int
 
+    /// Delays start below `base`, double with every retry up to `cap`; `attempts` sends in all.
     public init(base: Duration = .milliseconds(200), cap: Duration = .seconds(10), attempts: Int = 6) {
         precondition(attempts >= 1, "at least one attempt")
         self.base = base

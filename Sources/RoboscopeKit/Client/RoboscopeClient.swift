@@ -19,6 +19,8 @@ public struct RoboscopeConfiguration: Sendable {
     public var webSocket: any WebSocketTransport
     public var clock: any KitClock
 
+    /// Everything but `baseURL` has a default: `URLSession` for HTTP, the platform's WebSocket
+    /// transport, the system clock, six attempts per call, unlimited reconnects.
     public init(
         baseURL: URL, webSocketURL: URL? = nil, userID: String? = nil, tokenProvider: (any TokenProvider)? = nil,
         retry: RetryPolicy = RetryPolicy(), reconnect: RetryPolicy = RetryPolicy(base: .milliseconds(250), cap: .seconds(15)),
@@ -75,11 +77,14 @@ public final class RoboscopeClient: Sendable {
     public let configuration: RoboscopeConfiguration
     private let realtime: RealtimeURL
 
+    /// A client of the service `configuration` names.
     public init(_ configuration: RoboscopeConfiguration) {
         self.configuration = configuration
         realtime = RealtimeURL(configured: configuration.webSocketURL)
     }
 
+    /// A client with the default transports, acting as `userID` (`X-User-Id`, for services
+    /// without authentication).
     public convenience init(baseURL: URL, userID: String? = nil) {
         self.init(RoboscopeConfiguration(baseURL: baseURL, userID: userID))
     }
@@ -94,14 +99,17 @@ public final class RoboscopeClient: Sendable {
 
     // MARK: Spaces
 
+    /// The spaces (inactive ones with `includeInactive`), by creation time, one page.
     public func spaces(key: String? = nil, includeInactive: Bool = false, limit: Int? = nil) async throws -> ListPage<Space> {
         try await list("/spaces", ["key": key, "include_inactive": includeInactive ? "true" : nil, "limit": limit.map(String.init)])
     }
 
+    /// One space, with the head of its topic.
     public func space(_ id: UUID) async throws -> Snapshot<Space> {
         try await snapshot("/spaces/\(Self.text(id))")
     }
 
+    /// Creates a space (`key` unique, else `alreadyExists`).
     public func createSpace(_ space: NewSpace, idempotencyKey: String = UUID().uuidString) async throws -> Space {
         try await decode(try await write("POST", "/spaces", space, key: idempotencyKey))
     }
@@ -112,31 +120,37 @@ public final class RoboscopeClient: Sendable {
         try await decode(try await write("PATCH", "/spaces/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
     }
 
+    /// Deletes a space with its work sessions and markers.
     public func deleteSpace(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws {
         _ = try await write("DELETE", "/spaces/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
     }
 
     // MARK: Work sessions
 
+    /// Work sessions, filtered, by creation time, one page (a space's: with its topic head).
     public func workSessions(spaceID: UUID? = nil, status: WorkSession.Status? = nil, type: WorkSession.SessionType? = nil,
                              limit: Int? = nil) async throws -> ListPage<WorkSession> {
         try await list("/work-sessions", ["space_id": spaceID.map(Self.text), "status": status?.rawValue,
                                           "session_type": type?.rawValue, "limit": limit.map(String.init)])
     }
 
+    /// One work session, with the head of its topic.
     public func workSession(_ id: UUID) async throws -> Snapshot<WorkSession> {
         try await snapshot("/work-sessions/\(Self.text(id))")
     }
 
+    /// Creates a work session in a space.
     public func createWorkSession(_ session: NewWorkSession, idempotencyKey: String = UUID().uuidString) async throws -> WorkSession {
         try await decode(try await write("POST", "/work-sessions", session, key: idempotencyKey))
     }
 
+    /// Changes the fields given; with `version`, a concurrent change is `versionConflict`.
     public func updateWorkSession(_ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
                                   idempotencyKey: String = UUID().uuidString) async throws -> WorkSession {
         try await decode(try await write("PATCH", "/work-sessions/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
     }
 
+    /// Deletes a work session with its markers.
     public func deleteWorkSession(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws {
         _ = try await write("DELETE", "/work-sessions/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
     }
@@ -163,10 +177,12 @@ public final class RoboscopeClient: Sendable {
                                     "limit": limit.map(String.init)])
     }
 
+    /// One marker with its details, with the head of its work session's topic.
     public func marker(_ id: UUID) async throws -> Snapshot<Marker> {
         try await snapshot("/markers/\(Self.text(id))")
     }
 
+    /// Creates a marker; the answer carries the details the server computed.
     public func createMarker(_ marker: NewMarker, idempotencyKey: String = UUID().uuidString) async throws -> Marker {
         try await decode(try await write("POST", "/markers", marker, key: idempotencyKey))
     }
@@ -176,16 +192,19 @@ public final class RoboscopeClient: Sendable {
         try await decode(try await write("POST", "/markers/bulk", ["markers": markers], key: idempotencyKey))
     }
 
+    /// Applies `patch` (with its `version`, a concurrent change is `versionConflict`).
     public func updateMarker(_ id: UUID, _ patch: MarkerPatch, idempotencyKey: String = UUID().uuidString) async throws -> Marker {
         try await decode(try await write("PATCH", "/markers/\(Self.text(id))", patch, key: idempotencyKey))
     }
 
+    /// Deletes a marker and its details.
     public func deleteMarker(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws {
         _ = try await write("DELETE", "/markers/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
     }
 
     // MARK: Marker details
 
+    /// A marker's details, with the head of its work session's topic.
     public func details(markerID: UUID) async throws -> Snapshot<MarkerDetails> {
         try await snapshot("/markers/\(Self.text(markerID))/details")
     }
@@ -195,10 +214,12 @@ public final class RoboscopeClient: Sendable {
         try await decode(try await write("PUT", "/markers/\(Self.text(markerID))/details", fields, key: idempotencyKey))
     }
 
+    /// Deletes a marker's details (the marker stays).
     public func deleteDetails(markerID: UUID, idempotencyKey: String = UUID().uuidString) async throws {
         _ = try await write("DELETE", "/markers/\(Self.text(markerID))/details", nil as JSONValue?, key: idempotencyKey)
     }
 
+    /// Recomputes a marker's details from its corners now, keeping their `custom_props`.
     public func calculateDetails(markerID: UUID, idempotencyKey: String = UUID().uuidString) async throws -> MarkerDetails {
         try await decode(try await write("POST", "/markers/\(Self.text(markerID))/details/calculate", nil as JSONValue?, key: idempotencyKey))
     }
@@ -211,15 +232,19 @@ public final class RoboscopeClient: Sendable {
         try await decode(try await write("POST", "/presence/\(Self.text(workSessionID))", ["user_id": user], key: nil))
     }
 
+    /// Who was heard from in the session within the presence window.
     public func presentUsers(workSessionID: UUID) async throws -> [String] {
         let reply: [String: [String]] = try await decode(try await read("/presence/\(Self.text(workSessionID))"))
         return reply["users"] ?? []
     }
 
+    /// Ends `user`'s presence in the session at once.
     public func leave(workSessionID: UUID, user: String) async throws {
         _ = try await write("DELETE", "/presence/\(Self.text(workSessionID))/\(user)", nil as JSONValue?, key: nil)
     }
 
+    /// Takes the session's edit lock for `ttlSeconds`; `acquired` is false while another
+    /// client holds it. (`LockLease` keeps one alive.)
     public func acquireLock(workSessionID: UUID, ttlSeconds: Int, enforce: Bool = false,
                             idempotencyKey: String = UUID().uuidString) async throws -> LockGrant {
         try await decode(try await write("POST", "/locks/\(Self.text(workSessionID))",
@@ -227,6 +252,7 @@ public final class RoboscopeClient: Sendable {
                                          key: idempotencyKey))
     }
 
+    /// Who holds the session's lock, and until when.
     public func lockState(workSessionID: UUID) async throws -> LockState {
         try await decode(try await read("/locks/\(Self.text(workSessionID))"))
     }
@@ -241,6 +267,7 @@ public final class RoboscopeClient: Sendable {
     }
 
     @discardableResult
+    /// Releases the lock `token` holds; false when it no longer did.
     public func releaseLock(workSessionID: UUID, token: String, idempotencyKey: String = UUID().uuidString) async throws -> Bool {
         let reply: [String: Bool] = try await decode(try await write(
             "DELETE", "/locks/\(Self.text(workSessionID))", ["token": .string(token)] as JSONValue, key: idempotencyKey))

@@ -12,6 +12,7 @@ public protocol TokenProvider: Sendable {
 public struct StaticTokenProvider: TokenProvider {
     let value: String
 
+    /// Always `token`.
     public init(_ token: String) {
         value = token
     }
@@ -32,6 +33,8 @@ public actor RefreshingTokenProvider: TokenProvider {
     private var current: (token: String, expiresAt: Date)?
     private var refreshing: Task<(token: String, expiresAt: Date), any Error>?
 
+    /// Tokens from `fetch` (a token and when it expires), refreshed `refreshMargin` before
+    /// they expire by `clock`.
     public init(refreshMargin: Duration = .seconds(60), clock: any KitClock = SystemClock(), fetch: @escaping Fetch) {
         self.fetch = fetch
         margin = refreshMargin

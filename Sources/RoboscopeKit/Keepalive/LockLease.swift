@@ -26,6 +26,8 @@ public actor LockLease {
     private let continuation: AsyncStream<LeaseState>.Continuation
     private var task: Task<Void, Never>?
 
+    /// A lease of `workSessionID`'s lock, taken by `acquire()`; `enforce` makes the service
+    /// refuse other clients' writes to the session while it is held.
     public init(client: RoboscopeClient, workSessionID: UUID, ttlSeconds: Int = 30, enforce: Bool = false) {
         self.client = client
         self.workSessionID = workSessionID

@@ -14,6 +14,7 @@ public actor PresenceKeeper {
     /// Whether the last heartbeat reached the service.
     public private(set) var isPresent = false
 
+    /// Keeps `user` present in the session once started, heartbeating every `interval`.
     public init(client: RoboscopeClient, workSessionID: UUID, user: String, interval: Duration = .seconds(10)) {
         self.client = client
         self.workSessionID = workSessionID
@@ -21,6 +22,7 @@ public actor PresenceKeeper {
         self.interval = interval
     }
 
+    /// Starts the heartbeats (the first one at once); calling it again changes nothing.
     public func start() {
         guard task == nil else { return }
         task = Task { await self.run() }

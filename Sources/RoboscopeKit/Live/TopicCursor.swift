@@ -9,11 +9,14 @@ public struct TopicCursor: Hashable, Sendable, Codable {
     /// to a topic the client has never seen).
     public var topicSeq: Int64?
 
+    /// `TopicCursor()` follows from now on; `TopicCursor(position: 0, topicSeq: 0)` from the
+    /// topic's beginning; a stored cursor from where it was.
     public init(position: Int64 = 0, topicSeq: Int64? = nil) {
         self.position = position
         self.topicSeq = topicSeq
     }
 
+    /// What an arriving event means for the cursor.
     public enum Verdict: Hashable, Sendable {
         /// The next event: hand it on and `advance`.
         case next
@@ -23,6 +26,8 @@ public struct TopicCursor: Hashable, Sendable, Codable {
         case gap(missing: Int64)
     }
 
+    /// Whether the event at `position` with `topicSeq` is the next one, one already seen,
+    /// or past a gap.
     public func judge(position eventPosition: Int64, topicSeq eventSeq: Int64) -> Verdict {
         if eventPosition <= position { return .seen }
         guard let topicSeq else { return .next }

@@ -61,6 +61,7 @@ public struct MarkerDetails: Codable, Sendable, Hashable {
         case updatedAt = "updated_at"
     }
 
+    /// Details for a marker (for tests and optimistic local state).
     public init(markerID: UUID, measurements: MarkerMeasurements, customProps: [String: JSONValue] = [:],
                 createdAt: Date, updatedAt: Date) {
         self.markerID = markerID
@@ -97,6 +98,7 @@ public struct CalibratedData: Codable, Sendable, Hashable {
     public var p4: Point3
     public var center: Point3
 
+    /// Calibrated corners and centre, stored by the service as given.
     public init(p1: Point3, p2: Point3, p3: Point3, p4: Point3, center: Point3) {
         self.p1 = p1
         self.p2 = p2
@@ -121,6 +123,7 @@ public struct NewMarker: Encodable, Sendable, Hashable {
     public var customProps: [String: JSONValue]?
     public var calibratedData: CalibratedData?
 
+    /// A marker with four `corners` (in order: p1 to p4, metres in the space's frame).
     public init(id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, corners: [Point3], color: String? = nil,
                 meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData? = nil) {
         precondition(corners.count == 4, "a marker has four corners")
@@ -157,6 +160,7 @@ public struct MarkerPatch: Codable, Sendable, Hashable {
     /// The version the change is based on: a different current version is a conflict.
     public var version: Int64?
 
+    /// A change of the fields given; `label: .some(nil)` clears the label.
     public init(label: String?? = nil, corners: [Point3]? = nil, color: String?? = nil, meta: [String: JSONValue]? = nil,
                 customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil) {
         self.label = label

@@ -42,6 +42,7 @@ public struct NewSpace: Encodable, Sendable, Hashable {
     public var meta: [String: JSONValue]?
     public var active: Bool?
 
+    /// A space to create; `id` lets an offline device choose it.
     public init(id: UUID? = nil, key: String, name: String, description: String? = nil,
                 meta: [String: JSONValue]? = nil, active: Bool? = nil) {
         self.id = id

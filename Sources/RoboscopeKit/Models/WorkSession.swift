@@ -2,10 +2,12 @@ import Foundation
 
 /// An inspection or a repair in a space.
 public struct WorkSession: Codable, Sendable, Hashable, Identifiable {
+    /// What the session is for.
     public enum SessionType: String, Codable, Sendable, CaseIterable {
         case inspection, repair, other
     }
 
+    /// Where the session stands (`draft` when created).
     public enum Status: String, Codable, Sendable, CaseIterable {
         case draft, active, done, archived
     }
@@ -40,6 +42,7 @@ public struct NewWorkSession: Encodable, Sendable, Hashable {
     public var status: WorkSession.Status?
     public var meta: [String: JSONValue]?
 
+    /// A work session to create in `spaceID`.
     public init(id: UUID? = nil, spaceID: UUID, sessionType: WorkSession.SessionType? = nil,
                 status: WorkSession.Status? = nil, meta: [String: JSONValue]? = nil) {
         self.id = id

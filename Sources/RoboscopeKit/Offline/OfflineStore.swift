@@ -39,6 +39,7 @@ public final class OfflineStore: Sendable {
 
     // MARK: Cursors
 
+    /// Where the stored copy of `topic` stands; nil before its first snapshot.
     public func cursor(for topic: Topic) throws -> TopicCursor? {
         try database.read { db in
             try Row.fetchOne(db, sql: "SELECT position, topic_seq FROM cursors WHERE topic = ?", arguments: [topic.description])
@@ -46,6 +47,7 @@ public final class OfflineStore: Sendable {
         }
     }
 
+    /// Moves the stored cursor of `topic` (entities are moved with it by the session).
     public func setCursor(_ cursor: TopicCursor, for topic: Topic) throws {
         try database.write { db in try Self.setCursor(cursor, topic, db) }
     }

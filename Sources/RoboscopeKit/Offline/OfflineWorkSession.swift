@@ -3,6 +3,7 @@ import RoboscopeGeometry
 
 /// A read that may have come from the device's store.
 public struct CachedRead<Value: Sendable>: Sendable {
+    /// Where a read's value came from.
     public enum Source: Hashable, Sendable {
         /// Fresh from the server (and stored for later).
         case server
@@ -42,6 +43,7 @@ public enum ConflictResolution: Sendable {
 public struct ConflictResolver: Sendable {
     public let resolve: @Sendable (ConflictReport) async -> ConflictResolution
 
+    /// A resolver that runs `resolve` for each conflict.
     public init(_ resolve: @escaping @Sendable (ConflictReport) async -> ConflictResolution) {
         self.resolve = resolve
     }
@@ -69,6 +71,7 @@ public actor OfflineWorkSession {
     /// How the session's live connection stands.
     public private(set) var connection: ConnectionState = .offline
 
+    /// The session `workSessionID`, kept in `store`; `resolver` decides version conflicts.
     public init(client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins) {
         self.client = client
         self.store = store
@@ -150,11 +153,13 @@ public actor OfflineWorkSession {
     }
 
     @discardableResult
+    /// Changes a marker: stored before this returns, shown at once, sent when online.
     public func update(_ markerID: UUID, _ patch: MarkerPatch) throws -> PendingWrite {
         try enqueue("PATCH", "/markers/\(Self.text(markerID))", try WireCoding.encoder().encode(patch))
     }
 
     @discardableResult
+    /// Deletes a marker: stored before this returns, hidden at once, sent when online.
     public func delete(_ markerID: UUID) throws -> PendingWrite {
         try enqueue("DELETE", "/markers/\(Self.text(markerID))", nil)
     }

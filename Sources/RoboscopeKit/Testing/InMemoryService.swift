@@ -39,12 +39,14 @@ public actor InMemoryService {
     /// A subscription whose `since` is more than this many events behind is refused.
     public private(set) var catchUpLimit: Int? = nil
 
+    /// Refuses subscriptions more than `limit` events behind (`too_far_behind`); nil: never.
     public func setCatchUpLimit(_ limit: Int?) { catchUpLimit = limit }
     /// Every HTTP request that reached the service, in order.
     public private(set) var requests: [HTTPRequestData] = []
     /// Subscriptions received (topic and `since`), in order.
     public private(set) var subscriptions: [(topic: String, since: Int64?)] = []
 
+    /// An empty service: add work sessions with `addWorkSession`.
     public init() {}
 
     public nonisolated var http: any HTTPTransport { InMemoryHTTPTransport(service: self) }
@@ -123,7 +125,9 @@ public actor InMemoryService {
         locks[session].map { ($0.holder, $0.fencing) }
     }
 
+    /// The service's marker, as it holds it now.
     public func marker(_ id: UUID) -> Marker? { markers[id] }
+    /// The session's markers in creation order, as the service holds them now.
     public func markers(in session: UUID) -> [Marker] {
         markers.values.filter { $0.workSessionID == session }.sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }
     }

@@ -11,6 +11,7 @@ public actor ManualClock: KitClock {
     /// Every duration a sleep asked for, in order.
     public private(set) var requestedSleeps: [Duration] = []
 
+    /// A clock at `now` that moves only with `advance`.
     public init(now: Date = Date(timeIntervalSince1970: 1_795_000_000)) {
         current = now
     }

@@ -10,6 +10,7 @@ public struct HTTPRequestData: Sendable, Hashable {
     public var headers: [String: String]
     public var body: Data?
 
+    /// A request to send.
     public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method
         self.url = url
@@ -25,6 +26,7 @@ public struct HTTPResponseData: Sendable, Hashable {
     public var headers: [String: String]
     public var body: Data
 
+    /// An answer (the in-memory service and custom transports make them).
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = headers
@@ -48,6 +50,7 @@ public protocol HTTPTransport: Sendable {
 public struct URLSessionHTTPTransport: HTTPTransport {
     let session: URLSession
 
+    /// HTTP through `session` (an ephemeral one with a 60 s timeout by default).
     public init(session: URLSession = URLSessionHTTPTransport.defaultSession) {
         self.session = session
     }

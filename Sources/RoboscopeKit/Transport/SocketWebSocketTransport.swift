@@ -15,6 +15,8 @@ public struct SocketWebSocketTransport: WebSocketTransport {
     /// Seconds to connect and finish the upgrade.
     public var connectTimeout: Double
 
+    /// Connections that accept messages up to `maximumMessageSize` and give up connecting
+    /// after `connectTimeout` seconds.
     public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10) {
         self.maximumMessageSize = maximumMessageSize
         self.connectTimeout = connectTimeout

@@ -7,6 +7,7 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
     let session: URLSession
     public var maximumMessageSize: Int
 
+    /// Connections of `session`, accepting messages up to `maximumMessageSize`.
     public init(session: URLSession = .shared, maximumMessageSize: Int = 16 << 20) {
         self.session = session
         self.maximumMessageSize = maximumMessageSize

@@ -116,6 +116,13 @@ enum ChildProcesses {
         lock.lock()
         defer { lock.unlock() }
         pids.append(pid)
+        // The test command stops these by PID should the test process itself die.
+        if let file = ProcessInfo.processInfo.environment["ROBOSCOPE_TEST_PIDS"],
+           let handle = FileHandle(forWritingAtPath: file) ?? (FileManager.default.createFile(atPath: file, contents: nil) ? FileHandle(forWritingAtPath: file) : nil) {
+            handle.seekToEndOfFile()
+            handle.write(Data("\(pid)\n".utf8))
+            try? handle.close()
+        }
         if !installed {
             installed = true
             atexit {

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""The investigations console in a real browser (headless Chromium through Selenium and
+chromedriver, from Debian's packages), against the real server binary on a fresh
+database with a scripted history: two actors, markers created, moved, relabelled and
+deleted, a lock taken and released.
+
+Checks the timeline (order, who, diffs), the floor plan at every step of the slider
+against `as_of` reads, keyboard steps, live mode (a marker created over REST appears
+within a second), the integrity panel (an event edited by hand turns it red), the words
+the page shows for bad input and a server that is down, the token prompt when
+authentication is on, and a tablet-width layout. Saves screenshots into docs/console/.
+
+    console_test.py --binary .build/debug/roboscope --admin-url postgres://…/roboscope --screenshots docs/console
+"""
+import argparse, json, os, socket, subprocess, sys, tempfile, time, urllib.request, uuid
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+failures = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        failures.append(what)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def psql(url, sql):
+    return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qtAc", sql], check=True, capture_output=True, text=True).stdout.strip()
+
+
+class Server:
+    def __init__(self, binary, database_url, *extra):
+        self.port, self.ws_port = free_port(), free_port()
+        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
+        self.process = subprocess.Popen([binary, "serve", "--database-url", database_url, "--host", "127.0.0.1",
+                                         "--http-port", str(self.port), "--ws-port", str(self.ws_port), "--log-level", "warning",
+                                         "--schema-dir", os.path.join(REPO, "schema"), "--console-dir", os.path.join(REPO, "console"),
+                                         *extra], stdout=self.log, stderr=self.log)
+        for _ in range(300):
+            try:
+                if urllib.request.urlopen(f"{self.base}/readyz", timeout=1).status == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("server did not start: " + open(self.log.name).read())
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def call(self, method, path, body=None, user="ana", token=None):
+        request = urllib.request.Request(f"{self.base}/api/v1{path}", method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Content-Type": "application/json", "X-User-Id": user,
+                                                  "User-Agent": f"Roboscope-iPad/{user}",
+                                                  **({"Authorization": f"Bearer {token}"} if token else {})})
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            text = reply.read()
+            return json.loads(text) if text else None
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def quad(x, z, size=1.0):
+    return {"p1": [x, 0, z], "p2": [x + size, 0, z], "p3": [x + size, 0, z + size], "p4": [x, 0, z + size]}
+
+
+def script_history(server):
+    """Two technicians in one session; returns the session id and the markers by label."""
+    space = server.call("POST", "/spaces", {"key": f"hull-{uuid.uuid4()}", "name": "Hull 7"})
+    session = server.call("POST", "/work-sessions", {"space_id": space["id"], "status": "active"})["id"]
+    weld = server.call("POST", "/markers", {"work_session_id": session, "label": "weld 12", "color": "#D94F3D", **quad(0, 1)})
+    valve = server.call("POST", "/markers", {"work_session_id": session, "label": "valve", "color": "#2E86DE", **quad(3, 4)},
+                        user="ben")
+    rust = server.call("POST", "/markers", {"work_session_id": session, "label": "rust", **quad(-2, 6)})
+    server.call("PATCH", f"/markers/{weld['id']}", quad(0.5, 2.5), user="ben")              # moved
+    server.call("PATCH", f"/markers/{valve['id']}", {"label": "valve, seized"})               # relabelled
+    lock = server.call("POST", f"/locks/{session}", {"ttl_seconds": 60}, user="ben")
+    server.call("DELETE", f"/markers/{rust['id']}", user="ben")                                # deleted
+    server.call("DELETE", f"/locks/{session}", {"token": lock["token"]}, user="ben")
+    return session, {"weld": weld, "valve": valve, "rust": rust}
+
+
+def browser(width=1280, height=800):
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def wait(driver, condition, what, seconds=10):
+    try:
+        return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda d: condition(d))
+    except TimeoutException:
+        check(False, f"{what} (timed out after {seconds} s)")
+        return None
+
+
+def plan_markers(driver):
+    """What the plan shows: marker id -> its corners on the floor plan."""
+    return {g.get_attribute("data-id"): g.get_attribute("data-points")
+            for g in driver.find_elements(By.CSS_SELECTOR, "#plan g.marker")}
+
+
+def expected_markers(markers):
+    return {m["id"]: " ".join(f"{m[c][0]},{m[c][2]}".replace(".0,", ",").rstrip("0") for c in ("p1", "p2", "p3", "p4"))
+            for m in markers}
+
+
+def same_points(shown, markers):
+    """Compares the plan's corners with REST's, numerically."""
+    parse = lambda text: [tuple(float(v) for v in corner.split(",")) for corner in text.split(" ")]
+    want = {m["id"]: [(m[c][0], m[c][2]) for c in ("p1", "p2", "p3", "p4")] for m in markers}
+    return set(shown) == set(want) and all(parse(shown[i]) == want[i] for i in want)
+
+
+def console_errors(driver):
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+            and "401" not in entry["message"] and "503" not in entry["message"] and "404" not in entry["message"]]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--admin-url", required=True)
+    parser.add_argument("--screenshots", default=os.path.join(REPO, "docs", "console"))
+    args = parser.parse_args()
+    os.makedirs(args.screenshots, exist_ok=True)
+    shot = lambda driver, name: driver.save_screenshot(os.path.join(args.screenshots, f"{name}.png"))
+
+    database = "rbtest_console"
+    psql(args.admin_url, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+    psql(args.admin_url, f"CREATE DATABASE {database}")
+    database_url = args.admin_url.rsplit("/", 1)[0] + "/" + database
+    server = Server(args.binary, database_url)
+    session, markers = script_history(server)
+    driver = browser()
+    try:
+        driver.get(f"{server.base}/console?session={session}")
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")) >= 12, "the timeline lists the history")
+        entries = driver.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")
+        positions = [int(e.get_attribute("data-position")) for e in entries]
+        check(positions == sorted(positions), "timeline entries are in order, oldest first")
+        texts = [e.text for e in entries]
+        check(any("marker.updated" in t and "by ben" in t and "Roboscope-iPad/ben" in t for t in texts),
+              "an entry says who (actor and device) and what")
+        moved = next((e for e in entries if e.get_attribute("data-entity") == markers["weld"]["id"] and "marker.updated" in e.text), None)
+        check(moved is not None and moved.find_element(By.CSS_SELECTOR, "tr[data-field='p1'] td.before").text == "[0,0,1]"
+              and moved.find_element(By.CSS_SELECTOR, "tr[data-field='p1'] td.after").text == "[0.5,0,2.5]",
+              "the move shows p1 before and after")
+        relabel = next((e for e in entries if "marker.updated" in e.text and e.get_attribute("data-entity") == markers["valve"]["id"]), None)
+        check(relabel is not None and relabel.find_element(By.CSS_SELECTOR, "tr[data-field='label'] td.after").text == "valve, seized",
+              "the relabel shows the new label")
+        check(any("lock_acquired" in t for t in texts) and any("marker.deleted" in t for t in texts), "the lock and the delete are listed")
+        shot(driver, "timeline")
+
+        # The slider: every step shows exactly the markers and positions of as_of.
+        steps = int(driver.find_element(By.ID, "slider").get_attribute("max")) + 1
+        check(steps == len(positions), f"the slider has one step per event ({steps})")
+        all_match = True
+        for index, position in enumerate(positions):
+            driver.execute_script("const s = document.getElementById('slider'); s.value = arguments[0];"
+                                  "s.dispatchEvent(new Event('input'));", index)
+            wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(position), f"step {index} drawn")
+            as_of = server.call("GET", f"/markers?work_session_id={session}&as_of={position}")
+            if not same_points(plan_markers(driver), as_of):
+                all_match = False
+                print(f"     step {index} (#{position}): shown {plan_markers(driver)} vs {expected_markers(as_of)}")
+            selected = driver.find_elements(By.CSS_SELECTOR, "#timeline li[aria-selected='true']")
+            if len(selected) != 1 or selected[0].get_attribute("data-position") != str(position):
+                all_match = False
+                print(f"     step {index}: the timeline did not select #{position}")
+            if index == 4:
+                changed = driver.find_elements(By.CSS_SELECTOR, "#plan g.marker.changed")
+                check(len(changed) == 1 and "changed" in changed[0].text, "the step's marker is outlined and badged 'changed'")
+                shot(driver, "plan-early")
+        check(all_match, "at every step the plan shows exactly the markers and positions of as_of, and the step's entry is selected")
+        ruler = driver.find_element(By.CSS_SELECTOR, "#plan .ruler")
+        check(ruler.get_attribute("data-interval") not in (None, "", "none"), "the long axis has distance ticks")
+        before = ruler.get_attribute("data-interval")
+        for _ in range(4):
+            driver.find_element(By.ID, "zoom-out").click()
+        after = driver.find_element(By.CSS_SELECTOR, "#plan .ruler").get_attribute("data-interval")
+        check(float(after if after != "none" else 1e9) > float(before), f"zooming out widens the tick interval ({before} m -> {after} m)")
+        for _ in range(4):
+            driver.find_element(By.ID, "zoom-in").click()
+
+        # Keyboard: arrows on the slider, arrows and Enter in the timeline.
+        slider = driver.find_element(By.ID, "slider")
+        slider.send_keys(Keys.ARROW_LEFT)
+        wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(positions[-2]), "the left arrow steps back")
+        first = driver.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")[0]
+        first.click()
+        wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(positions[0]), "a click on an entry shows its step")
+        first.send_keys(Keys.ARROW_DOWN)
+        driver.switch_to.active_element.send_keys(Keys.ENTER)
+        wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(positions[1]), "arrow down and Enter show the next step")
+
+        # A marker's history.
+        driver.execute_script("const s = document.getElementById('slider'); s.value = s.max; s.dispatchEvent(new Event('input'));")
+        wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(positions[-1]), "back at the last step")
+        driver.find_element(By.CSS_SELECTOR, f"#plan g.marker[data-id='{markers['weld']['id']}']").click()
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#marker-history-list li")) == 2,
+             "clicking a marker shows its history (created, moved)")
+        shot(driver, "plan-late")
+
+        # Integrity: intact, then an event edited by hand is named.
+        wait(driver, lambda d: "intact" in d.find_element(By.ID, "integrity-result").get_attribute("class"), "the chain is intact")
+        shot(driver, "integrity-intact")
+        edited = psql(database_url, f"SELECT position FROM eventlog.events WHERE stream_id = '{markers['valve']['id']}' "
+                                    "AND type = 'marker.updated'")
+        psql(database_url, "ALTER TABLE eventlog.events DISABLE TRIGGER USER; "
+                           "UPDATE eventlog.events SET data = jsonb_set(data, '{label}', '\"valve, fine\"') "
+                           f"WHERE position = {edited}; ALTER TABLE eventlog.events ENABLE TRIGGER USER;")
+        driver.find_element(By.ID, "integrity-check").click()
+        wait(driver, lambda d: "broken" in d.find_element(By.ID, "integrity-result").get_attribute("class"), "an edited event turns the panel red")
+        check(f"position {edited}" in driver.find_element(By.ID, "integrity-result").text, "the broken link is named")
+        shot(driver, "integrity-broken")
+
+        # Live mode: a marker created over REST shows within a second.
+        driver.find_element(By.ID, "live").click()
+        wait(driver, lambda d: d.find_element(By.ID, "live-state").text == "live", "live mode is on")
+        created = server.call("POST", "/markers", {"work_session_id": session, "label": "new crack", **quad(6, 8)}, user="cleo")
+        started = time.monotonic()
+        shown = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#plan g.marker[data-id='{created['id']}']"),
+                     "live mode shows the new marker", seconds=5)
+        check(shown is not None and time.monotonic() - started < 1.0, f"within a second ({time.monotonic() - started:.2f} s)")
+        server.call("POST", f"/presence/{session}", {"user_id": "cleo"})
+        wait(driver, lambda d: "cleo" in d.find_element(By.ID, "presence").text, "the presence list shows who is there", seconds=8)
+        driver.find_element(By.ID, "live").click()
+
+        # Exports are offered; the SVG of the plan is a document of its own.
+        svg = driver.execute_script("return document.getElementById('plan').outerHTML")
+        check(svg.startswith("<svg") and "marker" in svg, "the plan is an SVG that can be exported")
+        check(not console_errors(driver), f"no script errors ({console_errors(driver)})")
+
+        # A permalink opens the same view: filters and step.
+        driver.get(f"{server.base}/console?session={session}&actor=ben&step={positions[3]}")
+        wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(positions[3]), "a permalink's step is shown")
+        shown = driver.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")
+        check(len(shown) > 0 and all("by ben" in item.text for item in shown), "a permalink's filter is applied")
+
+        # Bad input gets words, never a blank page.
+        driver.get(f"{server.base}/console?session=not-a-uuid")
+        wait(driver, lambda d: "is not a work session id" in d.find_element(By.ID, "message").text, "a non-UUID is named")
+        driver.get(f"{server.base}/console?session={uuid.uuid4()}")
+        wait(driver, lambda d: "There is no work session" in d.find_element(By.ID, "message").text, "an unknown session is named")
+        driver.get(f"{server.base}/console?session={session}&from=2026-11-23T10:00:00&to=2026-11-22T10:00:00")
+        wait(driver, lambda d: "backwards" in d.find_element(By.ID, "message").text, "a backwards time range is named")
+        server.stop()
+        driver.find_element(By.CSS_SELECTOR, "#scope button").click()
+        wait(driver, lambda d: "cannot be reached" in d.find_element(By.ID, "message").text, "a server that is down is named")
+        driver.quit()
+
+        # Authentication on: the page asks for a token and uses it (read-only is enough).
+        tokens = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump([{"token": "investigator-token-0123456789", "subject": "ines", "scope": "read"},
+                   {"token": "writer-token-0123456789abcdef", "subject": "ana", "scope": "write"}], tokens)
+        tokens.close()
+        secured = Server(args.binary, database_url, "--auth-tokens-file", tokens.name)
+        driver = browser()
+        driver.get(f"{secured.base}/console?session={session}")
+        wait(driver, lambda d: d.find_element(By.ID, "token-dialog").get_attribute("open") is not None, "the page asks for a token")
+        driver.find_element(By.ID, "token-input").send_keys("investigator-token-0123456789")
+        driver.find_element(By.ID, "token-ok").click()
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")) >= 12, "with the token the timeline loads")
+        driver.quit()
+
+        # Tablet width: both panels fit without sideways scrolling.
+        driver = browser(820, 1180)
+        driver.get(f"{secured.base}/console?session={session}")
+        driver.find_element(By.ID, "token-input").send_keys("investigator-token-0123456789")
+        driver.find_element(By.ID, "token-ok").click()
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plan g.marker")) >= 2, "the plan draws at tablet width")
+        overflow = driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        check(overflow <= 0, f"no sideways scrolling at tablet width ({overflow} px)")
+        shot(driver, "tablet")
+        secured.stop()
+    finally:
+        try:
+            driver.quit()
+        except Exception:
+            pass
+        if server.process.poll() is None:
+            server.stop()
+
+    print(f"console: {'all passed' if not failures else f'{len(failures)} failed'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
