@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry"]),
         .target(
             name: "RoboscopeAuth",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["RoboscopeDomain", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "WebSocketCodec",
@@ -58,6 +58,7 @@ let package = Package(
             name: "RoboscopeRedis",
             dependencies: [
                 "CHiredis",
+                "RoboscopeDomain",
                 "BlockingPool",
                 .product(name: "Logging", package: "swift-log"),
             ]

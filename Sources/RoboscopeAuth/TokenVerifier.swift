@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RoboscopeDomain
 
 /// Checks `Authorization: Bearer <token>`: an HS256 JWT signed with the configured
 /// secret (`sub` is the subject, optional `exp`/`nbf`, `scope: "read"` for read-only),
@@ -19,18 +20,19 @@ public struct TokenVerifier: Sendable {
     /// Reads a tokens file: `[{"token": "…" | "token_sha256": "…", "subject": "…", "scope": "read" | "write"}]`.
     public static func staticTokens(fromFile path: String) throws -> [String: Credentials] {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard let entries = try JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
+        guard case .array(let entries)? = try? JSONParser.parse(data) else {
             throw AuthenticationFailure("\(path): expected a JSON array of tokens")
         }
         var tokens: [String: Credentials] = [:]
         for (index, entry) in entries.enumerated() {
-            guard let subject = entry["subject"] as? String, !subject.isEmpty else {
+            let fields = entry.objectValue ?? [:]
+            guard let subject = fields["subject"]?.stringValue, !subject.isEmpty else {
                 throw AuthenticationFailure("\(path): token \(index) has no subject")
             }
-            let scope = Credentials.Scope(rawValue: entry["scope"] as? String ?? "write") ?? .read
-            if let token = entry["token"] as? String, !token.isEmpty {
+            let scope = Credentials.Scope(rawValue: fields["scope"]?.stringValue ?? "write") ?? .read
+            if let token = fields["token"]?.stringValue, !token.isEmpty {
                 tokens[Self.digest(token)] = Credentials(subject: subject, scope: scope)
-            } else if let digest = entry["token_sha256"] as? String, digest.count == 64 {
+            } else if let digest = fields["token_sha256"]?.stringValue, digest.count == 64 {
                 tokens[digest.lowercased()] = Credentials(subject: subject, scope: scope)
             } else {
                 throw AuthenticationFailure("\(path): token \(index) needs token or token_sha256")
@@ -58,26 +60,26 @@ public struct TokenVerifier: Sendable {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard let headerData = Self.base64URL(parts[0]), let payloadData = Self.base64URL(parts[1]),
               let signature = Self.base64URL(parts[2]),
-              let header = try? JSONSerialization.jsonObject(with: headerData) as? [String: Any],
-              let claims = try? JSONSerialization.jsonObject(with: payloadData) as? [String: Any] else {
+              let header = (try? JSONParser.parse(headerData))?.objectValue,
+              let claims = (try? JSONParser.parse(payloadData))?.objectValue else {
             throw AuthenticationFailure("malformed token")
         }
-        guard header["alg"] as? String == "HS256" else { throw AuthenticationFailure("only HS256 tokens are accepted") }
+        guard header["alg"]?.stringValue == "HS256" else { throw AuthenticationFailure("only HS256 tokens are accepted") }
         let signed = Data((parts[0] + "." + parts[1]).utf8)
         guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key) else {
             throw AuthenticationFailure("bad signature")
         }
         let seconds = now.timeIntervalSince1970
-        if let expiry = (claims["exp"] as? NSNumber)?.doubleValue, expiry <= seconds {
+        if let expiry = claims["exp"]?.doubleValue, expiry <= seconds {
             throw AuthenticationFailure("token expired")
         }
-        if let notBefore = (claims["nbf"] as? NSNumber)?.doubleValue, notBefore > seconds {
+        if let notBefore = claims["nbf"]?.doubleValue, notBefore > seconds {
             throw AuthenticationFailure("token not valid yet")
         }
-        guard let subject = claims["sub"] as? String, !subject.isEmpty, subject.count <= 200 else {
+        guard let subject = claims["sub"]?.stringValue, !subject.isEmpty, subject.count <= 200 else {
             throw AuthenticationFailure("token has no sub")
         }
-        let scope = (claims["scope"] as? String).flatMap(Credentials.Scope.init(rawValue:)) ?? .write
+        let scope = claims["scope"]?.stringValue.flatMap(Credentials.Scope.init(rawValue:)) ?? .write
         return Credentials(subject: subject, scope: scope)
     }
 

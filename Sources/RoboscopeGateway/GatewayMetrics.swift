@@ -27,6 +27,14 @@ public final class GatewayMetrics: @unchecked Sendable {
     private let slowCounter = Counter(label: "roboscope_ws_slow_consumers_total")
     private let lagGauge = Gauge(label: "roboscope_ws_lag_positions")
 
+    /// Every series at zero from the start (a fresh gateway's dashboards show 0, not "no data").
+    init() {
+        connectionsGauge.record(0)
+        messagesCounter.increment(by: 0)
+        slowCounter.increment(by: 0)
+        lagGauge.record(0)
+    }
+
     func opened() {
         lock.lock(); open += 1; openedTotal += 1; let now = open; lock.unlock()
         connectionsGauge.record(now)

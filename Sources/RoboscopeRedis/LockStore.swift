@@ -1,4 +1,5 @@
 import Foundation
+import RoboscopeDomain
 
 /// Work session locks in Redis: `roboscope:lock:<session>` holds the holder's record
 /// with a TTL (`SET NX PX`); extend and release compare the token inside a Lua script,
@@ -21,11 +22,13 @@ public struct LockStore: Sendable {
 
         /// Reads the JSON record the lock key holds.
         init?(record text: String, remainingMilliseconds: Int64) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
-            token = object["token"] as? String ?? ""
-            holder = object["holder"] as? String ?? ""
-            fencingToken = (object["fencing_token"] as? NSNumber)?.int64Value
-            enforce = (object["enforce"] as? Bool) ?? false
+            guard let object = (try? JSONParser.parse(Array(text.utf8)))?.objectValue,
+                  let token = object["token"]?.stringValue, let holder = object["holder"]?.stringValue else { return nil }
+            self.token = token
+            self.holder = holder
+            // cjson writes integers as numbers with a fraction at times: any number will do.
+            fencingToken = object["fencing_token"]?.doubleValue.map { Int64($0) }
+            enforce = object["enforce"] == .bool(true)
             self.remainingMilliseconds = max(0, remainingMilliseconds)
         }
     }
@@ -40,10 +43,14 @@ public struct LockStore: Sendable {
     }
 
     static func record(token: String, holder: String, fencingToken: Int64?, enforce: Bool) -> String {
-        var object: [String: Any] = ["token": token, "holder": holder, "enforce": enforce]
-        object["fencing_token"] = fencingToken ?? NSNull()
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+        var writer = JSONWriter(timestampStyle: .wire, capacity: 128)
+        writer.object { writer in
+            writer.key("enforce"); writer.value(enforce)
+            writer.key("fencing_token"); writer.value(fencingToken)
+            writer.key("holder"); writer.value(holder)
+            writer.key("token"); writer.value(token)
+        }
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     /// Takes the lock if it is free; nil when someone holds it.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RoboscopeDomain
 
 /// One JSON object per line on standard error (`--log-format json`), for log
 /// collectors: `time`, `level`, `label`, `message`, `source` and every metadata key
@@ -24,8 +25,8 @@ struct JSONLogHandler: LogHandler {
         fields["label"] = label
         fields["message"] = "\(event.message)"
         fields["source"] = event.source
-        guard var line = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
+        var line = JSONValue.object(fields.mapValues(JSONValue.string)).canonicalJSON
         line.append(0x0A)
-        FileHandle.standardError.write(line)
+        FileHandle.standardError.write(Data(line))
     }
 }

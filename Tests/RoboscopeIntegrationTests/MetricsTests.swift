@@ -18,6 +18,11 @@ import RoboscopeDomain
         #expect(before.status == 200)
         #expect(before.header("Content-Type")?.hasPrefix("text/plain") == true)
         let beforeText = String(decoding: before.body, as: UTF8.self)
+        // Every series exists from the start, at zero, before anything happened.
+        for series in ["roboscope_events_appended_total", "roboscope_changes_waiting", "roboscope_ws_connections",
+                       "roboscope_ws_messages_sent_total", "roboscope_ws_slow_consumers_total"] {
+            #expect(beforeText.contains("\n\(series) 0") || beforeText.contains("\n\(series) 0.0"), "\(series) at zero from the start")
+        }
         let appendedBefore = Self.value(beforeText, "roboscope_events_appended_total")
 
         let fixtures = Fixtures(client: server.client)

@@ -13,6 +13,11 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
     public var isNull: Bool {
         if case .null = self { return true }
         return false

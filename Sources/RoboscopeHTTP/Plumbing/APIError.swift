@@ -21,16 +21,27 @@ enum APIError {
         case .unauthorized: return .unauthorized
         case .forbidden: return .forbidden
         case .rateLimited: return .tooManyRequests
-        default: return .badRequest
+        case .methodNotAllowed: return .methodNotAllowed
+        case .headersTooLarge: return .requestHeaderFieldsTooLarge
+        case .requestTimeout: return .requestTimeout
+        case .badRequest: return .badRequest
+        default:
+            // A code without a status is a bug here, not the client's doing.
+            return .internalServerError
         }
     }
 
-    static func response(for error: DomainError, requestID: String) -> Response {
+    /// The one shape of every error body: `{"error": {"code", "message", "field"?, "request_id", …}}`.
+    static func body(_ error: DomainError, requestID: String) -> [UInt8] {
         var body: JSONObject = error.details
         body["code"] = .string(error.code.rawValue)
         body["message"] = .string(error.message)
         if let field = error.field { body["field"] = .string(field) }
         body["request_id"] = .string(requestID)
+        return JSONValue.object(["error": .object(body)]).jsonBytes(.wire)
+    }
+
+    static func response(for error: DomainError, requestID: String) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if error.code == .unavailable || error.code == .idempotencyKeyInProgress {
             headers[.retryAfter] = "1"
@@ -41,8 +52,8 @@ enum APIError {
         if error.code == .unauthorized {
             headers[.wwwAuthenticate] = "Bearer"
         }
-        let bytes = JSONValue.object(["error": .object(body)]).jsonBytes(.wire)
-        return Response(status: status(for: error.code), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(status: status(for: error.code), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(bytes: body(error, requestID: requestID))))
     }
 
     /// Maps framework errors (unknown route, wrong method) to the same body shape.
@@ -55,12 +66,20 @@ enum APIError {
             let message = error.body ?? error.status.reasonPhrase
             switch error.status.code {
             case 404: return DomainError(.notFound, "no such resource")
-            case 405: return DomainError(DomainError.Code("method_not_allowed"), "method not allowed")
+            case 405: return DomainError(.methodNotAllowed, "method not allowed")
             case 413: return DomainError(.payloadTooLarge, "the body is larger than the limit")
-            case 400..<500: return DomainError(.malformedRequest, message)
+            case 400..<500: return DomainError(.malformedRequest, message, details: ["status": .integer(Int64(error.status.code))])
             default: return nil
             }
         }
         return nil
     }
+}
+
+extension DomainError.Code {
+    public static let methodNotAllowed = DomainError.Code("method_not_allowed")
+    /// Refusals of the HTTP layer, before a request reaches the router.
+    public static let headersTooLarge = DomainError.Code("headers_too_large")
+    public static let requestTimeout = DomainError.Code("request_timeout")
+    public static let badRequest = DomainError.Code("bad_request")
 }

@@ -24,6 +24,9 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch {
             if let domainError = APIError.domainError(from: error) {
                 response = APIError.response(for: domainError, requestID: requestID)
+                if response.status == .internalServerError {
+                    context.logger.error("an error code without a status", metadata: ["code": "\(domainError.code)", "error": "\(domainError)"])
+                }
             } else if let status = (error as? HTTPError)?.status {
                 response = Response(status: status)
             } else {

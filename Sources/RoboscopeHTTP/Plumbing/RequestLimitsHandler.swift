@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import RoboscopeDomain
 
 /// Sits after the HTTP decoder. Answers what the decoder refuses with a status instead
 /// of a silently closed socket (431 for a head over the limit, 400 for a malformed
@@ -75,9 +76,13 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return
         }
         responding = true
-        let body = ByteBuffer(string: #"{"error":{"code":"\#(code)","message":"\#(message)"}}"#)
+        // The same body every error has (APIError), with a request id of its own: the
+        // request never reached the router that would have given it one.
+        let requestID = EntityID.random().description
+        let body = ByteBuffer(bytes: APIError.body(DomainError(DomainError.Code(code), message), requestID: requestID))
         let head = HTTPResponse(status: status, headerFields: [
             .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
+            RequestIdentity.requestIDHeader: requestID,
         ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)

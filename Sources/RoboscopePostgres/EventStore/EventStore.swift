@@ -14,6 +14,8 @@ public struct EventStore: Sendable {
     public init(pool: PostgresPool, notifier: AppendNotifier? = nil) {
         self.pool = pool
         self.notifier = notifier
+        // Registered at zero from the start: a fresh deployment's dashboards show 0, not "no data".
+        Self.appendedEvents.increment(by: 0)
     }
 
     /// Events appended through the API (a Prometheus counter once metrics are bootstrapped).

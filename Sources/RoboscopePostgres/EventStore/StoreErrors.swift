@@ -8,7 +8,7 @@ public enum StoreErrors {
         if error.kind == .connection {
             return DomainError(.unavailable, "the database is unreachable")
         }
-        let detail = error.detail.flatMap { try? JSONDecoder().decode(JSONObject.self, from: Data($0.utf8)) } ?? [:]
+        let detail = error.detail.flatMap { try? JSONParser.parse(Array($0.utf8)).objectValue } ?? [:]
         switch (error.sqlState, error.constraint) {
         case ("RB409", _):
             var details: JSONObject = [:]

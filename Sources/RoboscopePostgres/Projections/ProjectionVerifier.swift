@@ -33,9 +33,7 @@ public struct ProjectionVerifier {
 
         static func render(_ value: JSONValue?) -> String {
             guard let value else { return "(absent)" }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "\(value)"
+            return String(decoding: value.canonicalJSON, as: UTF8.self)
         }
     }
 
@@ -68,7 +66,7 @@ public struct ProjectionVerifier {
                     """)
                 for row in 0..<result.rowCount {
                     let decode = { (column: Int) -> JSONObject? in
-                        result.bytes(row, column).flatMap { try? JSONDecoder().decode(JSONObject.self, from: Data($0)) }
+                        result.bytes(row, column).flatMap { try? JSONParser.parse($0).objectValue }
                     }
                     differences.append(Difference(table: table.name, key: result.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
                 }
@@ -82,7 +80,7 @@ public struct ProjectionVerifier {
                 let found = try connection.query("SELECT position::text, stored::text, expected::text FROM eventlog.\(check)()")
                 for row in 0..<found.rowCount {
                     let decode = { (column: Int) -> JSONObject? in
-                        found.bytes(row, column).flatMap { try? JSONDecoder().decode(JSONObject.self, from: Data($0)) }
+                        found.bytes(row, column).flatMap { try? JSONParser.parse($0).objectValue }
                     }
                     differences.append(Difference(table: table, key: found.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
                 }
