@@ -145,6 +145,13 @@ let package = Package(
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
         .testTarget(name: "RoboscopeGeometryTests", dependencies: ["RoboscopeGeometry"]),
         .testTarget(name: "RoboscopeKitTests", dependencies: ["RoboscopeKit"]),
+        .testTarget(
+            name: "RoboscopeHTTPTests",
+            dependencies: [
+                "RoboscopeHTTP",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
         .testTarget(
             name: "RoboscopeIntegrationTests",

@@ -3,14 +3,11 @@ import RoboscopeAuth
 
 /// Authentication flags of `serve`: off unless a JWT secret or a tokens file is given.
 struct AuthOptions: ParsableArguments {
-    @Option(name: .customLong("auth-jwt-secret"), help: "Accept HS256 JWTs signed with this secret (env ROBOSCOPE_AUTH_JWT_SECRET).")
-    var jwtSecretFlag: String?
+    @Option(name: Settings.authJWTSecret.name, help: Settings.authJWTSecret.help) var jwtSecretFlag: String?
+    @Option(name: Settings.authTokensFile.name, help: Settings.authTokensFile.help) var tokensFileFlag: String?
 
-    @Option(name: .customLong("auth-tokens-file"), help: "Accept the static API tokens in this JSON file (env ROBOSCOPE_AUTH_TOKENS_FILE).")
-    var tokensFileFlag: String?
-
-    var jwtSecret: String? { jwtSecretFlag ?? Environment.string("ROBOSCOPE_AUTH_JWT_SECRET") }
-    var tokensFile: String? { tokensFileFlag ?? Environment.string("ROBOSCOPE_AUTH_TOKENS_FILE") }
+    var jwtSecret: String? { try? Settings.authJWTSecret.resolve(jwtSecretFlag) }
+    var tokensFile: String? { try? Settings.authTokensFile.resolve(tokensFileFlag) }
 
     func validate() throws {
         if let secret = jwtSecret, secret.utf8.count < 32 {

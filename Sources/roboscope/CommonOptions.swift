@@ -6,42 +6,32 @@ import RoboscopePostgres
 /// Options every subcommand shares; flags override the environment, which overrides
 /// defaults that match `deploy/local/services`.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "PostgreSQL URL (env DATABASE_URL).")
-    var databaseURLFlag: String?
+    @Option(name: Settings.databaseURL.name, help: Settings.databaseURL.help) var databaseURLFlag: String?
+    @Option(name: Settings.redisURL.name, help: Settings.redisURL.help) var redisURLFlag: String?
+    @Option(name: Settings.schemaDirectory.name, help: Settings.schemaDirectory.help) var schemaDirectoryFlag: String?
+    @Option(name: Settings.logLevel.name, help: Settings.logLevel.help) var logLevelFlag: String?
+    @Option(name: Settings.logFormat.name, help: Settings.logFormat.help) var logFormatFlag: String?
 
-    @Option(name: .customLong("redis-url"), help: "Redis URL (env REDIS_URL).")
-    var redisURLFlag: String?
-
-    @Option(name: .customLong("schema-dir"), help: "Folder of SQL migrations (env ROBOSCOPE_SCHEMA_DIR).")
-    var schemaDirectory: String?
-
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error (env ROBOSCOPE_LOG_LEVEL).")
-    var logLevelFlag: String?
-
-    @Option(name: .customLong("log-format"), help: "text or json, one object per line (env ROBOSCOPE_LOG_FORMAT, default text).")
-    var logFormatFlag: String?
-
-    static let defaultDatabaseURL = "postgres://roboscope@127.0.0.1:55432/roboscope"
-    static let defaultRedisURL = "redis://127.0.0.1:56379/0"
-
-    var databaseURL: String { databaseURLFlag ?? Environment.string("DATABASE_URL") ?? Self.defaultDatabaseURL }
-    var redisURL: String { redisURLFlag ?? Environment.string("REDIS_URL") ?? Self.defaultRedisURL }
+    // Text settings always resolve (their parse accepts any text).
+    var databaseURL: String { (try? Settings.databaseURL.value(databaseURLFlag)) ?? "" }
+    var redisURL: String { (try? Settings.redisURL.value(redisURLFlag)) ?? "" }
+    var schemaDirectory: String? { try? Settings.schemaDirectory.resolve(schemaDirectoryFlag) }
 
     func validate() throws {
-        if let level = logLevelFlag ?? Environment.string("ROBOSCOPE_LOG_LEVEL"), Logger.Level(rawValue: level) == nil {
+        if let level = try Settings.logLevel.resolve(logLevelFlag), Logger.Level(rawValue: level) == nil {
             throw ValidationError("log level must be one of trace, debug, info, notice, warning, error, critical")
         }
         guard ["text", "json"].contains(logFormat) else { throw ValidationError("log format must be text or json") }
     }
 
-    var logFormat: String { logFormatFlag ?? Environment.string("ROBOSCOPE_LOG_FORMAT") ?? "text" }
+    var logFormat: String { (try? Settings.logFormat.value(logFormatFlag)) ?? "text" }
 
     /// The logging system can be set up once per process; the first JSON logger does it.
     private static let jsonLogging: Void = LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
 
     func logger(_ label: String) -> Logger {
         if logFormat == "json" { _ = Self.jsonLogging }
-        let level = (logLevelFlag ?? Environment.string("ROBOSCOPE_LOG_LEVEL")).flatMap { Logger.Level(rawValue: $0) } ?? .info
+        let level = (try? Settings.logLevel.resolve(logLevelFlag)).flatMap { $0 }.flatMap { Logger.Level(rawValue: $0) } ?? .info
         var logger = Logger(label: label)
         logger.logLevel = level
         return logger

@@ -12,41 +12,26 @@ enum ServeRole: String, ExpressibleByArgument, CaseIterable {
 
 /// The WebSocket gateway's flags (docs/websocket.md explains each default).
 struct GatewayOptions: ParsableArguments {
-    @Option(name: .customLong("ws-threads"), help: "Gateway event loops (env ROBOSCOPE_WS_THREADS, default: one per core).")
-    var threadsFlag: Int?
-
-    @Option(name: .customLong("ws-max-message"), help: "Largest client message in bytes (env ROBOSCOPE_WS_MAX_MESSAGE, default 1048576).")
-    var maxMessageFlag: Int?
-
-    @Option(name: .customLong("ws-max-buffered"), help: "Bytes queued for one client before it is closed as too slow (env ROBOSCOPE_WS_MAX_BUFFERED, default 4194304).")
-    var maxBufferedFlag: Int?
-
-    @Option(name: .customLong("ws-ping-interval"), help: "Seconds of silence before a ping; as long again without an answer closes (env ROBOSCOPE_WS_PING_INTERVAL, default 30).")
-    var pingIntervalFlag: Double?
-
-    @Option(name: .customLong("ws-max-connections-per-client"), help: "Connections one client address may hold (env ROBOSCOPE_WS_MAX_CONNECTIONS_PER_CLIENT, default 1000).")
-    var maxConnectionsFlag: Int?
-
-    @Option(name: .customLong("ws-max-subscriptions"), help: "Subscriptions per connection (env ROBOSCOPE_WS_MAX_SUBSCRIPTIONS, default 100).")
-    var maxSubscriptionsFlag: Int?
-
-    @Option(name: .customLong("ws-presence-grace"), help: "Seconds a presence outlives its connection (env ROBOSCOPE_WS_PRESENCE_GRACE, default 5).")
-    var presenceGraceFlag: Double?
-
-    @Option(name: .customLong("ws-max-catch-up"), help: "Events a subscription with since may replay; more is refused as too_far_behind, pointing to the changes feed (env ROBOSCOPE_WS_MAX_CATCH_UP, default 10000).")
-    var maxCatchUpFlag: Int?
+    @Option(name: Settings.wsThreads.name, help: Settings.wsThreads.help) var threadsFlag: Int?
+    @Option(name: Settings.wsMaxMessage.name, help: Settings.wsMaxMessage.help) var maxMessageFlag: Int?
+    @Option(name: Settings.wsMaxBuffered.name, help: Settings.wsMaxBuffered.help) var maxBufferedFlag: Int?
+    @Option(name: Settings.wsPingInterval.name, help: Settings.wsPingInterval.help) var pingIntervalFlag: Double?
+    @Option(name: Settings.wsMaxConnections.name, help: Settings.wsMaxConnections.help) var maxConnectionsFlag: Int?
+    @Option(name: Settings.wsMaxSubscriptions.name, help: Settings.wsMaxSubscriptions.help) var maxSubscriptionsFlag: Int?
+    @Option(name: Settings.wsMaxCatchUp.name, help: Settings.wsMaxCatchUp.help) var maxCatchUpFlag: Int?
+    @Option(name: Settings.wsPresenceGrace.name, help: Settings.wsPresenceGrace.help) var presenceGraceFlag: Double?
 
     @Flag(name: .customLong("ws-echo"), help: "Serve /api/v1/ws/echo, which echoes every message (conformance runs; off by default).")
     var echo = false
 
-    func threads() throws -> Int { try threadsFlag ?? Environment.int("ROBOSCOPE_WS_THREADS") ?? System.coreCount }
-    func maxMessage() throws -> Int { try maxMessageFlag ?? Environment.int("ROBOSCOPE_WS_MAX_MESSAGE") ?? 1 << 20 }
-    func maxBuffered() throws -> Int { try maxBufferedFlag ?? Environment.int("ROBOSCOPE_WS_MAX_BUFFERED") ?? 4 << 20 }
-    func pingInterval() throws -> Double { try pingIntervalFlag ?? Environment.double("ROBOSCOPE_WS_PING_INTERVAL") ?? 30 }
-    func maxConnections() throws -> Int { try maxConnectionsFlag ?? Environment.int("ROBOSCOPE_WS_MAX_CONNECTIONS_PER_CLIENT") ?? 1000 }
-    func maxSubscriptions() throws -> Int { try maxSubscriptionsFlag ?? Environment.int("ROBOSCOPE_WS_MAX_SUBSCRIPTIONS") ?? 100 }
-    func maxCatchUp() throws -> Int { try maxCatchUpFlag ?? Environment.int("ROBOSCOPE_WS_MAX_CATCH_UP") ?? 10_000 }
-    func presenceGrace() throws -> Double { try presenceGraceFlag ?? Environment.double("ROBOSCOPE_WS_PRESENCE_GRACE") ?? 5 }
+    func threads() throws -> Int { try Settings.wsThreads.resolve(threadsFlag) ?? System.coreCount }
+    func maxMessage() throws -> Int { try Settings.wsMaxMessage.value(maxMessageFlag) }
+    func maxBuffered() throws -> Int { try Settings.wsMaxBuffered.value(maxBufferedFlag) }
+    func pingInterval() throws -> Double { try Settings.wsPingInterval.value(pingIntervalFlag) }
+    func maxConnections() throws -> Int { try Settings.wsMaxConnections.value(maxConnectionsFlag) }
+    func maxSubscriptions() throws -> Int { try Settings.wsMaxSubscriptions.value(maxSubscriptionsFlag) }
+    func maxCatchUp() throws -> Int { try Settings.wsMaxCatchUp.value(maxCatchUpFlag) }
+    func presenceGrace() throws -> Double { try Settings.wsPresenceGrace.value(presenceGraceFlag) }
 
     func validate() throws {
         guard (1...64).contains(try threads()) else { throw ValidationError("--ws-threads must be 1 to 64") }

@@ -18,12 +18,12 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var gateway: GatewayOptions
     @OptionGroup var auth: AuthOptions
 
-    @Option(name: .customLong("role"), help: "api, gateway or all (env ROBOSCOPE_ROLE, default all).")
+    @Option(name: Settings.role.name, help: Settings.role.help)
     var roleFlag: ServeRole?
 
     func role() throws -> ServeRole {
         if let roleFlag { return roleFlag }
-        guard let text = Environment.string("ROBOSCOPE_ROLE") else { return .all }
+        let text = try Settings.role.value(nil)
         guard let role = ServeRole(rawValue: text) else { throw ValidationError("ROBOSCOPE_ROLE must be api, gateway or all") }
         return role
     }
@@ -33,60 +33,47 @@ struct Serve: AsyncParsableCommand {
 
     func migratesAtStart() -> Bool { !noMigrateFlag && Environment.string("ROBOSCOPE_MIGRATE")?.lowercased() != "false" }
 
-    @Option(name: .customLong("host"), help: "Address to listen on (env ROBOSCOPE_HOST, default 0.0.0.0).")
-    var hostFlag: String?
-
-    @Option(name: .customLong("http-port"), help: "HTTP port (env ROBOSCOPE_HTTP_PORT, default 8080).")
-    var httpPortFlag: Int?
-
-    @Option(name: .customLong("ws-port"), help: "WebSocket gateway port (env ROBOSCOPE_WS_PORT, default 8081).")
-    var wsPortFlag: Int?
-
-    @Option(name: .customLong("db-pool-size"), help: "Postgres connections (env ROBOSCOPE_DB_POOL_SIZE, default 16).")
-    var poolSizeFlag: Int?
-
-    @Option(name: .customLong("body-limit"), help: "Largest request body in bytes (env ROBOSCOPE_BODY_LIMIT, default 1048576).")
-    var bodyLimitFlag: Int?
-
-    @Option(name: .customLong("header-limit"), help: "Largest request head in bytes (env ROBOSCOPE_HEADER_LIMIT, default 16384).")
-    var headerLimitFlag: Int?
-
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may take to send a request head (env ROBOSCOPE_IDLE_TIMEOUT, default 30).")
-    var idleTimeoutFlag: Int?
-
-    @Option(name: .customLong("request-timeout"), help: "Seconds a request body may take after its head (env ROBOSCOPE_REQUEST_TIMEOUT, default 60).")
-    var requestTimeoutFlag: Int?
-
-    @Option(name: .customLong("shutdown-timeout"), help: "Seconds SIGTERM waits for in-flight work before cancelling it (env ROBOSCOPE_SHUTDOWN_TIMEOUT, default 25).")
-    var shutdownTimeoutFlag: Int?
+    @Option(name: Settings.host.name, help: Settings.host.help) var hostFlag: String?
+    @Option(name: Settings.httpPort.name, help: Settings.httpPort.help) var httpPortFlag: Int?
+    @Option(name: Settings.wsPort.name, help: Settings.wsPort.help) var wsPortFlag: Int?
+    @Option(name: Settings.poolSize.name, help: Settings.poolSize.help) var poolSizeFlag: Int?
+    @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
+    @Option(name: Settings.bodyLimit.name, help: Settings.bodyLimit.help) var bodyLimitFlag: Int?
+    @Option(name: Settings.headerLimit.name, help: Settings.headerLimit.help) var headerLimitFlag: Int?
+    @Option(name: Settings.idleTimeout.name, help: Settings.idleTimeout.help) var idleTimeoutFlag: Int?
+    @Option(name: Settings.requestTimeout.name, help: Settings.requestTimeout.help) var requestTimeoutFlag: Int?
+    @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
+    @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
+    @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
+    @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
+    @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
+    @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
+    @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help) var idempotencyRetentionFlag: Int?
 
     func limits() throws -> HTTPLimits {
         HTTPLimits(
-            body: try bodyLimitFlag ?? Environment.int("ROBOSCOPE_BODY_LIMIT") ?? 1 << 20,
-            header: try headerLimitFlag ?? Environment.int("ROBOSCOPE_HEADER_LIMIT") ?? 16 << 10,
-            idleTimeout: .seconds(try idleTimeoutFlag ?? Environment.int("ROBOSCOPE_IDLE_TIMEOUT") ?? 30),
-            requestTimeout: .seconds(try requestTimeoutFlag ?? Environment.int("ROBOSCOPE_REQUEST_TIMEOUT") ?? 60)
+            body: try Settings.bodyLimit.value(bodyLimitFlag),
+            header: try Settings.headerLimit.value(headerLimitFlag),
+            idleTimeout: .seconds(try Settings.idleTimeout.value(idleTimeoutFlag)),
+            requestTimeout: .seconds(try Settings.requestTimeout.value(requestTimeoutFlag))
         )
     }
 
-    func shutdownTimeout() throws -> Int { try shutdownTimeoutFlag ?? Environment.int("ROBOSCOPE_SHUTDOWN_TIMEOUT") ?? 25 }
-
-    @Option(name: .customLong("rate-limit"), help: "Requests per second per client address on /api/v1, 0 for none (env ROBOSCOPE_RATE_LIMIT, default 0).")
-    var rateLimitFlag: Double?
-
-    @Option(name: .customLong("rate-burst"), help: "Burst above the rate (env ROBOSCOPE_RATE_BURST, default twice the rate).")
-    var rateBurstFlag: Double?
+    func shutdownTimeout() throws -> Int { try Settings.shutdownTimeout.value(shutdownTimeoutFlag) }
 
     func rateLimit() throws -> (rate: Double, burst: Double)? {
-        let rate = try rateLimitFlag ?? Environment.double("ROBOSCOPE_RATE_LIMIT") ?? 0
+        let rate = try Settings.rateLimit.value(rateLimitFlag)
         guard rate > 0 else { return nil }
-        return (rate, try rateBurstFlag ?? Environment.double("ROBOSCOPE_RATE_BURST") ?? rate * 2)
+        return (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2)
     }
 
-    @Option(name: .customLong("presence-window"), help: "Seconds a heartbeat keeps a user present (env ROBOSCOPE_PRESENCE_WINDOW, default 30).")
-    var presenceWindowFlag: Int?
-
-    func presenceWindow() throws -> Int { try presenceWindowFlag ?? Environment.int("ROBOSCOPE_PRESENCE_WINDOW") ?? 30 }
+    func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
+    func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
+    func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
+    func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
+    func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
+    func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
+    func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
 
     func validate() throws {
         guard RedisURL(common.redisURL) != nil else { throw ValidationError("--redis-url must look like redis://[:password@]host[:port][/db]") }
@@ -95,6 +82,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
+        guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
         let limits = try limits()
         guard limits.body >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
         guard limits.header >= 1024 else { throw ValidationError("--header-limit must be at least 1024") }
@@ -103,7 +91,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
-        if let url = realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
+        if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
         }
         _ = try role()
@@ -111,25 +99,6 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
         }
     }
-
-    @Option(name: .customLong("realtime-url"), help: "The WebSocket URL GET /api/v1/realtime names, for deployments behind an ingress (env ROBOSCOPE_REALTIME_URL, default ws://<the request's host>:<ws port>/api/v1/ws).")
-    var realtimeURLFlag: String?
-
-    func realtimeURL() -> String? { realtimeURLFlag ?? Environment.string("ROBOSCOPE_REALTIME_URL") }
-
-    @Option(name: .customLong("console-dir"), help: "The investigations console's files (env ROBOSCOPE_CONSOLE_DIR, default ./console, else next to the executable).")
-    var consoleDirectory: String?
-
-    @Option(name: .customLong("idempotency-retention"), help: "Seconds the answer of a write with an Idempotency-Key is kept for retries (env ROBOSCOPE_IDEMPOTENCY_RETENTION, default 86400).")
-    var idempotencyRetentionFlag: Int?
-
-    func idempotencyRetention() throws -> Int {
-        try idempotencyRetentionFlag ?? Environment.int("ROBOSCOPE_IDEMPOTENCY_RETENTION") ?? 86_400
-    }
-
-    func httpPort() throws -> Int { try httpPortFlag ?? Environment.int("ROBOSCOPE_HTTP_PORT") ?? 8080 }
-    func wsPort() throws -> Int { try wsPortFlag ?? Environment.int("ROBOSCOPE_WS_PORT") ?? 8081 }
-    func poolSize() throws -> Int { try poolSizeFlag ?? Environment.int("ROBOSCOPE_DB_POOL_SIZE") ?? 16 }
 
     func run() async throws {
         let logger = common.logger("roboscope")
@@ -140,9 +109,9 @@ struct Serve: AsyncParsableCommand {
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
-        let host = hostFlag ?? Environment.string("ROBOSCOPE_HOST") ?? "0.0.0.0"
+        let host = try Settings.host.value(hostFlag)
         let redisURL = RedisURL(common.redisURL)!
-        let redis = RedisPool(url: redisURL, size: 8, logger: logger)
+        let redis = RedisPool(url: redisURL, size: try redisPoolSize(), logger: logger)
         defer { redis.shutdown() }
         let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()))
         var services: [any Service] = []
@@ -159,9 +128,9 @@ struct Serve: AsyncParsableCommand {
         let verifier = try auth.verifier()
         api.authentication = verifier
         api.rateLimit = try rateLimit()
-        api.realtime = RealtimeSettings(url: realtimeURL(), port: try wsPort())
+        api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort())
         if role.runsAPI {
-            if let folder = ConsoleAssets.locate(explicit: consoleDirectory) {
+            if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
                 api.console = try ConsoleAssets(directory: folder)
             } else {
                 logger.warning("no console/ folder found: GET /console is not served (pass --console-dir)")

@@ -42,7 +42,7 @@ import RoboscopeDomain
                 }
             }
         }
-        try await Task.sleep(for: .milliseconds(1500))
+        try await eventually("the writers are well under way") { await outcomes.acknowledged.count >= 20 }
         let acknowledgedBeforeSignal = await outcomes.acknowledged.count
         kill(server.process.processIdentifier, SIGTERM)
         for writer in writers { await writer.value }

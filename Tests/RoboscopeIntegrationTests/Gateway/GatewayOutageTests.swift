@@ -16,10 +16,20 @@ import RoboscopeDomain
         _ = try await socket.next(op: "subscribed")
 
         proxy.stop()
-        try await Task.sleep(for: .milliseconds(700))
-        try socket.send(["op": "subscribe", "topic": .string("work_session:\(Fixtures.id(other))")])
-        let refused = try await socket.next(op: "error", timeout: 10)
-        #expect(refused["code"] == "service_unavailable")
+        // Once the gateway has lost Postgres, a new subscription is refused as unavailable.
+        let otherTopic: JSONValue = .string("work_session:\(Fixtures.id(other))")
+        try await eventually("the gateway notices the outage", within: 20) {
+            try socket.send(["op": "subscribe", "topic": otherTopic])
+            while true {
+                let reply = try await socket.nextJSON(timeout: 10)
+                if reply["op"] == "error" { return reply["code"] == "service_unavailable" }
+                if reply["op"] == "subscribed" {
+                    try socket.send(["op": "unsubscribe", "topic": otherTopic])
+                    _ = try await socket.next(op: "unsubscribed")
+                    return false
+                }
+            }
+        }
 
         try proxy.start()
         var marker: JSONValue?

@@ -1,0 +1,200 @@
+import ArgumentParser
+import Foundation
+
+/// One setting of `roboscope`, declared once: its flag, its environment variable, its
+/// default and what it means. The flags' help, their resolution (flag, else environment,
+/// else default) and the configuration reference of docs/operations.md
+/// (`roboscope settings`) all come from here.
+struct Setting<Value: Sendable>: Sendable {
+    /// The long flag, without dashes.
+    let flag: String
+    let environment: String?
+    let defaultValue: Value?
+    /// The default as the reference shows it ("one per core", "unset: …").
+    let defaultText: String
+    let meaning: String
+    let parse: @Sendable (String) -> Value?
+
+    /// `meaning (env NAME, default …).`: the flag's help.
+    var help: ArgumentHelp {
+        var details: [String] = []
+        if let environment { details.append("env \(environment)") }
+        details.append("default \(defaultText)")
+        return ArgumentHelp("\(meaning) (\(details.joined(separator: ", "))).")
+    }
+
+    var name: NameSpecification { .customLong(flag) }
+
+    /// The flag's value, else the environment's, else the default (nil when unset).
+    func resolve(_ flagValue: Value?) throws -> Value? {
+        if let flagValue { return flagValue }
+        if let environment, let text = Environment.string(environment) {
+            guard let value = parse(text) else {
+                throw ValidationError("\(environment) must be \(Self.kind(of: Value.self)), got \(text)")
+            }
+            return value
+        }
+        return defaultValue
+    }
+
+    /// As `resolve`, for settings that always have a value.
+    func value(_ flagValue: Value?) throws -> Value {
+        guard let value = try resolve(flagValue) else { throw ValidationError("--\(flag) is required") }
+        return value
+    }
+
+    static func kind(of type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: return "a whole number"
+        case is Double.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        default: return "text"
+        }
+    }
+}
+
+extension Setting where Value == String {
+    init(_ flag: String, env: String?, default value: String?, shown: String? = nil, _ meaning: String) {
+        self.init(flag: flag, environment: env, defaultValue: value, defaultText: shown ?? value.map { "`\($0)`" } ?? "unset",
+                  meaning: meaning, parse: { $0 })
+    }
+}
+
+extension Setting where Value == Int {
+    init(_ flag: String, env: String?, default value: Int?, shown: String? = nil, _ meaning: String) {
+        self.init(flag: flag, environment: env, defaultValue: value, defaultText: shown ?? value.map { "`\($0)`" } ?? "unset",
+                  meaning: meaning, parse: { Int($0) })
+    }
+}
+
+extension Setting where Value == Double {
+    init(_ flag: String, env: String?, default value: Double?, shown: String? = nil, _ meaning: String) {
+        self.init(flag: flag, environment: env, defaultValue: value,
+                  defaultText: shown ?? value.map { "`\($0.formatted(.number.grouping(.never)))`" } ?? "unset",
+                  meaning: meaning, parse: { Double($0).flatMap { $0.isFinite ? $0 : nil } })
+    }
+}
+
+/// A setting as the reference lists it.
+struct SettingRow: Sendable {
+    let flag: String
+    let environment: String?
+    let defaultText: String
+    let meaning: String
+
+    init<Value>(_ setting: Setting<Value>) {
+        flag = setting.flag
+        environment = setting.environment
+        defaultText = setting.defaultText
+        meaning = setting.meaning
+    }
+
+    init(flag: String, environment: String?, defaultText: String, meaning: String) {
+        self.flag = flag
+        self.environment = environment
+        self.defaultText = defaultText
+        self.meaning = meaning
+    }
+}
+
+/// Every setting of `roboscope serve` (the other subcommands take the common ones).
+enum Settings {
+    // Common to every subcommand.
+    static let databaseURL = Setting<String>("database-url", env: "DATABASE_URL", default: "postgres://roboscope@127.0.0.1:55432/roboscope",
+                                             "the event log and projections (all subcommands)")
+    static let redisURL = Setting<String>("redis-url", env: "REDIS_URL", default: "redis://127.0.0.1:56379/0",
+                                          "presence and locks, `redis://[:password@]host[:port][/db]`")
+    static let schemaDirectory = Setting<String>("schema-dir", env: "ROBOSCOPE_SCHEMA_DIR", default: nil,
+                                                 shown: "`./schema`, else next to the executable",
+                                                 "the SQL migrations (`migrations/`) and functions (`functions/`)")
+    static let logLevel = Setting<String>("log-level", env: "ROBOSCOPE_LOG_LEVEL", default: "info",
+                                          "`trace` … `critical`; at `info` every request leaves one access line")
+    static let logFormat = Setting<String>("log-format", env: "ROBOSCOPE_LOG_FORMAT", default: "text",
+                                           "`json`: one JSON object per line on standard error (`time`, `level`, `label`, `message`, `source`, and every metadata key such as `request_id`, `method`, `path`, `status`, `duration_ms`)")
+
+    // serve
+    static let role = Setting<String>("role", env: "ROBOSCOPE_ROLE", default: "all", "`api`, `gateway` or `all` ([roles](#roles))")
+    static let host = Setting<String>("host", env: "ROBOSCOPE_HOST", default: "0.0.0.0", "listening address (HTTP and WebSocket)")
+    static let httpPort = Setting<Int>("http-port", env: "ROBOSCOPE_HTTP_PORT", default: 8080, "REST, probes, `/metrics` and `/console`")
+    static let wsPort = Setting<Int>("ws-port", env: "ROBOSCOPE_WS_PORT", default: 8081, "the WebSocket gateway")
+    static let poolSize = Setting<Int>("db-pool-size", env: "ROBOSCOPE_DB_POOL_SIZE", default: 16,
+                                       "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus its tailer's own)")
+    static let redisPoolSize = Setting<Int>("redis-pool-size", env: "ROBOSCOPE_REDIS_POOL_SIZE", default: 8, "Redis connections")
+    static let bodyLimit = Setting<Int>("body-limit", env: "ROBOSCOPE_BODY_LIMIT", default: 1 << 20, "largest request body in bytes (413)")
+    static let headerLimit = Setting<Int>("header-limit", env: "ROBOSCOPE_HEADER_LIMIT", default: 16 << 10, "largest request head in bytes (431)")
+    static let idleTimeout = Setting<Int>("idle-timeout", env: "ROBOSCOPE_IDLE_TIMEOUT", default: 30,
+                                          "seconds a connection has to deliver a complete request head after opening or after its last response; then it is closed (idle keep-alive, or a client trickling headers); also closes, without an answer, a connection whose request body stops arriving for that long")
+    static let requestTimeout = Setting<Int>("request-timeout", env: "ROBOSCOPE_REQUEST_TIMEOUT", default: 60,
+                                             "seconds a request's whole body may take after its head, however it trickles (408, then close)")
+    static let shutdownTimeout = Setting<Int>("shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
+                                              "seconds SIGTERM waits for in-flight work before cancelling it")
+    static let rateLimit = Setting<Double>("rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 0, shown: "`0` (off)",
+                                           "requests per second per client address on `/api/v1` ([rate limit](#rate-limit))")
+    static let rateBurst = Setting<Double>("rate-burst", env: "ROBOSCOPE_RATE_BURST", default: nil, shown: "twice the rate", "bucket size")
+    static let presenceWindow = Setting<Int>("presence-window", env: "ROBOSCOPE_PRESENCE_WINDOW", default: 30,
+                                             "seconds a heartbeat keeps a user present")
+    static let realtimeURL = Setting<String>("realtime-url", env: "ROBOSCOPE_REALTIME_URL", default: nil,
+                                             shown: "unset: `ws://<the request's host>:<ws port>/api/v1/ws`",
+                                             "the WebSocket URL `GET /api/v1/realtime` names (deployments behind an ingress or a proxy)")
+    static let consoleDirectory = Setting<String>("console-dir", env: "ROBOSCOPE_CONSOLE_DIR", default: nil,
+                                                  shown: "`./console`, else next to the executable", "the investigations console's files")
+    static let idempotencyRetention = Setting<Int>("idempotency-retention", env: "ROBOSCOPE_IDEMPOTENCY_RETENTION", default: 86_400,
+                                                   "seconds the answer of a write with an `Idempotency-Key` is kept for retries; the api role purges older ones every half retention (at most hourly)")
+    static let authJWTSecret = Setting<String>("auth-jwt-secret", env: "ROBOSCOPE_AUTH_JWT_SECRET", default: nil,
+                                               "HS256 secret, 32 bytes at least ([authentication](#authentication))")
+    static let authTokensFile = Setting<String>("auth-tokens-file", env: "ROBOSCOPE_AUTH_TOKENS_FILE", default: nil, "static API tokens file")
+
+    // The gateway.
+    static let wsThreads = Setting<Int>("ws-threads", env: "ROBOSCOPE_WS_THREADS", default: nil, shown: "one per core", "gateway event loops")
+    static let wsMaxMessage = Setting<Int>("ws-max-message", env: "ROBOSCOPE_WS_MAX_MESSAGE", default: 1 << 20,
+                                           "largest client message in bytes (1009)")
+    static let wsMaxBuffered = Setting<Int>("ws-max-buffered", env: "ROBOSCOPE_WS_MAX_BUFFERED", default: 4 << 20,
+                                            "bytes queued for one client before it is closed as too slow (1013)")
+    static let wsPingInterval = Setting<Double>("ws-ping-interval", env: "ROBOSCOPE_WS_PING_INTERVAL", default: 30,
+                                                "seconds of silence before a ping; as long again without an answer closes")
+    static let wsMaxConnections = Setting<Int>("ws-max-connections-per-client", env: "ROBOSCOPE_WS_MAX_CONNECTIONS_PER_CLIENT",
+                                               default: 1000, "connections one address may hold (429 on the upgrade)")
+    static let wsMaxSubscriptions = Setting<Int>("ws-max-subscriptions", env: "ROBOSCOPE_WS_MAX_SUBSCRIPTIONS", default: 100,
+                                                 "subscriptions per connection")
+    static let wsMaxCatchUp = Setting<Int>("ws-max-catch-up", env: "ROBOSCOPE_WS_MAX_CATCH_UP", default: 10_000,
+                                           "events a subscription's `since` may replay; beyond, `too_far_behind` names the changes feed")
+    static let wsPresenceGrace = Setting<Double>("ws-presence-grace", env: "ROBOSCOPE_WS_PRESENCE_GRACE", default: 5,
+                                                 "seconds a WebSocket presence outlives its connection")
+
+    /// The reference's rows, in its order (flags without a value are listed too).
+    static let reference: [SettingRow] = [
+        SettingRow(databaseURL), SettingRow(redisURL), SettingRow(schemaDirectory), SettingRow(logLevel), SettingRow(logFormat),
+        SettingRow(role),
+        SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
+                   meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
+        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(redisPoolSize),
+        SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
+        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(consoleDirectory),
+        SettingRow(idempotencyRetention), SettingRow(authJWTSecret), SettingRow(authTokensFile),
+        SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
+        SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
+        SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),
+    ]
+
+    /// The configuration reference of docs/operations.md.
+    static func markdown() -> String {
+        var lines = ["| flag | environment | default | meaning |", "| --- | --- | --- | --- |"]
+        for row in reference {
+            lines.append("| `--\(row.flag)` | \(row.environment.map { "`\($0)`" } ?? "") | \(row.defaultText) | \(row.meaning) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `roboscope settings`: prints the configuration reference (docs/operations.md holds
+/// it between markers; a test keeps the two equal).
+struct PrintSettings: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings", abstract: "Print every setting of serve: flag, environment variable, default, meaning (Markdown).",
+        shouldDisplay: false
+    )
+
+    func run() {
+        print(Settings.markdown())
+    }
+}

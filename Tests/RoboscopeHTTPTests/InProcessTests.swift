@@ -1,0 +1,128 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import Testing
+@testable import RoboscopeHTTP
+import RoboscopeDomain
+import RoboscopePostgres
+import RoboscopeRedis
+
+/// Routes tested in process (Hummingbird's test framework, no sockets, no server
+/// process): what a request is refused for before it reaches a database, the error
+/// shape, and a database that cannot be reached. Postgres and Redis point at a closed
+/// port here.
+@Suite struct InProcessTests {
+    static func services() -> APIServices {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let pool = PostgresPool(url: "postgres://nobody@127.0.0.1:9/none?connect_timeout=1", size: 1, logger: logger)
+        let redis = RedisPool(url: RedisURL("redis://127.0.0.1:9/0")!, size: 1, logger: logger)
+        return APIServices(
+            store: EventStore(pool: pool), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
+            timeTravel: TimeTravel(pool: pool), presence: PresenceStore(redis: redis, window: .seconds(30)),
+            locks: LockStore(redis: redis)
+        )
+    }
+
+    static let app = Application(router: APIServer.router(services: services()))
+
+    /// The `error` object of a response.
+    /// An unparsable body gives an empty object, so the field checks fail and say so.
+    static func error(_ buffer: ByteBuffer) -> JSONObject {
+        (try? JSONParser.parse(Array(buffer.readableBytesView)))?.objectValue?["error"]?.objectValue ?? [:]
+    }
+
+    @Test func badParametersOfTheChangesFeedAreNamed() async throws {
+        let cases: [(String, String)] = [
+            ("", "topic"), ("topic=session:x", "topic"), ("topic=space:\(UUID())&since=-1", "since"),
+            ("topic=space:\(UUID())&limit=0", "limit"), ("topic=space:\(UUID())&limit=1001", "limit"),
+            ("topic=space:\(UUID())&wait=31", "wait"), ("topic=space:\(UUID())&wait=nan", "wait"),
+        ]
+        try await Self.app.test(.router) { client in
+            for (query, field) in cases {
+                try await client.execute(uri: "/api/v1/changes?\(query)", method: .get) { response in
+                    #expect(response.status == .badRequest, "\(query)")
+                    #expect(Self.error(response.body)["field"] == .string(field), "\(query)")
+                    let requestID = Self.error(response.body)["request_id"]
+                    #expect(requestID != nil)
+                }
+            }
+        }
+    }
+
+    @Test func badPlacesAndPagesAreNamed() async throws {
+        let session = UUID().uuidString
+        let cases: [(String, String)] = [
+            ("near=1&range=2", "near"), ("near=1,2", "range"), ("near=1,2&range=-1", "range"), ("bbox=1,2,3", "bbox"),
+            ("bbox=5,0,1,1", "bbox"), ("limit=0", "limit"), ("limit=10001", "limit"), ("after=x", "after"),
+        ]
+        try await Self.app.test(.router) { client in
+            for (query, field) in cases {
+                try await client.execute(uri: "/api/v1/markers?work_session_id=\(session)&\(query)", method: .get) { response in
+                    #expect(response.status == .badRequest, "\(query)")
+                    #expect(Self.error(response.body)["field"] == .string(field), "\(query)")
+                }
+            }
+        }
+    }
+
+    @Test func malformedIdempotencyKeysAreRefusedBeforeAnythingHappens() async throws {
+        try await Self.app.test(.router) { client in
+            for key in ["", String(repeating: "k", count: 256), "tab\there", "ü"] {
+                var headers = HTTPFields()
+                headers[HTTPField.Name("Idempotency-Key")!] = key
+                try await client.execute(uri: "/api/v1/markers", method: .post, headers: headers, body: ByteBuffer(string: "{}")) { response in
+                    #expect(response.status == .badRequest)
+                    #expect(Self.error(response.body)["field"] == .string("Idempotency-Key"))
+                }
+            }
+        }
+    }
+
+    @Test func anUnreachableDatabaseIs503WithRetryAfter() async throws {
+        try await Self.app.test(.router) { client in
+            try await client.execute(uri: "/api/v1/spaces", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.headers[.retryAfter] == "1")
+                #expect(Self.error(response.body)["code"] == .string("service_unavailable"))
+            }
+        }
+    }
+
+    @Test func unknownRoutesAndMethodsGetTheErrorShape() async throws {
+        try await Self.app.test(.router) { client in
+            try await client.execute(uri: "/api/v1/nothing-here", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(Self.error(response.body)["code"] == .string("not_found"))
+            }
+        }
+    }
+
+    @Test func anErrorCodeWithoutAStatusIsAServerErrorNotA400() {
+        #expect(APIError.status(for: .invalidField) == .unprocessableContent)
+        #expect(APIError.status(for: .idempotencyKeyInProgress) == .conflict)
+        #expect(APIError.status(for: DomainError.Code("something_new")) == .internalServerError)
+    }
+
+    @Test func theRateLimiterRefillsOnItsClock() {
+        let buckets = TokenBuckets(rate: 0.5, burst: 2)
+        #expect(buckets.take(for: "a", now: 100) == nil)
+        #expect(buckets.take(for: "a", now: 100) == nil)
+        #expect(buckets.take(for: "a", now: 100) == 2, "one token every 2 s")
+        #expect(buckets.take(for: "b", now: 100) == nil, "each client has its own bucket")
+        #expect(buckets.take(for: "a", now: 101) == 1)
+        #expect(buckets.take(for: "a", now: 102) == nil, "refilled")
+        #expect(buckets.take(for: "a", now: 1000) == nil)
+        #expect(buckets.take(for: "a", now: 1000) == nil, "never more than the burst")
+        #expect(buckets.take(for: "a", now: 1000) != nil)
+    }
+
+    @Test func theRealtimeURLDefaultsToTheRequestsHost() {
+        #expect(RealtimeController.sameHost("api.example.com:8080", port: 8081) == "ws://api.example.com:8081/api/v1/ws")
+        #expect(RealtimeController.sameHost("[::1]:8080", port: 9000) == "ws://[::1]:9000/api/v1/ws")
+        #expect(RealtimeController.sameHost(nil, port: 8081) == "ws://127.0.0.1:8081/api/v1/ws")
+    }
+}
