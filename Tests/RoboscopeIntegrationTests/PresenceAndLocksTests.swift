@@ -126,9 +126,13 @@ import RoboscopePostgres
     @Test func expiredLockGoesToTheNextWithAHigherFencingToken() async throws {
         let (client, session, _) = try await setup()
         let path = "/api/v1/locks/\(Fixtures.id(session))"
-        let first = try await client.post(path, ["ttl_seconds": 1]).json
+        let granted = ContinuousClock.now
+        let first = try await client.post(path, ["ttl_seconds": 2]).json
         #expect(first["acquired"] == true)
-        #expect(try await client.post(path, ["ttl_seconds": 1]).json["acquired"] == false)
+        let refused = try await client.post(path, ["ttl_seconds": 1]).json["acquired"]
+        // Only meaningful while the first lease surely runs: a loaded machine may take
+        // longer than the lease between two requests.
+        if ContinuousClock.now - granted < .milliseconds(1500) { #expect(refused == false) }
         try await eventually("the lock expires") { try await client.get(path).json["locked"] == false }
         let second = try await client.post(path, ["ttl_seconds": 10]).json
         #expect(second["acquired"] == true)

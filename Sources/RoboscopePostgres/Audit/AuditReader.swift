@@ -41,19 +41,26 @@ public struct AuditReader: Sendable {
         let result = try connection.query(sql, parameters)
         var entries: [AuditEntry] = []
         for row in 0..<min(result.rowCount, query.limit) {
-            let type = result.string(row, 2) ?? ""
-            let streamType = result.string(row, 3) ?? ""
-            let after = type.hasSuffix(".deleted") ? nil : try state(streamType, type, result.bytes(row, 6))
-            let previousType = result.string(row, 8) ?? ""
-            let before = previousType.hasSuffix(".deleted") ? nil : try state(streamType, previousType, result.bytes(row, 9))
+            var cells = RowReader(result, row: row, source: "eventlog.events")
+            let position = try cells.int64(0)
+            cells.key = "position \(position)"
+            let type = try cells.text(2)
+            let streamType = try cells.text(3)
+            let after = type.hasSuffix(".deleted") ? nil : try state(streamType, type, cells.bytes(6))
+            // No previous event (a stream's first) leaves the before-state empty.
+            let previousType = cells.optionalText(8)
+            let before = try previousType.flatMap { previous in
+                previous.hasSuffix(".deleted") ? nil : try state(streamType, previous, cells.bytes(9))
+            }
+            guard let recordedAt = Timestamp(rfc3339: try cells.text(1)) else { throw cells.corrupt(1, "is not a timestamp") }
             entries.append(AuditEntry(
-                position: result.int64(row, 0) ?? 0,
-                recordedAt: result.string(row, 1).flatMap(Timestamp.init(rfc3339:)) ?? Timestamp(microsecondsSinceEpoch: 0),
+                position: position,
+                recordedAt: recordedAt,
                 type: type,
                 streamType: streamType,
-                streamID: try streamID(result.string(row, 4)),
-                version: result.int64(row, 5) ?? 0,
-                metadata: try StorageJSON.decode(EventMetadata.self, result.bytes(row, 7)!),
+                streamID: try cells.id(4),
+                version: try cells.int64(5),
+                metadata: try cells.bytes(7).withUnsafeBytes { try StorageJSON.decode(EventMetadata.self, $0) },
                 changes: FieldChange.between(before, after)
             ))
         }
@@ -64,13 +71,7 @@ public struct AuditReader: Sendable {
         return AuditPage(entries: entries, nextAfter: more ? entries.last?.position : nil)
     }
 
-    static func state(_ streamType: String, _ type: String, _ bytes: UnsafeRawBufferPointer?) throws -> JSONObject? {
-        guard let bytes else { return nil }
-        return try StoredData.object(streamType: streamType, type: type, data: Array(bytes))
-    }
-
-    static func streamID(_ text: String?) throws -> EntityID {
-        guard let id = text.flatMap(EntityID.init) else { throw PGError(.statement, "an event without a stream id") }
-        return id
+    static func state(_ streamType: String, _ type: String, _ bytes: [UInt8]) throws -> JSONObject? {
+        try StoredData.object(streamType: streamType, type: type, data: bytes)
     }
 }

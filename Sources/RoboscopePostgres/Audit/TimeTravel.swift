@@ -40,12 +40,16 @@ public struct TimeTravel: Sendable {
             let result = try connection.query(sql, [workSessionID.description, parameter])
             var markers: [Marker] = []
             var details: [String: MarkerDetails] = [:]
-            for row in 0..<result.rowCount where !(result.string(row, 2) ?? "").hasSuffix(".deleted") {
-                let bytes = result.bytes(row, 3)!
-                if result.string(row, 0) == StreamType.marker.rawValue {
+            for row in 0..<result.rowCount {
+                var cells = RowReader(result, row: row, source: "eventlog.events")
+                let streamID = try cells.text(1)
+                cells.key = "stream \(streamID)"
+                guard !(try cells.text(2)).hasSuffix(".deleted") else { continue }
+                guard let bytes = result.bytes(row, 3) else { throw cells.corrupt(3, "is null") }
+                if try cells.text(0) == StreamType.marker.rawValue {
                     markers.append(try StorageJSON.decode(Marker.self, bytes))
                 } else {
-                    details[result.string(row, 1) ?? ""] = try StorageJSON.decode(MarkerDetails.self, bytes)
+                    details[streamID] = try StorageJSON.decode(MarkerDetails.self, bytes)
                 }
             }
             return markers
@@ -91,9 +95,13 @@ public struct TimeTravel: Sendable {
             LIMIT 1
             """, [stream.rawValue, id.description, parameter])
         guard result.rowCount == 1 else { return nil }
+        var cells = RowReader(result, row: 0, source: "eventlog.events")
+        let position = try cells.int64(0)
+        cells.key = "position \(position)"
+        guard let data = result.bytes(0, 3) else { throw cells.corrupt(3, "is null") }
         return LastEvent(
-            position: result.int64(0, 0) ?? 0, deleted: (result.string(0, 1) ?? "").hasSuffix(".deleted"),
-            recordedAt: result.string(0, 2) ?? "", data: result.bytes(0, 3)!, result: result
+            position: position, deleted: try cells.text(1).hasSuffix(".deleted"),
+            recordedAt: try cells.text(2), data: data, result: result
         )
     }
 
