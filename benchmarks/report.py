@@ -318,7 +318,8 @@ def sync(r, data):
               "`ROBOSCOPE_BASELINE_BINARY=… ROBOSCOPE_BASELINE_SCHEMA=… deploy/local/bench sync`._", "")
         return
     r.add(f"Marker creates over HTTP at {w['clients']} clients, each into one of {w['sessions']} work sessions at random, "
-          "against this build and the release before the sync protocol (each on a fresh database, alternating runs):", "",
+          "against this build and the release before the sync protocol (each on a fresh database, alternating runs, "
+          f"{w.get('repeat', data['repeat'])} rounds):", "",
           "| build | markers/s, many sessions | markers/s, one session |", "| --- | --- | --- |",
           f"| with order on a topic | {spread(w['new_per_second'])} | {spread(w['one_session_new_per_second'])} |",
           f"| before | {spread(w['old_per_second'])} | {spread(w['one_session_old_per_second'])} |", "",

@@ -162,15 +162,17 @@ def write_cost(binary, baseline, baseline_schema, admin_url, clients, seconds, r
             server, port = serve(build, url, schema)
             _, space = request(port, "POST", "/api/v1/spaces", {"key": "w", "name": "w"})
             servers[name] = (server, port, sessions_in(port, space["id"], sessions))
-        for _ in range(repeat):
-            for name, (_, port, ids) in servers.items():
+        for round in range(repeat):
+            # Alternating which build goes first cancels the drift of the shared disk within a round.
+            order = list(servers.items()) if round % 2 == 0 else list(reversed(servers.items()))
+            for name, (_, port, ids) in order:
                 runs[name].append(post_markers(port, clients, seconds, ids)["requests_per_second"])
                 single[name].append(post_markers(port, clients, seconds, ids[0])["requests_per_second"])
     finally:
         for server, _, _ in servers.values():
             server.terminate()
             server.wait(timeout=30)
-    return {"clients": clients, "sessions": sessions, "new_per_second": spread(runs["new"]),
+    return {"clients": clients, "sessions": sessions, "repeat": repeat, "new_per_second": spread(runs["new"]),
             "old_per_second": spread(runs["old"]), "ratio": spread([n / o for n, o in zip(runs["new"], runs["old"])]),
             "one_session_new_per_second": spread(single["new"]), "one_session_old_per_second": spread(single["old"])}
 
@@ -189,13 +191,21 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=256, help="work sessions the write-cost comparison spreads over")
+    parser.add_argument("--parts", default="catch_up,near,write_cost", help="which measurements to run (comma-separated)")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "sync.json"))
     args = parser.parse_args()
 
-    result = {"machine": machine(), "repeat": args.repeat,
-              "catch_up": catch_up(args.binary, args.admin_url, args.events, args.repeat),
-              "near": near(args.binary, args.admin_url, args.markers, args.queries, args.range)}
-    if args.baseline_binary:
+    parts = set(args.parts.split(","))
+    result = {"machine": machine(), "repeat": args.repeat}
+    if os.path.exists(args.output):
+        # A run of some parts keeps the others' last figures.
+        with open(args.output) as f:
+            result = {**json.load(f), **result}
+    if "catch_up" in parts:
+        result["catch_up"] = catch_up(args.binary, args.admin_url, args.events, args.repeat)
+    if "near" in parts:
+        result["near"] = near(args.binary, args.admin_url, args.markers, args.queries, args.range)
+    if "write_cost" in parts and args.baseline_binary:
         result["write_cost"] = write_cost(args.binary, args.baseline_binary, args.baseline_schema, args.admin_url,
                                           args.clients, args.seconds, args.repeat, args.sessions)
     os.makedirs(os.path.dirname(args.output), exist_ok=True)

@@ -92,15 +92,17 @@ import Glibc
 
     @Test func idleConnectionsArePingedAndDeadOnesClosed() async throws {
         let server = try await ServerProcess(
-            databaseURL: try TestDatabase.fresh("wsping"), extraArguments: ["--ws-ping-interval", "0.5"]
+            // 2 s leaves a loaded test machine time to answer; the live client has as long
+            // again after each ping.
+            databaseURL: try TestDatabase.fresh("wsping"), extraArguments: ["--ws-ping-interval", "2"]
         )
         let alive = try WebSocketClient(port: server.wsPort)
         let dead = try WebSocketClient(port: server.wsPort)
         // The live one answers pings and stays; the dead one never answers.
-        guard case .ping(let payload) = try await alive.next(timeout: 3) else { throw TestFailure("expected a ping") }
+        guard case .ping(let payload) = try await alive.next(timeout: 10) else { throw TestFailure("expected a ping") }
         try alive.send(.pong, payload)
-        guard case .ping = try await dead.next(timeout: 3) else { throw TestFailure("expected a ping") }
-        let closed = try? await dead.next(timeout: 5)
+        guard case .ping = try await dead.next(timeout: 10) else { throw TestFailure("expected a ping") }
+        let closed = try? await dead.next(timeout: 10)
         #expect(closed == nil)
         #expect(dead.sawEndOfStream)
         try alive.send(["op": "dance"])

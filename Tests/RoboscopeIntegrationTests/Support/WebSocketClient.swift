@@ -87,7 +87,9 @@ final class WebSocketClient: @unchecked Sendable {
     func sendRaw(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            // MSG_NOSIGNAL: a server that already closed must fail the test, not kill the
+            // whole test process with SIGPIPE.
+            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard count > 0 else { throw TestFailure("write failed: errno \(errno)") }
             offset += count
         }

@@ -209,7 +209,7 @@ import Glibc
         defer { close(socket) }
         let request = "POST /api/v1/markers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Idempotency-Key: \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        _ = Array(request.utf8).withUnsafeBytes { write(socket, $0.baseAddress, $0.count) }
+        _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         try await eventually("the marker is committed") { try scalar(url, "SELECT count(*) FROM markers") == 1 }
         kill(server.process.processIdentifier, SIGKILL)
         server.process.waitUntilExit()
