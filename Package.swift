@@ -153,6 +153,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
+        // The gateway's and the pool's state machines, driven with a test clock: no
+        // sockets, no threads, no sleeping.
+        .testTarget(name: "RoboscopeGatewayTests", dependencies: ["RoboscopeGateway", "BlockingPool"]),
         .testTarget(
             name: "RoboscopeIntegrationTests",
             dependencies: [

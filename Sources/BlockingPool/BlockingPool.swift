@@ -8,6 +8,9 @@ import Logging
 /// Work is queued; the next free thread runs it on its connection. A broken
 /// connection is dropped and made again for the next job; while the server is down,
 /// jobs fail at once with the last connect error instead of each waiting for a timeout.
+///
+/// `@unchecked Sendable`: the queue, the gate and the counts are guarded by
+/// `condition`; each connection belongs to the thread that made it.
 public final class BlockingPool<Connection: BlockingConnection>: @unchecked Sendable {
     public let size: Int
     private let connect: @Sendable () throws -> Connection
@@ -17,7 +20,9 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     private var queue: [Job] = []
     private var head = 0
     private var running = true
-    private var lastConnectFailure: (at: ContinuousClock.Instant, error: any Error)?
+    private var gate: ReconnectGate<ContinuousClock.Instant>
+    private var liveThreads = 0
+    private let clock = ContinuousClock()
     private var busy = 0
     private let metrics: PoolMetrics
 
@@ -68,6 +73,8 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
         self.logger = logger
         self.connect = connect
         self.metrics = PoolMetrics(name: name, size: self.size)
+        gate = ReconnectGate(retryInterval: Self.retryInterval)
+        liveThreads = self.size
         for index in 0..<self.size {
             let thread = Thread { [unowned self] in self.work() }
             thread.name = "\(name)-\(index)"
@@ -99,12 +106,18 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
         return (busy, size)
     }
 
-    /// Stops the threads once the queued work is done.
-    public func shutdown() {
+    /// Stops the threads once the queued work is done, and waits for them (at most
+    /// `timeout`: a call stuck on a dead server must not hold up the process's exit).
+    public func shutdown(timeout: Duration = .seconds(5)) {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
         condition.lock()
         running = false
         condition.broadcast()
+        while liveThreads > 0, condition.wait(until: deadline) {}
+        let stuck = liveThreads
         condition.unlock()
+        if stuck > 0 { logger.warning("\(name) pool stopped with threads still busy", metadata: ["threads": "\(stuck)"]) }
     }
 
     private func enqueue(_ job: @escaping Job) {
@@ -138,21 +151,31 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     public static var idleCheckInterval: Duration { .seconds(2) }
 
     private func work() {
+        defer {
+            condition.lock()
+            liveThreads -= 1
+            condition.broadcast()
+            condition.unlock()
+        }
         var connection: Connection?
-        var lastUsed = ContinuousClock.now
+        var lastUsed = clock.now
         while let job = nextJob() {
-            if let current = connection, current.isBroken || (ContinuousClock.now - lastUsed > Self.idleCheckInterval && !current.check()) {
-                connection = nil
-                metrics.connectionDropped()
+            if let current = connection {
+                let check = ConnectionCheck.before(
+                    broken: current.isBroken, lastUsed: lastUsed, now: clock.now, idleCheckInterval: Self.idleCheckInterval)
+                if check == .replace || (check == .ping && !current.check()) {
+                    connection = nil
+                    metrics.connectionDropped()
+                }
             }
             var fresh = false
             if connection == nil {
                 connection = makeConnection()
                 fresh = connection != nil
             }
-            lastUsed = ContinuousClock.now
+            lastUsed = clock.now
             condition.lock()
-            let failure = connection == nil ? (lastConnectFailure?.error ?? BlockingPoolError.unreachable(name)) : nil
+            let failure = connection == nil ? (gate.lastFailure?.error ?? BlockingPoolError.unreachable(name)) : nil
             condition.unlock()
             if failure != nil { metrics.jobRefused() }
             let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [unowned self] in
@@ -169,11 +192,9 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
 
     private func makeConnection() -> Connection? {
         condition.lock()
-        if let failure = lastConnectFailure, ContinuousClock.now - failure.at < Self.retryInterval {
-            condition.unlock()
-            return nil
-        }
+        let refused = gate.failFast(now: clock.now) != nil
         condition.unlock()
+        if refused { return nil }
         return try? connectRecordingOutcome()
     }
 
@@ -182,19 +203,15 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
         do {
             let connection = try connect()
             condition.lock()
-            if lastConnectFailure != nil {
-                logger.info("\(name) reachable again")
-            }
-            lastConnectFailure = nil
+            let recovered = gate.connected()
             condition.unlock()
+            if recovered { logger.info("\(name) reachable again") }
             return connection
         } catch {
             condition.lock()
-            if lastConnectFailure == nil {
-                logger.error("\(name) unreachable", metadata: ["error": "\(error)"])
-            }
-            lastConnectFailure = (ContinuousClock.now, error)
+            let outage = gate.failed(error, now: clock.now)
             condition.unlock()
+            if outage { logger.error("\(name) unreachable", metadata: ["error": "\(error)"]) }
             metrics.connectFailed()
             throw error
         }

@@ -10,7 +10,7 @@ import Glibc
 /// thread, the log tailer and the presence thread. On graceful shutdown (SIGTERM) it
 /// stops accepting, closes every connection with 1001, and waits for the close
 /// handshakes (at most a few seconds).
-public final class Gateway: Service, @unchecked Sendable {
+public final class Gateway: Service, Sendable {
     private let hub: Hub
     private let shards: [Shard]
     private let listener: Int32
@@ -21,12 +21,16 @@ public final class Gateway: Service, @unchecked Sendable {
         configuration: GatewayConfiguration, databaseURL: String, redisURL: RedisURL, presence: PresenceStore, logger: Logger
     ) throws {
         let limit = FileLimit.raiseToHardLimit()
-        let hub = Hub(configuration: configuration, logger: logger)
-        hub.tailer = try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: hub.registry, logger: logger)
-        hub.presence = try PresenceWorker(url: redisURL, store: presence, configuration: configuration, registry: hub.registry, logger: logger)
+        let registry = TopicRegistry()
+        let metrics = GatewayMetrics()
+        let hub = Hub(
+            configuration: configuration, logger: logger, registry: registry, metrics: metrics,
+            tailer: try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics, logger: logger),
+            presence: try PresenceWorker(url: redisURL, store: presence, configuration: configuration, registry: registry, logger: logger))
+        // The shards reach the tailer and the presence thread through the hub, and
+        // those two reach the shards through their lists, set before any thread starts.
         let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }
         hub.tailer.shards = shards
-        hub.tailer.metrics = hub.metrics
         hub.presence.shards = shards
         self.hub = hub
         self.shards = shards

@@ -1,14 +1,10 @@
-import Foundation
 import Metrics
+import Synchronization
 
 /// Counters the gateway keeps about itself (logged at shutdown, read by benchmarks
 /// and, later, exported as metrics).
-public final class GatewayMetrics: @unchecked Sendable {
-    private let lock = NSLock()
-    private var open = 0
-    private var openedTotal = 0
-    private var writes = 0
-    private var slowConsumers = 0
+public final class GatewayMetrics: Sendable {
+    private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0))
 
     public struct Snapshot: Sendable, CustomStringConvertible {
         public var openConnections: Int
@@ -36,23 +32,30 @@ public final class GatewayMetrics: @unchecked Sendable {
     }
 
     func opened() {
-        lock.lock(); open += 1; openedTotal += 1; let now = open; lock.unlock()
+        let now = counts.withLock { counts in
+            counts.openConnections += 1
+            counts.connectionsOpened += 1
+            return counts.openConnections
+        }
         connectionsGauge.record(now)
     }
 
     func closed() {
-        lock.lock(); open -= 1; let now = open; lock.unlock()
+        let now = counts.withLock { counts in
+            counts.openConnections -= 1
+            return counts.openConnections
+        }
         connectionsGauge.record(now)
     }
 
     /// One fan-out batch: `messages` frames queued, `connections` connections written.
     func delivered(messages: Int, connections: Int) {
-        lock.lock(); writes += connections; lock.unlock()
+        counts.withLock { $0.flushes += connections }
         messagesCounter.increment(by: messages)
     }
 
     func slowConsumer() {
-        lock.lock(); slowConsumers += 1; lock.unlock()
+        counts.withLock { $0.slowConsumersClosed += 1 }
         slowCounter.increment()
     }
 
@@ -62,7 +65,6 @@ public final class GatewayMetrics: @unchecked Sendable {
     }
 
     public var snapshot: Snapshot {
-        lock.lock(); defer { lock.unlock() }
-        return Snapshot(openConnections: open, connectionsOpened: openedTotal, flushes: writes, slowConsumersClosed: slowConsumers)
+        counts.withLock { $0 }
     }
 }

@@ -2,18 +2,22 @@ import Logging
 
 /// What the shards share: configuration, the tailer, the presence thread, and the
 /// gateway-wide counts.
-final class Hub: @unchecked Sendable {
+final class Hub: Sendable {
     let configuration: GatewayConfiguration
     let logger: Logger
-    let registry = TopicRegistry()
+    let registry: TopicRegistry
     let clients = ClientCounter()
-    let metrics = GatewayMetrics()
-    // Set once in `Gateway.init`, before any thread starts.
-    var tailer: LogTailer!
-    var presence: PresenceWorker!
+    let metrics: GatewayMetrics
+    let tailer: LogTailer
+    let presence: PresenceWorker
 
-    init(configuration: GatewayConfiguration, logger: Logger) {
+    init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
+         tailer: LogTailer, presence: PresenceWorker) {
         self.configuration = configuration
         self.logger = logger
+        self.registry = registry
+        self.metrics = metrics
+        self.tailer = tailer
+        self.presence = presence
     }
 }

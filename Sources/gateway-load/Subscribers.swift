@@ -8,6 +8,9 @@ import Glibc
 /// N WebSocket connections read by a few epoll threads. Each thread notes, per
 /// received `marker.created` event, the marker id and when it arrived; latencies are
 /// matched against the writer's times at the end, so readers never share a lock.
+///
+/// `@unchecked Sendable`: each `Reader` belongs to one thread; the tallies are read
+/// after the threads are joined.
 final class Subscribers: @unchecked Sendable {
     struct Receipt { var id: [UInt8]; var at: Int64 }
 

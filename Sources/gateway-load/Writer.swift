@@ -6,6 +6,8 @@ import Glibc
 
 /// Posts writes over a keep-alive HTTP/1.1 connection and notes when each response
 /// arrived, by id: a marker (gateway mode) or a published message (reference mode).
+///
+/// `@unchecked Sendable`: one thread runs it; the others read its tallies after joining it.
 final class Writer: @unchecked Sendable {
     private let options: LoadOptions
     private(set) var sent: [[UInt8]: Int64] = [:]

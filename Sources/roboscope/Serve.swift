@@ -138,13 +138,13 @@ struct Serve: AsyncParsableCommand {
         }
         let port = try httpPort()
         let changes = ChangeSignal()
-        let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
-        defer { listener.shutdown() }
         if role.runsAPI {
             api.changes = changes
             notifier.local = changes
-            notifier.start()
-            listener.start()
+            let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
+            // Listed before the API server: they stop after its last request.
+            services.append(BackgroundThread(start: { notifier.start() }, stop: { await notifier.stop() }))
+            services.append(BackgroundThread(start: { listener.start() }, stop: { await listener.stop() }))
             let retention = try idempotencyRetention()
             services.append(IdempotencyPurge(
                 keys: api.idempotency, retention: .seconds(retention), interval: .seconds(min(3600, max(1, retention / 2))),
@@ -157,7 +157,6 @@ struct Serve: AsyncParsableCommand {
             services.append(APIServer.probes(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving probes and metrics", metadata: ["http": "\(host):\(port)"])
         }
-        defer { notifier.shutdown() }
         if role.runsGateway {
             var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
             configuration.authentication = verifier

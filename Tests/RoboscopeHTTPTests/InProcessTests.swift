@@ -120,6 +120,17 @@ import RoboscopeRedis
         #expect(buckets.take(for: "a", now: 1000) != nil)
     }
 
+    @Test func theRateLimiterForgetsIdleClientsOnlyWhenItHoldsTooMany() {
+        var limiter = RateLimiter(rate: 1, burst: 1)
+        for client in 1...RateLimiter.forgetAbove { _ = limiter.take(for: "\(client)", now: 0) }
+        _ = limiter.take(for: "recent", now: 30)
+        #expect(limiter.clientCount == RateLimiter.forgetAbove + 1)
+        #expect(limiter.take(for: "new", now: 61) == nil)
+        #expect(limiter.clientCount == 2, "the clients idle for a minute are forgotten, the recent one is kept")
+        #expect(limiter.take(for: "recent", now: 61) == nil)
+        #expect(limiter.take(for: "recent", now: 61) == 1, "its bucket survived the sweep")
+    }
+
     @Test func theRealtimeURLDefaultsToTheRequestsHost() {
         #expect(RealtimeController.sameHost("api.example.com:8080", port: 8081) == "ws://api.example.com:8081/api/v1/ws")
         #expect(RealtimeController.sameHost("[::1]:8080", port: 9000) == "ws://[::1]:9000/api/v1/ws")

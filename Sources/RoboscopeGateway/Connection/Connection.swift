@@ -16,20 +16,11 @@ final class Connection: LoopHandler {
         case echo
     }
 
-    enum State {
-        case handshaking(since: ContinuousClock.Instant)
-        case open
-        /// Our close frame is queued or sent; we wait for the peer's, or end of stream.
-        case closing(deadline: ContinuousClock.Instant)
-        /// Finished: the descriptor is closed.
-        case closed
-    }
-
     let id: UInt64
     let fd: Int32
     let peer: String
     unowned let shard: Shard
-    private(set) var state: State
+    private var machine: ConnectionStateMachine<ContinuousClock.Instant>
     private(set) var mode: Mode = .api
     private var head: [UInt8] = []
     private var reader: MessageReader?
@@ -37,8 +28,6 @@ final class Connection: LoopHandler {
     private var watchingWritable = false
     /// After the queue drains: half-close (our close frame or a refusal went out).
     private var shutdownAfterFlush = false
-    private var lastHeard: ContinuousClock.Instant
-    private var pingSentAt: ContinuousClock.Instant?
 
     /// Topics this connection receives (the shard keeps the fan-out side).
     var subscriptions: Set<Topic> = []
@@ -46,18 +35,17 @@ final class Connection: LoopHandler {
     var presence: Set<PresenceKey> = []
     /// Queued for the shard's flush at the end of a fan-out batch.
     var flushPending = false
-    private var catchUpAllowance = 0
 
     init(id: UInt64, fd: Int32, peer: String, shard: Shard, now: ContinuousClock.Instant) {
         self.id = id
         self.fd = fd
         self.peer = peer
         self.shard = shard
-        state = .handshaking(since: now)
-        lastHeard = now
+        machine = ConnectionStateMachine(
+            now: now, pingInterval: shard.configuration.pingInterval, maxBufferedBytes: shard.configuration.maxBufferedBytes)
     }
 
-    var isOpen: Bool { if case .open = state { return true } else { return false } }
+    var isOpen: Bool { machine.isOpen }
     var queuedBytes: Int { outbound.byteCount }
 
     // MARK: Readiness
@@ -71,7 +59,7 @@ final class Connection: LoopHandler {
         }
     }
 
-    private var isClosed: Bool { if case .closed = state { return true } else { return false } }
+    private var isClosed: Bool { machine.isClosed }
 
     private func readAvailable() {
         // Level-triggered: a few reads per wake-up keep one busy client from starving the rest.
@@ -84,8 +72,7 @@ final class Connection: LoopHandler {
             }
             guard case .done(let count) = result else { return }
             guard count > 0 else { return terminate() }
-            lastHeard = shard.now
-            pingSentAt = nil
+            machine.heard(now: shard.now)
             received(UnsafeRawBufferPointer(rebasing: shard.scratch[..<count]))
             if isClosed { return }
             if count < shard.scratch.count { return }
@@ -93,7 +80,7 @@ final class Connection: LoopHandler {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
-        switch state {
+        switch machine.state {
         case .handshaking:
             head.append(contentsOf: bytes)
             readHead()
@@ -120,7 +107,7 @@ final class Connection: LoopHandler {
             mode = request.path.hasSuffix("/echo") ? .echo : .api
             let rest = Array(head[consumed...])
             head = []
-            state = .open
+            machine.upgraded()
             reader = MessageReader(role: .server, maxMessageSize: shard.configuration.maxMessageSize)
             enqueue(SharedFrame(HandshakeResponse.switchingProtocols(request)))
             flush()
@@ -131,7 +118,7 @@ final class Connection: LoopHandler {
     private func refuse(_ rejection: UpgradeRejection) {
         head = []
         enqueue(SharedFrame(HandshakeResponse.rejection(rejection)))
-        state = .closing(deadline: shard.now + .seconds(2))
+        machine.refused(now: shard.now)
         shutdownAfterFlush = true
         flush()
     }
@@ -151,13 +138,15 @@ final class Connection: LoopHandler {
         case .pong:
             break
         case .close(let code, _):
-            if isOpen {
-                // Echo the peer's status (none if it sent none), then we are done.
-                state = .closing(deadline: shard.now + .seconds(2))
+            switch machine.peerClosed(now: shard.now, outboundEmpty: outbound.isEmpty) {
+            case .echo:
+                // The peer's status (none if it sent none), then we are done.
                 shutdownAfterFlush = true
                 send(code.map { FrameEncoder.close($0) } ?? FrameEncoder.frame(.close, []))
-            } else if outbound.isEmpty {
+            case .terminate:
                 terminate()
+            case .ignore:
+                break
             }
         case .fail(let code, let reason):
             close(code, reason)
@@ -166,13 +155,11 @@ final class Connection: LoopHandler {
 
     /// Starts the close handshake with `code` (a protocol failure, slow consumer, shutdown).
     func close(_ code: CloseCode, _ reason: String) {
-        guard isOpen else {
-            if case .handshaking = state { terminate() }
-            return
+        switch machine.closeRequested(now: shard.now) {
+        case .none: return
+        case .terminate: return terminate()
+        case .sendClose: break
         }
-        // Closing before queueing the close frame: the slow-consumer check in `enqueue`
-        // applies to open connections only, so it cannot close twice.
-        state = .closing(deadline: shard.now + .seconds(2))
         if code == .tryAgainLater { outbound.dropUnstarted() }
         enqueue(SharedFrame(FrameEncoder.close(code, reason: reason)))
         shutdownAfterFlush = true
@@ -193,10 +180,9 @@ final class Connection: LoopHandler {
         outbound.append(frame)
     }
 
-    /// Bytes of a subscription's catch-up still allowed on top of the bound: a replay
-    /// is bounded by `maxCatchUpEvents`, and must not count as a slow reader.
+    /// Bytes of a subscription's catch-up that do not count as a slow reader.
     func allowCatchUp(_ bytes: Int) {
-        catchUpAllowance += bytes
+        machine.allowCatchUp(bytes: bytes)
     }
 
     /// Writes what the socket takes. A client that leaves more than the bound queued
@@ -209,8 +195,7 @@ final class Connection: LoopHandler {
         } catch {
             return terminate()
         }
-        catchUpAllowance = min(catchUpAllowance, outbound.byteCount)
-        if isOpen, outbound.byteCount > shard.configuration.maxBufferedBytes + catchUpAllowance {
+        if machine.flushed(queuedBytes: outbound.byteCount) {
             shard.slowConsumerClosed()
             return close(.tryAgainLater, "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
         }
@@ -232,28 +217,16 @@ final class Connection: LoopHandler {
     // MARK: Time
 
     func tick(_ now: ContinuousClock.Instant) {
-        switch state {
-        case .handshaking(let since):
-            if now - since > .seconds(10) { terminate() }
-        case .open:
-            let interval = shard.configuration.pingInterval
-            if let sent = pingSentAt {
-                if now - sent > interval { terminate() }
-            } else if now - lastHeard > interval {
-                pingSentAt = now
-                send(FrameEncoder.frame(.ping, []))
-            }
-        case .closing(let deadline):
-            if now > deadline { terminate() }
-        case .closed:
-            break
+        switch machine.tick(now: now) {
+        case .none: break
+        case .ping: send(FrameEncoder.frame(.ping, []))
+        case .terminate: terminate()
         }
     }
 
     /// Closes the descriptor now; the shard forgets the connection.
     func terminate() {
-        guard !isClosed else { return }
-        state = .closed
+        guard machine.terminated() else { return }
         shard.removed(self)
         Glibc.close(fd)
     }

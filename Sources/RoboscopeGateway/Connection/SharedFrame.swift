@@ -3,6 +3,8 @@ import WebSocketCodec
 /// One encoded frame that many connections write: an event is serialized and framed
 /// once per topic, and every subscriber's queue holds a reference to these bytes.
 /// The storage never moves, so `writev` can point into it.
+///
+/// `@unchecked Sendable`: the bytes are written once, in `init`, and only read after.
 final class SharedFrame: @unchecked Sendable {
     let bytes: UnsafeMutableRawBufferPointer
 

@@ -2,7 +2,7 @@ import RoboscopePostgres
 import RoboscopeDomain
 
 /// One framed message for a topic's subscribers, handed to every shard.
-struct LiveItem: @unchecked Sendable {
+struct LiveItem: Sendable {
     var topic: Topic
     /// The event's position (nil for presence, which is not logged).
     var position: Int64?
@@ -10,7 +10,7 @@ struct LiveItem: @unchecked Sendable {
 }
 
 /// What the tailer answers to a subscription.
-enum SubscribeOutcome: @unchecked Sendable {
+enum SubscribeOutcome: Sendable {
     /// `position` (and `topicSeq`, when known): the topic's newest event the client has
     /// once `catchUp` is sent; `covered`: live events of the topic up to this position
     /// are already the client's (its `since`).

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// A client's subscription on its way to the tailer.
-struct SubscribeRequest: @unchecked Sendable {
+struct SubscribeRequest: Sendable {
     unowned let shard: Shard
     let connectionID: UInt64
     let topic: Topic
@@ -20,13 +20,17 @@ struct SubscribeRequest: @unchecked Sendable {
 /// order. Every granted subscription and every live batch leaves this thread in
 /// order, which is what makes the `since` seam exact: a subscription's catch-up ends
 /// at the cursor the next live read starts from.
+///
+/// `@unchecked Sendable`: the cursor, the connection and the loop state live on the
+/// tailer's thread; `shards` is set before `start`, and other threads reach it only
+/// through `inbox`.
 final class LogTailer: @unchecked Sendable {
     private let databaseURL: String
     private let configuration: GatewayConfiguration
     private let registry: TopicRegistry
     private let logger: Logger
     var shards: [Shard] = []
-    var metrics: GatewayMetrics?
+    private let metrics: GatewayMetrics
     private var nextLagCheck = ContinuousClock.now
     private let inbox: Inbox<SubscribeRequest>
     private var waker: Waker { inbox.waker }
@@ -37,8 +41,9 @@ final class LogTailer: @unchecked Sendable {
     private var cursor: LogCursor?
     static let batchSize = 500
 
-    init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, logger: Logger) throws {
+    init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, metrics: GatewayMetrics, logger: Logger) throws {
         self.databaseURL = databaseURL
+        self.metrics = metrics
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
@@ -135,7 +140,7 @@ final class LogTailer: @unchecked Sendable {
         guard now >= nextLagCheck, let delivered = cursor?.position else { return }
         nextLagCheck = now + .seconds(1)
         let newest = try DeliveryReader.newestPosition(on: connection)
-        metrics?.lag(max(0, newest - delivered))
+        metrics.lag(max(0, newest - delivered))
     }
 
     /// Renders each event once per topic that has subscribers here, and hands the
@@ -168,41 +173,32 @@ final class LogTailer: @unchecked Sendable {
     private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
         guard let cursor else { return refuse(request, .unavailableDatabase) }
         do {
-            let head = try DeliveryReader.head(of: request.topic, until: cursor, on: connection) ?? .empty
+            var grant = SubscriptionGrant(
+                topic: request.topic, since: request.since,
+                head: try DeliveryReader.head(of: request.topic, until: cursor, on: connection) ?? .empty,
+                maxCatchUpEvents: configuration.maxCatchUpEvents)
             var catchUp: [SharedFrame] = []
-            if let since = request.since {
-                // On a topic positions follow delivery order: the catch-up is the topic's
-                // events after `since` that live reads have passed, the live stream the
-                // rest (skipping what the client has, should it come from a gateway
-                // further ahead).
-                if since > head.position, since > (try DeliveryReader.newestPosition(on: connection)) {
-                    return refuse(request, DomainError.invalid("since", "position \(since) is ahead of the log"))
-                }
-                var after = since
-                while after < head.position {
+            var step = grant.start()
+            while true {
+                switch step {
+                case .askNewest:
+                    step = grant.newest(try DeliveryReader.newestPosition(on: connection))
+                case .askExists:
+                    step = grant.exists(try DeliveryReader.exists(request.topic, on: connection))
+                case .read(let after):
                     let rows = try DeliveryReader.topic(request.topic, after: after, until: cursor, limit: 1000, on: connection)
                     catchUp.append(contentsOf: rows.compactMap { render($0, request.topic) })
-                    if catchUp.count > configuration.maxCatchUpEvents {
-                        return refuse(request, DomainError(
-                            .tooFarBehind,
-                            "more than \(configuration.maxCatchUpEvents) events since \(since): catch up with "
-                                + "GET /api/v1/changes?topic=\(request.topic)&since=\(since), then subscribe with since=<its next_since>",
-                            field: "since"))
-                    }
-                    guard let last = rows.last else { break }
-                    after = last.cursor.position
+                    step = grant.read(count: rows.count, last: rows.last?.cursor.position)
+                case .refuse(let error):
+                    return refuse(request, error)
+                case .grant(let position, let topicSeq, let covered):
+                    registry.insert(request.topic)
+                    let outcome = SubscribeOutcome.granted(position: position, topicSeq: topicSeq, catchUp: catchUp, covered: covered)
+                    let shard = request.shard
+                    shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: outcome) }
+                    return
                 }
-            } else if try !DeliveryReader.exists(request.topic, on: connection) {
-                return refuse(request, DomainError(.notFound, "\(request.topic) not found", field: "topic"))
             }
-            registry.increment(request.topic)
-            let reached = max(request.since ?? 0, head.position)
-            let outcome = SubscribeOutcome.granted(
-                position: reached, topicSeq: reached == head.position ? head.topicSeq : nil,
-                catchUp: catchUp, covered: request.since
-            )
-            let shard = request.shard
-            shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: outcome) }
         } catch {
             refuse(request, .unavailableDatabase)
             throw error

@@ -10,6 +10,9 @@ import Glibc
 
 /// The connections of one event loop and what they subscribe to. Everything here
 /// runs on the loop's thread; other threads reach it through `loop.execute`.
+///
+/// `@unchecked Sendable`: every mutable property is touched on the loop's thread only;
+/// other threads hand it work with `loop.execute`.
 final class Shard: @unchecked Sendable {
     let loop: EventLoop
     let configuration: GatewayConfiguration
@@ -62,7 +65,7 @@ final class Shard: @unchecked Sendable {
     func accepted(fd: Int32, peer: String) {
         nextID += 1
         let connection = Connection(id: nextID, fd: fd, peer: peer, shard: self, now: now)
-        _ = hub.clients.add(peer)
+        hub.clients.insert(peer)
         do {
             try loop.register(fd, connection, events: Epoll.readable)
         } catch {
@@ -91,7 +94,7 @@ final class Shard: @unchecked Sendable {
                 return UpgradeRejection(status: 401, message: "unknown token")
             }
         }
-        if hub.clients.count(connection.peer) > configuration.maxConnectionsPerClient {
+        if hub.clients.count(of: connection.peer) > configuration.maxConnectionsPerClient {
             return UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client")
         }
         return nil
@@ -115,7 +118,7 @@ final class Shard: @unchecked Sendable {
     private func unlink(_ connection: Connection, from topic: Topic) {
         subscribers[topic]?[connection.id] = nil
         if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
-        hub.registry.decrement(topic)
+        hub.registry.remove(topic)
     }
 
     // MARK: Client messages
@@ -164,7 +167,7 @@ final class Shard: @unchecked Sendable {
     func settle(connectionID: UInt64, topic: Topic, outcome: SubscribeOutcome) {
         guard let connection = connections[connectionID], connection.isOpen,
               connection.pendingSubscriptions.remove(topic) != nil else {
-            if case .granted = outcome { hub.registry.decrement(topic) }
+            if case .granted = outcome { hub.registry.remove(topic) }
             return
         }
         switch outcome {

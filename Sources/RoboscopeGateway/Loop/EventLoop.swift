@@ -12,6 +12,9 @@ protocol LoopHandler: AnyObject {
 /// One thread, one epoll instance: it runs I/O handlers for its descriptors, tasks
 /// that other threads hand it (`execute`), and a tick every `tickInterval`.
 /// Everything registered with a loop is touched only on the loop's thread.
+///
+/// `@unchecked Sendable`: `tasks` and `stopRequested` are guarded by `lock`; the
+/// handlers, `onTick` (set before `start`) and the epoll set belong to the loop's thread.
 final class EventLoop: @unchecked Sendable {
     let name: String
     private let epoll: Epoll

@@ -1,32 +1,30 @@
-import Foundation
+import Synchronization
 
 /// Work handed to a background thread (the log tailer, the presence thread): other
 /// threads `post`, the owner `take`s everything queued when its `waker` fires.
-final class Inbox<Job>: @unchecked Sendable {
+final class Inbox<Job: Sendable>: Sendable {
     let waker: Waker
-    private let lock = NSLock()
-    private var jobs: [Job] = []
-    private var closed = false
+    private let queue = Mutex<(jobs: [Job], closed: Bool)>(([], false))
 
     init() throws {
         waker = try Waker()
     }
 
     func post(_ job: Job) {
-        lock.lock(); jobs.append(job); lock.unlock()
+        queue.withLock { $0.jobs.append(job) }
         waker.wake()
     }
 
     /// Asks the owner to stop; `take` reports it.
     func close() {
-        lock.lock(); closed = true; lock.unlock()
+        queue.withLock { $0.closed = true }
         waker.wake()
     }
 
     func take() -> (jobs: [Job], closed: Bool) {
-        lock.lock(); defer { lock.unlock() }
-        let taken = jobs
-        jobs.removeAll()
-        return (taken, closed)
+        queue.withLock { queue in
+            defer { queue.jobs.removeAll() }
+            return queue
+        }
     }
 }

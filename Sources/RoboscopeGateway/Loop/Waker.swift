@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// An eventfd that other threads write to wake a thread waiting in `poll` or `epoll`.
-final class Waker: @unchecked Sendable {
+final class Waker: Sendable {
     let fd: Int32
 
     init() throws {
@@ -37,23 +37,4 @@ final class Waker: @unchecked Sendable {
         if fds[0].revents != 0 { drain() }
         return fds.count > 1 && fds[1].revents != 0
     }
-}
-
-/// A named thread whose end another thread can wait for.
-final class JoinableThread: @unchecked Sendable {
-    private let thread: Thread
-    private let finished = DispatchSemaphore(value: 0)
-
-    init(name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
-        let finished = finished
-        thread = Thread {
-            body()
-            finished.signal()
-        }
-        thread.name = name
-        if let stackSize { thread.stackSize = stackSize }
-    }
-
-    func start() { thread.start() }
-    func join() { finished.wait() }
 }

@@ -13,21 +13,14 @@ import Glibc
 /// - keeps users of `presence` ops present with heartbeats, and lets them go a grace
 ///   period after their last connection closes, unless someone heartbeated since;
 /// - sweeps expired members of watched sessions, which announces their leaves.
+///
+/// `@unchecked Sendable`: the holdings and both Redis connections live on the presence
+/// thread; `shards` is set before `start`, and other threads reach it only through `inbox`.
 final class PresenceWorker: @unchecked Sendable {
     private enum Job {
         case hold(PresenceKey, shard: Shard, connectionID: UInt64)
         case release(PresenceKey)
         case snapshot(Topic, shard: Shard, connectionID: UInt64)
-    }
-
-    /// One user kept present by this gateway.
-    private struct Holding {
-        var connections = 0
-        /// Redis time of our last heartbeat, and when (locally) we sent it.
-        var lastBeat: Int64 = 0
-        var lastBeatAt: ContinuousClock.Instant?
-        /// Set when the last connection closed: leave after this, unless held again.
-        var leaveAfter: ContinuousClock.Instant?
     }
 
     private let url: RedisURL
@@ -39,7 +32,7 @@ final class PresenceWorker: @unchecked Sendable {
     private let inbox: Inbox<Job>
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
-    private var holdings: [PresenceKey: Holding] = [:]
+    private var holdings: PresenceHoldings<ContinuousClock.Instant>
     private let clock = ContinuousClock()
 
     /// `store` supplies the scripts and the window; its calls run on this thread's own connections.
@@ -49,6 +42,7 @@ final class PresenceWorker: @unchecked Sendable {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
+        holdings = PresenceHoldings(window: configuration.presenceWindow, grace: configuration.presenceGrace)
         inbox = try Inbox()
     }
 
@@ -86,9 +80,8 @@ final class PresenceWorker: @unchecked Sendable {
                     subscriber = try RedisSubscriber(url, pattern: PresenceStore.channelPattern)
                     backoff = 0.1
                 }
-                while let job = remaining.first {
+                while let job = remaining.popFirst() {
                     try perform(job, commands!)
-                    remaining.removeFirst()
                 }
                 try beatAndLeave(commands!)
                 if clock.now >= nextSweep {
@@ -122,60 +115,55 @@ final class PresenceWorker: @unchecked Sendable {
     }
 
 
+    /// Carries out `job`; if Redis fails on the way, answers the job as `refuse` would
+    /// (once) and rethrows.
     private func perform(_ job: Job, _ redis: RedisConnection) throws {
         switch job {
         case .hold(let key, let shard, let connectionID):
-            var holding = holdings[key] ?? Holding()
-            holding.connections += 1
-            holding.leaveAfter = nil
-            let beat = try store.heartbeat(session: key.workSessionID.description, user: key.user, on: redis)
-            holding.lastBeat = beat.at
-            holding.lastBeatAt = clock.now
-            holdings[key] = holding
+            let heartbeat = holdings.held(key)
+            do {
+                try carryOut(heartbeat, on: redis)
+            } catch {
+                shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
+                throw error
+            }
             let message = ServerMessage.present(workSessionID: key.workSessionID, user: key.user)
             shard.loop.execute { shard.send(message, to: connectionID) }
         case .release(let key):
-            guard var holding = holdings[key] else { return }
-            holding.connections -= 1
-            if holding.connections <= 0 {
-                holding.connections = 0
-                holding.leaveAfter = clock.now + configuration.presenceGrace
-            }
-            holdings[key] = holding
+            holdings.released(key, now: clock.now)
         case .snapshot(let topic, let shard, let connectionID):
-            let users = try store.users(session: topic.id.description, on: redis)
-            let message = ServerMessage.presence(topic, users: users)
+            let message: [UInt8]
+            do {
+                message = ServerMessage.presence(topic, users: try store.users(session: topic.id.description, on: redis))
+            } catch {
+                shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
+                throw error
+            }
             shard.loop.execute { shard.send(message, to: connectionID) }
         }
     }
 
-    /// Heartbeats what is held (a third of the window apart) and ends grace periods.
     private func beatAndLeave(_ redis: RedisConnection) throws {
-        let now = clock.now
-        let interval = configuration.presenceWindow / 3
-        for (key, var holding) in holdings {
-            if let leaveAfter = holding.leaveAfter {
-                if now >= leaveAfter {
-                    try store.leave(session: key.workSessionID.description, user: key.user,
-                                    ifLastSeenAtOrBefore: holding.lastBeat, on: redis)
-                    holdings[key] = nil
-                }
-            } else if holding.lastBeatAt.map({ now - $0 >= interval }) ?? true {
-                let beat = try store.heartbeat(session: key.workSessionID.description, user: key.user, on: redis)
-                holding.lastBeat = beat.at
-                holding.lastBeatAt = now
-                holdings[key] = holding
-            }
+        for action in holdings.due(now: clock.now) {
+            try carryOut(action, on: redis)
         }
     }
 
-    /// On shutdown the users this gateway kept present leave now (their connections
-    /// are closing with 1001; clients that reconnect elsewhere heartbeat again).
+    private func carryOut(_ action: PresenceHoldings<ContinuousClock.Instant>.Action, on redis: RedisConnection) throws {
+        switch action {
+        case .heartbeat(let key):
+            let beat = try store.heartbeat(session: key.workSessionID.description, user: key.user, on: redis)
+            holdings.beaten(key, redisTime: beat.at, now: clock.now)
+        case .leave(let key, let lastSeen):
+            try store.leave(session: key.workSessionID.description, user: key.user, ifLastSeenAtOrBefore: lastSeen, on: redis)
+            holdings.left(key)
+        }
+    }
+
     private func leaveAll(_ redis: RedisConnection?) {
         guard let redis else { return }
-        for (key, holding) in holdings {
-            _ = try? store.leave(session: key.workSessionID.description, user: key.user,
-                                 ifLastSeenAtOrBefore: holding.lastBeat, on: redis)
+        for action in holdings.leavingAll() {
+            try? carryOut(action, on: redis)
         }
     }
 
@@ -186,24 +174,19 @@ final class PresenceWorker: @unchecked Sendable {
         }
     }
 
+    private static let unavailable = ServerMessage.error(DomainError(.unavailable, "presence is unreachable; retry shortly"))
+
+    /// Answers a job that cannot reach Redis.
     private func refuse(_ job: Job) {
-        let error = ServerMessage.error(DomainError(.unavailable, "presence is unreachable; retry shortly"))
         switch job {
         case .hold(let key, let shard, let connectionID):
-            // Still counted: the heartbeats resume when Redis returns.
-            var holding = holdings[key] ?? Holding()
-            holding.connections += 1
-            holding.leaveAfter = nil
-            holdings[key] = holding
-            shard.loop.execute { shard.send(error, to: connectionID) }
+            // Still counted: `due` heartbeats it when Redis returns.
+            _ = holdings.held(key)
+            shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
         case .snapshot(_, let shard, let connectionID):
-            shard.loop.execute { shard.send(error, to: connectionID) }
+            shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
         case .release(let key):
-            if var holding = holdings[key] {
-                holding.connections = max(0, holding.connections - 1)
-                if holding.connections == 0 { holding.leaveAfter = clock.now + configuration.presenceGrace }
-                holdings[key] = holding
-            }
+            holdings.released(key, now: clock.now)
         }
     }
 }

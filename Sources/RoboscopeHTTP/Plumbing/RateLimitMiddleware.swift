@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import RoboscopeDomain
+import Synchronization
 
 /// A token bucket per client address on `/api/v1`: `rate` requests per second with
 /// bursts up to `burst`; past it, 429 with `Retry-After` (whole seconds until a token).
@@ -19,22 +20,41 @@ struct RateLimitMiddleware: RouterMiddleware {
     }
 }
 
-/// The buckets, shared by every request; idle clients are forgotten.
-final class TokenBuckets: @unchecked Sendable {
+/// The buckets, shared by every request.
+final class TokenBuckets: Sendable {
+    private let limiter: Mutex<RateLimiter>
+    let rate: Double
+
+    init(rate: Double, burst: Double) {
+        self.rate = rate
+        limiter = Mutex(RateLimiter(rate: rate, burst: burst))
+    }
+
+    /// Takes a token; nil if there was one, else the seconds until there is.
+    func take(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
+        limiter.withLock { $0.take(for: client, now: now) }
+    }
+}
+
+/// A token bucket per client, refilled at `rate` tokens a second up to `burst`. Pure:
+/// the time comes in as seconds on any monotonic clock.
+struct RateLimiter {
     let rate: Double
     let burst: Double
-    private let lock = NSLock()
     private var buckets: [String: (tokens: Double, at: TimeInterval)] = [:]
+    /// Past this many clients, those idle for a minute (full again) are forgotten.
+    static var forgetAbove: Int { 50_000 }
 
     init(rate: Double, burst: Double) {
         self.rate = rate
         self.burst = burst
     }
 
-    /// Takes a token; nil if there was one, else the seconds until there is.
-    func take(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
-        lock.lock(); defer { lock.unlock() }
-        if buckets.count > 50_000 { buckets = buckets.filter { now - $0.value.at < 60 } }
+    var clientCount: Int { buckets.count }
+
+    /// Takes a token; nil if there was one, else the whole seconds until there is.
+    mutating func take(for client: String, now: TimeInterval) -> Int? {
+        if buckets.count > Self.forgetAbove { buckets = buckets.filter { now - $0.value.at < 60 } }
         var bucket = buckets[client] ?? (burst, now)
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate)
         bucket.at = now

@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import Logging
 
@@ -7,6 +8,9 @@ import Logging
 /// Postgres's global notify lock at each commit and serialise all writers.
 ///
 /// Losing a notification delays delivery but loses nothing: gateways also poll.
+///
+/// `@unchecked Sendable`: `pending` and `stopped` are guarded by `condition`, `thread`
+/// is set by `start` before the thread runs; the connection lives on the notifier's thread.
 public final class AppendNotifier: @unchecked Sendable {
     public static let channel = "roboscope_events"
 
@@ -16,6 +20,7 @@ public final class AppendNotifier: @unchecked Sendable {
     private var pending = false
     private var stopped = false
     private var thread: Thread?
+    private let completion = ThreadCompletion()
 
     public init(url: String, logger: Logger) {
         self.url = url
@@ -23,7 +28,10 @@ public final class AppendNotifier: @unchecked Sendable {
     }
 
     public func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            run()
+            completion.finish()
+        }
         thread.name = "append-notifier"
         self.thread = thread
         thread.start()
@@ -48,6 +56,13 @@ public final class AppendNotifier: @unchecked Sendable {
         stopped = true
         condition.signal()
         condition.unlock()
+    }
+
+    /// Stops the thread and waits for its end (at once if it never started).
+    public func stop() async {
+        shutdown()
+        guard thread != nil else { return }
+        await completion.wait()
     }
 
     private func run() {

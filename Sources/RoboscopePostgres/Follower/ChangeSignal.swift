@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import Logging
 import Metrics
@@ -72,6 +73,9 @@ public final class ChangeSignal: @unchecked Sendable {
 
 /// Listens for `roboscope_events` on its own connection and thread, bumping a
 /// `ChangeSignal` for each batch of notifications; reconnects with backoff.
+///
+/// `@unchecked Sendable`: `stopped` is guarded by `lock`, `thread` is set by `start`
+/// before the thread runs; the connection lives on the listener's own thread.
 public final class ChangeListener: @unchecked Sendable {
     private let url: String
     private let signal: ChangeSignal
@@ -80,6 +84,7 @@ public final class ChangeListener: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private var thread: Thread?
+    private let completion = ThreadCompletion()
 
     public init(url: String, signal: ChangeSignal, logger: Logger) {
         self.url = url
@@ -88,7 +93,10 @@ public final class ChangeListener: @unchecked Sendable {
     }
 
     public func start() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            run()
+            completion.finish()
+        }
         thread.name = "change-listener"
         self.thread = thread
         thread.start()
@@ -96,6 +104,14 @@ public final class ChangeListener: @unchecked Sendable {
 
     public func shutdown() {
         lock.withLock { stopped = true }
+    }
+
+    /// Stops the thread and waits for its end (at once if it never started); within
+    /// half a second, the longest it waits for a notification.
+    public func stop() async {
+        shutdown()
+        guard thread != nil else { return }
+        await completion.wait()
     }
 
     private var isStopped: Bool { lock.withLock { stopped } }

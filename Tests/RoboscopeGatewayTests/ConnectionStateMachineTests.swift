@@ -1,0 +1,94 @@
+@testable import RoboscopeGateway
+import Testing
+
+@Suite struct ConnectionStateMachineTests {
+    typealias Machine = ConnectionStateMachine<TestInstant>
+    let t0 = TestInstant.zero
+
+    func machine() -> Box<Machine> { Box(Machine(now: t0, pingInterval: .seconds(20), maxBufferedBytes: 1000)) }
+
+    func opened() -> Box<Machine> {
+        let machine = machine()
+        machine.value.upgraded()
+        return machine
+    }
+
+    @Test func anUpgradeThatNeverCompletesIsCutAfterTenSeconds() {
+        let machine = machine()
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(10)) } == .none)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(10) + .milliseconds(1)) } == .terminate)
+    }
+
+    @Test func silencePingsOnceThenEndsTheConnection() {
+        let machine = opened()
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(20)) } == .none)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(21)) } == .ping)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(30)) } == .none, "one ping per silence")
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(41) + .milliseconds(1)) } == .terminate)
+    }
+
+    @Test func anyBytesAnswerThePing() {
+        let machine = opened()
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(21)) } == .ping)
+        machine.value.heard(now: t0 + .seconds(25))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(45)) } == .none)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(46)) } == .ping)
+    }
+
+    @Test func thePeersCloseIsEchoedAndTheEchoEndsAtItsDeadline() {
+        let machine = opened()
+        #expect(machine.mutate { $0.peerClosed(now: t0, outboundEmpty: true) } == .echo)
+        #expect(!machine.value.isOpen)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(2)) } == .none)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(3)) } == .terminate)
+    }
+
+    @Test func ourCloseWaitsForThePeersAnswer() {
+        let machine = opened()
+        #expect(machine.mutate { $0.closeRequested(now: t0) } == .sendClose)
+        #expect(machine.mutate { $0.closeRequested(now: t0) } == .none, "a second close does nothing")
+        #expect(machine.mutate { $0.peerClosed(now: t0, outboundEmpty: false) } == .ignore, "our close frame is still queued")
+        #expect(machine.mutate { $0.peerClosed(now: t0, outboundEmpty: true) } == .terminate)
+    }
+
+    @Test func closingBeforeTheUpgradeTerminates() {
+        let machine = machine()
+        #expect(machine.mutate { $0.closeRequested(now: t0) } == .terminate)
+        #expect(machine.mutate { $0.peerClosed(now: t0, outboundEmpty: true) } == .ignore)
+    }
+
+    @Test func aRefusedUpgradeHasTwoSecondsToBeRead() {
+        let machine = machine()
+        machine.value.refused(now: t0)
+        #expect(machine.value.state == .closing(deadline: t0 + .seconds(2)))
+        machine.value.upgraded()
+        #expect(!machine.value.isOpen, "a refused upgrade never opens")
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(3)) } == .terminate)
+    }
+
+    @Test func aQueueOverTheBoundIsASlowReaderUnlessItIsACatchUp() {
+        let machine = opened()
+        #expect(!machine.mutate { $0.flushed(queuedBytes: 1000) })
+        #expect(machine.mutate { $0.flushed(queuedBytes: 1001) })
+        machine.value.allowCatchUp(bytes: 5000)
+        #expect(!machine.mutate { $0.flushed(queuedBytes: 5900) }, "the catch-up rides on top of the bound")
+        #expect(machine.value.catchUpAllowance == 5000)
+        // As the catch-up drains, its allowance shrinks with it and cannot come back.
+        #expect(!machine.mutate { $0.flushed(queuedBytes: 200) })
+        #expect(machine.value.catchUpAllowance == 200)
+        #expect(machine.mutate { $0.flushed(queuedBytes: 1300) })
+    }
+
+    @Test func aClosingConnectionIsNeverSlow() {
+        let machine = opened()
+        _ = machine.value.closeRequested(now: t0)
+        #expect(!machine.mutate { $0.flushed(queuedBytes: 10_000) })
+    }
+
+    @Test func terminatingTwiceIsANoOp() {
+        let machine = opened()
+        #expect(machine.mutate { $0.terminated() })
+        #expect(!machine.mutate { $0.terminated() })
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(100)) } == .none)
+    }
+}
