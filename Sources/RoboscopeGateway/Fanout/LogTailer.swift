@@ -81,7 +81,7 @@ final class LogTailer: @unchecked Sendable {
             if connection == nil {
                 do {
                     let fresh = try PGConnection(databaseURL)
-                    try fresh.execute("LISTEN \(AppendNotifier.channel)")
+                    try AppendNotifier.listen(on: fresh)
                     if cursor == nil { cursor = try DeliveryReader.head(on: fresh) }
                     connection = fresh
                     backoff = 0.1

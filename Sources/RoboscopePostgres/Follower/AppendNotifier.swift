@@ -14,6 +14,11 @@ import Logging
 public final class AppendNotifier: @unchecked Sendable {
     public static let channel = "roboscope_events"
 
+    /// Subscribes `connection` to the notifications (`drainNotifications` reads them).
+    public static func listen(on connection: PGConnection) throws {
+        try connection.execute("LISTEN \(channel)")
+    }
+
     private let url: String
     private let logger: Logger
     private let condition = NSCondition()

@@ -121,7 +121,7 @@ public final class ChangeListener: @unchecked Sendable {
         while !isStopped {
             do {
                 let connection = try PGConnection(url)
-                try connection.execute("LISTEN \(AppendNotifier.channel)")
+                try AppendNotifier.listen(on: connection)
                 backoff = 0.1
                 // Anything appended while we were away: let the waiters look.
                 signal.bump()
