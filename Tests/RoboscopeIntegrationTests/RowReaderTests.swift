@@ -1,4 +1,5 @@
 import Testing
+import RoboscopeDomain
 @testable import RoboscopePostgres
 
 /// A stored row that does not hold what its column must throws, naming the source,
@@ -26,5 +27,18 @@ import Testing
             }
         }
         #expect(try cells.optionalInt64(1) == nil, "a null where one is allowed is nil, not 0")
+    }
+
+    @Test func typedBindsReachPostgresAsTheirOwnValues() throws {
+        let connection = try PGConnection(try TestDatabase.fresh("binds"))
+        let id = EntityID("0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!
+        let result = try connection.query(
+            "SELECT $1::bigint = 9007199254740993, $2::uuid = '0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11', $3::boolean, $4::float8 = 0.1, $5::text, $6::text IS NULL, $7::text",
+            [Int64(9_007_199_254_740_993), id, true, 0.1, "it's", nil, StreamType.workSession]
+        )
+        for column in 0..<4 { #expect(result.string(0, column) == "t", "column \(column)") }
+        #expect(result.string(0, 4) == "it's")
+        #expect(result.string(0, 5) == "t")
+        #expect(result.string(0, 6) == "work_session")
     }
 }

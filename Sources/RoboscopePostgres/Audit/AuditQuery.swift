@@ -25,17 +25,17 @@ public struct AuditQuery: Sendable, Equatable {
 
     /// The WHERE clause and its parameters, with only the filters given, so the planner
     /// picks the index for what is there.
-    func whereClause() -> (String, [String?]) {
+    func whereClause() -> (String, PostgresBinds) {
         var conditions = [descending ? "e.position < $1" : "e.position > $1"]
-        var parameters: [String?] = [descending ? String(before ?? Int64.max) : String(after)]
-        func add(_ condition: (String) -> String, _ value: String) {
+        var parameters: PostgresBinds = [descending ? (before ?? Int64.max) : after]
+        func add(_ condition: (String) -> String, _ value: any PostgresBindable) {
             parameters.append(value)
             conditions.append(condition("$\(parameters.count)"))
         }
-        if let spaceID { add({ "e.space_id = \($0)::uuid" }, spaceID.description) }
-        if let workSessionID { add({ "e.work_session_id = \($0)::uuid" }, workSessionID.description) }
-        if let entityType { add({ "e.stream_type = \($0)" }, entityType.rawValue) }
-        if let entityID { add({ "e.stream_id = \($0)::uuid" }, entityID.description) }
+        if let spaceID { add({ "e.space_id = \($0)::uuid" }, spaceID) }
+        if let workSessionID { add({ "e.work_session_id = \($0)::uuid" }, workSessionID) }
+        if let entityType { add({ "e.stream_type = \($0)" }, entityType) }
+        if let entityID { add({ "e.stream_id = \($0)::uuid" }, entityID) }
         if let actor { add({ "e.metadata->>'actor' = \($0)" }, actor) }
         if let type { add({ "e.type = \($0)" }, type) }
         if let from { add({ "e.recorded_at >= \($0)::timestamptz" }, from.formatted(.storage)) }

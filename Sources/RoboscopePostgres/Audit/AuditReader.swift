@@ -13,7 +13,7 @@ public struct AuditReader: Sendable {
         try await pool.translatingErrors { try Self.page(query, on: $0) }
     }
 
-    static func sql(_ query: AuditQuery) -> (String, [String?]) {
+    static func sql(_ query: AuditQuery) -> (String, PostgresBinds) {
         let (conditions, parameters) = query.whereClause()
         return ("""
             SELECT e.position,

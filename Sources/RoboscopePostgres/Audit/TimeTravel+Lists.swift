@@ -20,9 +20,9 @@ extension TimeTravel {
         try await run { connection in
             let (bound, parameter) = Self.bound(moment, "$2")
             var sql = "SELECT DISTINCT ON (e.stream_id) e.type, e.data::text FROM eventlog.events e WHERE e.stream_type = $1 AND \(bound)"
-            var parameters: [String?] = [stream.rawValue, parameter]
+            var parameters: PostgresBinds = [stream, parameter]
             if let parentColumn, let parent {
-                parameters.append(parent.description)
+                parameters.append(parent)
                 sql += " AND e.\(parentColumn) = $3::uuid"
             }
             sql += " ORDER BY e.stream_id, e.stream_version DESC"

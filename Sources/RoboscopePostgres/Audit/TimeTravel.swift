@@ -37,7 +37,7 @@ public struct TimeTravel: Sendable {
                 WHERE e.work_session_id = $1::uuid AND e.stream_type IN ('marker', 'marker_details') AND \(bound)
                 ORDER BY e.stream_type, e.stream_id, e.stream_version DESC
                 """
-            let result = try connection.query(sql, [workSessionID.description, parameter])
+            let result = try connection.query(sql, [workSessionID, parameter])
             var markers: [Marker] = []
             var details: [String: MarkerDetails] = [:]
             for row in 0..<result.rowCount {
@@ -93,7 +93,7 @@ public struct TimeTravel: Sendable {
             WHERE e.stream_type = $1 AND e.stream_id = $2::uuid AND \(bound)
             ORDER BY e.stream_version DESC
             LIMIT 1
-            """, [stream.rawValue, id.description, parameter])
+            """, [stream, id, parameter])
         guard result.rowCount == 1 else { return nil }
         var cells = RowReader(result, row: 0, source: "eventlog.events")
         let position = try cells.int64(0)

@@ -31,10 +31,10 @@ public enum HashChain {
     }
 
     public static func check(_ scope: Scope, on connection: PGConnection) throws -> Report {
-        var session: String?, space: String?
+        var session: EntityID?, space: EntityID?
         switch scope {
-        case .workSession(let id): session = id.description
-        case .space(let id): space = id.description
+        case .workSession(let id): session = id
+        case .space(let id): space = id
         case .wholeLog: break
         }
         let result = try connection.query(

@@ -13,7 +13,7 @@ public enum DeliveryReader {
     public static func live(after cursor: LogCursor, limit: Int, on connection: PGConnection) throws -> [Delivery] {
         try decode(connection.query(
             "SELECT \(columns) FROM eventlog.deliveries($1::text::xid8, $2::bigint, $3::integer)",
-            [String(cursor.transactionID), String(cursor.position), String(limit)]
+            [cursor.transactionID, cursor.position, limit]
         ))
     }
 
@@ -27,7 +27,7 @@ public enum DeliveryReader {
     public static func topic(
         _ topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection
     ) throws -> [Delivery] {
-        let bound = until.map { [String($0.transactionID), String($0.position)] } ?? [nil, nil]
+        let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         return try decode(connection.query(
             """
             SELECT \(columns) FROM eventlog.delivery_rows
@@ -35,14 +35,14 @@ public enum DeliveryReader {
               AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
             ORDER BY position LIMIT $3::integer
             """,
-            [topic.id.description, String(after), String(limit)] + bound
+            [topic.id, after, limit] + bound
         ))
     }
 
     /// The topic's newest event (at or before `until`, when given): the position to
     /// continue from and its topic_seq; nil when the topic has no event.
     public static func head(of topic: Topic, until: LogCursor? = nil, on connection: PGConnection) throws -> TopicHead? {
-        let bound = until.map { [String($0.transactionID), String($0.position)] } ?? [nil, nil]
+        let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         let result = try connection.query(
             """
             SELECT position, \(sequenceColumn(topic)) FROM eventlog.events
@@ -50,7 +50,7 @@ public enum DeliveryReader {
               AND ($2::text IS NULL OR (transaction_id, position) <= ($2::text::xid8, $3::bigint))
             ORDER BY position DESC LIMIT 1
             """,
-            [topic.id.description] + bound
+            [topic.id] + bound
         )
         guard result.rowCount == 1 else { return nil }
         let row = RowReader(result, row: 0, source: "eventlog.events")
@@ -86,7 +86,7 @@ public enum DeliveryReader {
     /// Whether the topic's entity exists now (a subscription to anything else is refused).
     public static func exists(_ topic: Topic, on connection: PGConnection) throws -> Bool {
         let table = topic.kind == .space ? "spaces" : "work_sessions"
-        return try connection.query("SELECT 1 FROM \(table) WHERE id = $1::uuid", [topic.id.description]).rowCount == 1
+        return try connection.query("SELECT 1 FROM \(table) WHERE id = $1::uuid", [topic.id]).rowCount == 1
     }
 
     static func decode(_ result: PGResult) throws -> [Delivery] {

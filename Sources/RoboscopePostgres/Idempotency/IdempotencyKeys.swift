@@ -61,7 +61,7 @@ public struct IdempotencyKeys: Sendable {
     static func store(_ claim: IdempotencyClaim, _ answer: StoredAnswer, on connection: PGConnection) throws {
         try connection.query(
             "INSERT INTO idempotency_keys (actor, key, fingerprint, status, body) VALUES ($1, $2, $3, $4::integer, $5)",
-            [claim.actor, claim.key, claim.fingerprint, String(answer.status), String(decoding: answer.body, as: UTF8.self)]
+            [claim.actor, claim.key, claim.fingerprint, answer.status, String(decoding: answer.body, as: UTF8.self)]
         )
     }
 
@@ -76,7 +76,7 @@ public struct IdempotencyKeys: Sendable {
                               RETURNING 1)
                 SELECT count(*) FROM gone
                 """,
-                [String(seconds)]
+                [seconds]
             )
             return Int(try RowReader(result, row: 0, source: "idempotency_keys").int64(0))
         }

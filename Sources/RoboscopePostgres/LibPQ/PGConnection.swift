@@ -30,10 +30,10 @@ public final class PGConnection {
 
     public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
 
-    /// Runs one statement with text parameters (`$1`, `$2`, …); nil is SQL NULL.
+    /// Runs one statement with parameters (`$1`, `$2`, …); nil is SQL NULL.
     @discardableResult
-    public func query(_ sql: String, _ parameters: [String?] = []) throws -> PGResult {
-        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0) } }
+    public func query(_ sql: String, _ parameters: PostgresBinds = []) throws -> PGResult {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0.postgresText) } }
         defer { copies.forEach { free($0) } }
         let raw = copies.map { UnsafePointer($0) }
         let result = raw.withUnsafeBufferPointer { values in

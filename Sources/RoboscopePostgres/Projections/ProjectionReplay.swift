@@ -11,7 +11,7 @@ enum ProjectionReplay {
         var folded: Int64 = 0
         while first <= head {
             let last = min(head, first + chunkSize - 1)
-            folded += try connection.query("SELECT eventlog.project($1, $2)", [String(first), String(last)]).int64(0, 0) ?? 0
+            folded += try connection.query("SELECT eventlog.project($1, $2)", [first, last]).int64(0, 0) ?? 0
             progress(ReplayProgress(eventsFolded: folded, positionsDone: last, positionsTotal: head))
             first = last + 1
         }

@@ -24,7 +24,7 @@ public struct ReadModels: Sendable {
     }
 
     static func space(_ id: EntityID, on connection: PGConnection) throws -> Space? {
-        try rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id.description], on: connection).first
+        try rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id], on: connection).first
     }
 
     public func spaces(key: String?, includeInactive: Bool, page: Page = .all) async throws -> [Space] {
@@ -38,7 +38,7 @@ public struct ReadModels: Sendable {
                   AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
                 ORDER BY created_at, id LIMIT $5
                 """,
-                [key, includeInactive ? "true" : "false", after, page.after?.description, String(page.limit)],
+                [key, includeInactive, after, page.after, page.limit],
                 on: connection
             )
         }
@@ -58,7 +58,7 @@ public struct ReadModels: Sendable {
     }
 
     static func workSession(_ id: EntityID, on connection: PGConnection) throws -> WorkSession? {
-        try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id.description], on: connection).first
+        try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], on: connection).first
     }
 
     public func workSessions(
@@ -93,7 +93,7 @@ public struct ReadModels: Sendable {
               AND ($4::timestamptz IS NULL OR (created_at, id) > ($4::timestamptz, $5::uuid))
             ORDER BY created_at, id LIMIT $6
             """,
-            [spaceID?.description, status?.rawValue, sessionType?.rawValue, after, page.after?.description, String(page.limit)],
+            [spaceID, status?.rawValue, sessionType?.rawValue, after, page.after, page.limit],
             on: connection
         )
     }
@@ -101,13 +101,13 @@ public struct ReadModels: Sendable {
     // MARK: Markers
 
     public func marker(_ id: EntityID) async throws -> MarkerWithDetails? {
-        try await query { try Self.markerRows("WHERE m.id = $1", [id.description], on: $0).first }
+        try await query { try Self.markerRows("WHERE m.id = $1", [id], on: $0).first }
     }
 
     /// The marker and the head of its work session's topic, in one snapshot.
     public func markerSnapshot(_ id: EntityID) async throws -> Snapshot<MarkerWithDetails?> {
         try await snapshot { connection in
-            let marker = try Self.markerRows("WHERE m.id = $1", [id.description], on: connection).first
+            let marker = try Self.markerRows("WHERE m.id = $1", [id], on: connection).first
             return (marker, marker.map { Topic(.workSession, $0.marker.workSessionID) })
         }
     }
@@ -130,47 +130,47 @@ public struct ReadModels: Sendable {
 
     static func markers(_ filter: MarkerFilter, on connection: PGConnection) throws -> [MarkerWithDetails] {
         var conditions: [String] = []
-        var parameters: [String?] = []
-        func parameter(_ value: String?) -> String {
+        var parameters: PostgresBinds = []
+        func parameter(_ value: (any PostgresBindable)?) -> String {
             parameters.append(value)
             return "$\(parameters.count)"
         }
         switch filter.scope {
         case .workSession(let id):
-            let session = parameter(id.description)
+            let session = parameter(id)
             conditions.append("m.work_session_id = \(session)::uuid")
             // The place index leads with the space.
             if filter.place != nil {
                 conditions.append("m.space_id = (SELECT w.space_id FROM work_sessions w WHERE w.id = \(session)::uuid)")
             }
         case .space(let id):
-            conditions.append("m.space_id = \(parameter(id.description))::uuid")
+            conditions.append("m.space_id = \(parameter(id))::uuid")
         }
         var order = "m.created_at, m.id"
         switch filter.place {
         case .near(let x, let z, let range)?:
-            let centre = "point(\(parameter(String(x)))::float8, \(parameter(String(z)))::float8)"
-            conditions.append("m.center <@ circle(\(centre), \(parameter(String(range)))::float8)")
+            let centre = "point(\(parameter(x))::float8, \(parameter(z))::float8)"
+            conditions.append("m.center <@ circle(\(centre), \(parameter(range))::float8)")
             order = "m.center <-> \(centre)"
         case .box(let minX, let minZ, let maxX, let maxZ)?:
             conditions.append("""
-                m.center <@ box(point(\(parameter(String(minX)))::float8, \(parameter(String(minZ)))::float8),
-                                point(\(parameter(String(maxX)))::float8, \(parameter(String(maxZ)))::float8))
+                m.center <@ box(point(\(parameter(minX))::float8, \(parameter(minZ))::float8),
+                                point(\(parameter(maxX))::float8, \(parameter(maxZ))::float8))
                 """)
         case nil:
             break
         }
         if let after = filter.page.after, let createdAt = try createdAt(of: after, .marker, on: connection) {
-            conditions.append("(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after.description))::uuid)")
+            conditions.append("(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after))::uuid)")
         }
-        let sql = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(String(filter.page.limit)))"
+        let sql = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(filter.page.limit))"
         return try markerRows(sql, parameters, on: connection)
     }
 
     /// A marker and the work session it belongs to, for writes that need both.
     public func markerInSession(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession)? {
         try await query { connection in
-            guard let marker = try Self.markerRows("WHERE m.id = $1", [id.description], on: connection).first,
+            guard let marker = try Self.markerRows("WHERE m.id = $1", [id], on: connection).first,
                   let session = try Self.workSession(marker.marker.workSessionID, on: connection) else { return nil }
             return (marker, session)
         }
@@ -204,7 +204,7 @@ public struct ReadModels: Sendable {
             SELECT data->>'created_at' FROM eventlog.events
             WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 1
             """,
-            [stream.rawValue, id.description]
+            [stream, id]
         )
         guard result.rowCount == 1 else {
             throw DomainError(.malformedRequest, "query after: no \(stream.rawValue.replacingOccurrences(of: "_", with: " ")) \(id) was ever created",
@@ -227,12 +227,12 @@ public struct ReadModels: Sendable {
         }
     }
 
-    static func markerRows(_ condition: String, _ parameters: [String?], on connection: PGConnection) throws -> [MarkerWithDetails] {
+    static func markerRows(_ condition: String, _ parameters: PostgresBinds, on connection: PGConnection) throws -> [MarkerWithDetails] {
         try MarkerRows.decode(try connection.query(MarkerRows.select + " " + condition, parameters))
     }
 
     static func rows<T: Decodable & Sendable>(
-        _ type: T.Type, _ sql: String, _ parameters: [String?], on connection: PGConnection
+        _ type: T.Type, _ sql: String, _ parameters: PostgresBinds, on connection: PGConnection
     ) throws -> [T] {
         let result = try connection.query(sql, parameters)
         return try (0..<result.rowCount).map { row in
