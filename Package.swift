@@ -90,6 +90,7 @@ let package = Package(
         .target(
             name: "RoboscopeGateway",
             dependencies: [
+                "BlockingPool",
                 "CLinuxSystem",
                 "RoboscopeAuth",
                 "WebSocketCodec",

@@ -36,3 +36,15 @@ import Testing
         #expect(ConnectionCheck.before(broken: true, lastUsed: t0, now: t0, idleCheckInterval: idle) == .replace)
     }
 }
+
+@Suite struct BackoffTests {
+    @Test func doublesUpToItsMaximumAndStartsOverAfterASuccess() {
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .milliseconds(500))
+        var waits: [Duration] = []
+        for _ in 0..<5 { waits.append(backoff.failed()) }
+        #expect(waits == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(500), .milliseconds(500)])
+        backoff.succeeded()
+        #expect(backoff.failed() == .milliseconds(100))
+        #expect(Duration.milliseconds(1500).milliseconds == 1500)
+    }
+}

@@ -24,6 +24,18 @@ import RoboscopeKit
         }
     }
 
+    /// Waits for `offline.synchronized()`, letting reconnect and retry waits pass: on a
+    /// loaded machine the follower can be in a backoff when the wait starts.
+    func synchronize(_ offline: OfflineWorkSession) async throws {
+        let done = Flag()
+        let waiting = Task {
+            try await offline.synchronized()
+            await done.set()
+        }
+        defer { waiting.cancel() }
+        try await drive { await done.isSet }
+    }
+
     @Test func offlineWritesShowAtOnceAndSettleInOrderWhenOnline() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
@@ -46,7 +58,7 @@ import RoboscopeKit
 
         await service.setReachable(true)
         try await drive { try await store.pending().isEmpty }
-        try await within { try await offline.synchronized() }
+        try await synchronize(offline)
         let posts = await service.requests.filter { $0.method != "GET" }
         #expect(posts.map(\.method) == ["POST", "POST", "PATCH"], "sent in the order written")
         #expect(Set(posts.compactMap { $0.headers["Idempotency-Key"] }).count == 3)
@@ -110,23 +122,38 @@ import RoboscopeKit
         await service.externalUpdate(marker.id, label: "theirs")
         let store = try OfflineStore(path: nil)
         let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
-        let reports = Task { () -> OutboxReport? in
-            for await report in offline.reports { return report }
-            return nil
+        let reports = ReportBox()
+        let listening = Task {
+            for await report in offline.reports {
+                await reports.keep(report)
+                return
+            }
         }
+        defer { listening.cancel() }
         try await offline.update(marker.id, MarkerPatch(label: "mine", version: 1))
         await offline.start()
-        let first = try await within { await reports.value }
+        try await drive { await reports.first != nil }
+        let first = await reports.first
         guard case .conflict(let report, _)? = first else {
             Issue.record("expected a conflict report")
             return
         }
         #expect(report.server?.label == "theirs")
         try await drive { try await store.pending().isEmpty }
-        try await within { try await offline.synchronized() }
+        try await synchronize(offline)
         #expect(await offline.markers(refresh: false).value.first?.label == "theirs")
         await offline.stop()
     }
+}
+
+actor ReportBox {
+    private(set) var first: OutboxReport?
+    func keep(_ report: OutboxReport) { if first == nil { first = report } }
+}
+
+actor Flag {
+    private(set) var isSet = false
+    func set() { isSet = true }
 }
 
 actor ConflictBox {

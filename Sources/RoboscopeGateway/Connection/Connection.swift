@@ -30,8 +30,7 @@ final class Connection: LoopHandler {
     private var shutdownAfterFlush = false
 
     /// Topics this connection receives (the shard keeps the fan-out side).
-    var subscriptions: Set<Topic> = []
-    var pendingSubscriptions: Set<Topic> = []
+    var subscriptions: ConnectionSubscriptions
     var presence: Set<PresenceKey> = []
     /// Queued for the shard's flush at the end of a fan-out batch.
     var flushPending = false
@@ -41,6 +40,7 @@ final class Connection: LoopHandler {
         self.fd = fd
         self.peer = peer
         self.shard = shard
+        subscriptions = ConnectionSubscriptions(limit: shard.configuration.maxSubscriptionsPerConnection)
         machine = ConnectionStateMachine(
             now: now, pingInterval: shard.configuration.pingInterval, maxBufferedBytes: shard.configuration.maxBufferedBytes)
     }

@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import Logging
 import RoboscopeDomain
@@ -76,7 +77,7 @@ final class LogTailer: @unchecked Sendable {
 
     private func run() {
         var connection: PGConnection?
-        var backoff = 0.1
+        var backoff = Backoff()
         while !stopped {
             if connection == nil {
                 do {
@@ -84,13 +85,12 @@ final class LogTailer: @unchecked Sendable {
                     try AppendNotifier.listen(on: fresh)
                     if cursor == nil { cursor = try DeliveryReader.head(on: fresh) }
                     connection = fresh
-                    backoff = 0.1
+                    backoff.succeeded()
                     logger.info("gateway following the log", metadata: ["position": "\(cursor!.position)"])
                 } catch {
                     for request in takeRequests() { refuse(request, .unavailableDatabase) }
                     logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
-                    waker.wait(timeoutMilliseconds: Int32(backoff * 1000))
-                    backoff = min(backoff * 2, 2)
+                    waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
                     continue
                 }
             }
@@ -98,7 +98,7 @@ final class LogTailer: @unchecked Sendable {
                 for request in takeRequests() { try grant(request, on: connection!) }
                 try readLive(on: connection!)
                 try measureLag(on: connection!)
-                if waker.wait(timeoutMilliseconds: pollMilliseconds, orReadable: connection!.socket) {
+                if waker.wait(timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection!.socket) {
                     _ = try connection!.drainNotifications()
                 }
             } catch {
@@ -108,10 +108,6 @@ final class LogTailer: @unchecked Sendable {
         }
     }
 
-    private var pollMilliseconds: Int32 {
-        let (seconds, attoseconds) = configuration.pollInterval.components
-        return Int32(seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-    }
 
 
     private func readLive(on connection: PGConnection) throws {

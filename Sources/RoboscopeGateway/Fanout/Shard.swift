@@ -103,10 +103,9 @@ final class Shard: @unchecked Sendable {
     func removed(_ connection: Connection) {
         loop.deregister(connection.fd)
         connections[connection.id] = nil
-        for topic in connection.subscriptions {
+        for topic in connection.subscriptions.closed() {
             unlink(connection, from: topic)
         }
-        connection.subscriptions = []
         for key in connection.presence {
             hub.presence.release(key)
         }
@@ -151,23 +150,19 @@ final class Shard: @unchecked Sendable {
     }
 
     private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?) {
-        if connection.subscriptions.contains(topic) || connection.pendingSubscriptions.contains(topic) {
-            return reply(connection, ServerMessage.error(DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic"), topic: topic))
+        if let refusal = connection.subscriptions.requested(topic) {
+            return reply(connection, ServerMessage.error(refusal, topic: topic))
         }
-        let limit = configuration.maxSubscriptionsPerConnection
-        if connection.subscriptions.count + connection.pendingSubscriptions.count >= limit {
-            return reply(connection, ServerMessage.error(DomainError(.tooManySubscriptions, "at most \(limit) subscriptions per connection", field: "topic"), topic: topic))
-        }
-        connection.pendingSubscriptions.insert(topic)
         hub.tailer.request(SubscribeRequest(shard: self, connectionID: connection.id, topic: topic, since: since))
     }
 
     /// The tailer's answer to a subscription, run in order with live deliveries: the
     /// catch-up goes out before any live event the tailer read after granting it.
     func settle(connectionID: UInt64, topic: Topic, outcome: SubscribeOutcome) {
-        guard let connection = connections[connectionID], connection.isOpen,
-              connection.pendingSubscriptions.remove(topic) != nil else {
-            if case .granted = outcome { hub.registry.remove(topic) }
+        let granted = if case .granted = outcome { true } else { false }
+        guard let connection = connections[connectionID],
+              connection.subscriptions.settled(topic, granted: granted, connectionOpen: connection.isOpen) == .answer else {
+            if granted { hub.registry.remove(topic) }
             return
         }
         switch outcome {
@@ -177,7 +172,6 @@ final class Shard: @unchecked Sendable {
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
             for frame in catchUp { connection.enqueue(frame) }
             connection.allowCatchUp(catchUp.reduce(0) { $0 + $1.count })
-            connection.subscriptions.insert(topic)
             subscribers[topic, default: [:]][connectionID] = (connection, covered)
             connection.flush()
             if topic.kind == .workSession {
@@ -187,9 +181,12 @@ final class Shard: @unchecked Sendable {
     }
 
     private func unsubscribe(_ connection: Connection, _ topic: Topic) {
-        if connection.subscriptions.remove(topic) != nil {
+        switch connection.subscriptions.unsubscribed(topic) {
+        case .unlink:
             unlink(connection, from: topic)
-        } else if connection.pendingSubscriptions.remove(topic) == nil {
+        case .cancelled:
+            break
+        case .notSubscribed:
             return reply(connection, ServerMessage.error(DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
         }
         reply(connection, ServerMessage.unsubscribed(topic))

@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import CLinuxSystem
 #if canImport(Glibc)
@@ -80,7 +81,7 @@ final class EventLoop: @unchecked Sendable {
     private func run() {
         let clock = ContinuousClock()
         var nextTick = clock.now + tickInterval
-        let timeout = Int32(tickInterval.components.seconds * 1000 + tickInterval.components.attoseconds / 1_000_000_000_000_000)
+        let timeout = tickInterval.milliseconds
         while true {
             do {
                 try epoll.wait(timeout: timeout) { fd, events in

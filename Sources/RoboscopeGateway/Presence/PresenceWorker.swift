@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import Logging
 import RoboscopeDomain
@@ -69,7 +70,7 @@ final class PresenceWorker: @unchecked Sendable {
         var subscriber: RedisSubscriber?
         var commands: RedisConnection?
         var nextSweep = clock.now
-        var backoff = 0.1
+        var backoff = Backoff()
         while true {
             let (jobs, stop) = inbox.take()
             if stop { return leaveAll(commands) }
@@ -78,7 +79,7 @@ final class PresenceWorker: @unchecked Sendable {
                 if subscriber == nil || commands == nil || commands!.isBroken {
                     commands = try RedisConnection(url)
                     subscriber = try RedisSubscriber(url, pattern: PresenceStore.channelPattern)
-                    backoff = 0.1
+                    backoff.succeeded()
                 }
                 while let job = remaining.popFirst() {
                     try perform(job, commands!)
@@ -108,8 +109,7 @@ final class PresenceWorker: @unchecked Sendable {
                 for job in remaining { refuse(job) }
                 subscriber = nil
                 commands = nil
-                waker.wait(timeoutMilliseconds: Int32(backoff * 1000))
-                backoff = min(backoff * 2, 2)
+                waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
             }
         }
     }

@@ -70,7 +70,10 @@ public actor LockLease {
         while !Task.isCancelled {
             let now = await clock.now()
             let left = expiresAt.timeIntervalSince(now)
-            guard left > 0 else { return lose("expired before it could be extended") }
+            // Under a millisecond left, no extension can arrive in time. (Waiting out such a
+            // remainder in `Date`'s resolution could also never reach zero: a test clock
+            // adding a nanosecond to a Date leaves it where it was.)
+            guard left > 0.001 else { return lose("expired before it could be extended") }
             // Two thirds into the TTL; after a failure, again soon, but never past the
             // expiry (where the lease is then lost).
             let wait = failures == 0

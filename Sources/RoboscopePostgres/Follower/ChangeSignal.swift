@@ -117,12 +117,12 @@ public final class ChangeListener: @unchecked Sendable {
     private var isStopped: Bool { lock.withLock { stopped } }
 
     private func run() {
-        var backoff = 0.1
+        var backoff = Backoff()
         while !isStopped {
             do {
                 let connection = try PGConnection(url)
                 try AppendNotifier.listen(on: connection)
-                backoff = 0.1
+                backoff.succeeded()
                 // Anything appended while we were away: let the waiters look.
                 signal.bump()
                 while !isStopped {
@@ -132,8 +132,10 @@ public final class ChangeListener: @unchecked Sendable {
                 }
             } catch {
                 logger.debug("change listener lost Postgres; reconnecting", metadata: ["error": "\(error)"])
-                Thread.sleep(forTimeInterval: backoff)
-                backoff = min(backoff * 2, 2)
+                let wait = backoff.failed()
+                // Checked every 100 ms so that `stop` is not held up by a long wait.
+                let until = ContinuousClock.now + wait
+                while !isStopped, ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.1) }
             }
         }
     }
