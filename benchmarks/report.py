@@ -284,6 +284,32 @@ def growth(r, data):
         r.plot("growth", "Write latency and rebuild time vs log size")
 
 
+def hot_plans(r, data):
+    r.add("## Hot reads as the log grows", "")
+    if not data:
+        return r.missing("the hot reads' plans", "deploy/local/bench plans")
+    pts = data["points"]
+    r.add(machine_line(data) + " Each statement a gateway or a syncing client runs all the time, with EXPLAIN "
+          "(ANALYZE, BUFFERS) on a fresh database holding a generated log of each size: median execution time of the "
+          "last calls in one session (the live tail is called 12 times, so that plpgsql's plan cache has chosen "
+          "between a custom and a generic plan), and the plan of the last call at the largest size.", "",
+          "| statement | " + " | ".join(f"{p['events']:,} events" for p in pts) + " | plan at the largest size |",
+          "| --- | " + " | ".join("---" for _ in pts) + " | --- |")
+    for index, row in enumerate(pts[0]["statements"]):
+        largest = pts[-1]["statements"][index]
+        plan = ", ".join(dict.fromkeys(largest["plan"]))
+        r.add(f"| {row['statement']} | " + " | ".join(f"{p['statements'][index]['median_ms']:.3f} ms" for p in pts)
+              + f" | {plan} |")
+    r.add("")
+    if len(pts) > 1:
+        small, large = pts[0], pts[-1]
+        worst = max(zip(small["statements"], large["statements"]),
+                    key=lambda pair: pair[1]["median_ms"] / max(pair[0]["median_ms"], 0.001))
+        ratio = worst[1]["median_ms"] / max(worst[0]["median_ms"], 0.001)
+        r.target(f"hot reads: the slowest-growing statement at {large['events']:,} vs {small['events']:,} events",
+                 f"{ratio:.1f}x ({worst[1]['statement']})", "within 1.2x", ratio <= 1.2)
+
+
 def sync(r, data):
     r.add("## Sync protocol", "")
     if not data:
@@ -339,7 +365,7 @@ def main():
     r = Report(args.results, args.plots, args.out)
     sections = Report(args.results, args.plots, args.out)
     for build, name in ((write_path, "write_path"), (reads, "reads"), (presence, "presence_locks"), (gateway, "gateway"),
-                        (replay, "investigations"), (growth, "growth"), (sync, "sync")):
+                        (replay, "investigations"), (growth, "growth"), (hot_plans, "hot_plans"), (sync, "sync")):
         build(sections, load(args.results, name))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

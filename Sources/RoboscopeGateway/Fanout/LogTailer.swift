@@ -37,9 +37,9 @@ final class LogTailer: @unchecked Sendable {
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
     private var stopped = false
-    /// Where live delivery stands: the last event handed to the shards. Touched on the
-    /// tailer's thread only.
-    private var cursor: LogCursor?
+    /// Where live delivery stands. Touched on the tailer's thread only.
+    private var live = LiveSequence(batchSize: LogTailer.batchSize)
+    private var cursor: LogCursor? { live.cursor }
     static let batchSize = 500
 
     init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, metrics: GatewayMetrics, logger: Logger) throws {
@@ -83,7 +83,7 @@ final class LogTailer: @unchecked Sendable {
                 do {
                     let fresh = try PGConnection(databaseURL)
                     try AppendNotifier.listen(on: fresh)
-                    if cursor == nil { cursor = try DeliveryReader.head(on: fresh) }
+                    live.connected(head: try DeliveryReader.head(on: fresh))
                     connection = fresh
                     backoff.succeeded()
                     logger.info("gateway following the log", metadata: ["position": "\(cursor!.position)"])
@@ -111,20 +111,19 @@ final class LogTailer: @unchecked Sendable {
 
 
     private func readLive(on connection: PGConnection) throws {
-        // Nobody here subscribes to anything: move to the head without reading events.
-        // A subscription granted later starts from this cursor, so nothing is missed.
-        if registry.isEmpty {
-            let head = try DeliveryReader.head(on: connection)
-            if let current = cursor, head > current { cursor = head }
-            return
-        }
-        while var position = cursor {
-            let batch = try DeliveryReader.live(after: position, limit: Self.batchSize, on: connection)
-            guard let last = batch.last else { return }
-            publish(batch)
-            position = last.cursor
-            cursor = position
-            if batch.count < Self.batchSize { return }
+        var step = live.next(anyoneSubscribed: !registry.isEmpty)
+        while true {
+            switch step {
+            case .wait:
+                return
+            case .skipToHead:
+                live.skipped(to: try DeliveryReader.head(on: connection))
+                return
+            case .read(let after):
+                let batch = try DeliveryReader.live(after: after, limit: Self.batchSize, on: connection)
+                publish(batch)
+                step = live.delivered(count: batch.count, last: batch.last?.cursor)
+            }
         }
     }
 

@@ -27,9 +27,11 @@ extension TimeTravel {
             }
             sql += " ORDER BY e.stream_id, e.stream_version DESC"
             let result = try connection.query(sql, parameters)
-            return try (0..<result.rowCount)
-                .filter { !(result.string($0, 0) ?? "").hasSuffix(".deleted") }
-                .map { try StorageJSON.decode(T.self, result.bytes($0, 1)!) }
+            return try (0..<result.rowCount).compactMap { row -> T? in
+                let cells = RowReader(result, row: row, source: "eventlog.events")
+                guard try !cells.text(0).hasSuffix(".deleted") else { return nil }
+                return try StorageJSON.decode(T.self, try cells.borrowedBytes(1))
+            }
         }
     }
 }

@@ -59,7 +59,7 @@ public enum HashChain {
 
     /// How many events the check covers.
     public static func eventCount(on connection: PGConnection) throws -> Int64 {
-        try connection.query("SELECT count(*) FROM eventlog.events").int64(0, 0) ?? 0
+        try connection.query("SELECT count(*) FROM eventlog.events").scalar("eventlog.events")
     }
 }
 

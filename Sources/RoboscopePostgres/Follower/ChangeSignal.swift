@@ -2,18 +2,20 @@ import BlockingPool
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 
 /// Wakes the changes feed's long polls when events may have been appended: at once for
 /// this process's own appends, and through `LISTEN roboscope_events` for every other
 /// process's. A wake-up only says "read again": a waiter that misses one still times
 /// out and answers, so nothing depends on it.
-///
-/// `@unchecked Sendable`: every stored property is guarded by `lock`.
-public final class ChangeSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var generation: UInt64 = 0
-    private var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    private var nextWaiter: UInt64 = 0
+public final class ChangeSignal: Sendable {
+    private struct State {
+        var generation: UInt64 = 0
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
 
     /// Long polls of the changes feed waiting now.
     private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
@@ -24,19 +26,19 @@ public final class ChangeSignal: @unchecked Sendable {
 
     /// The count of wake-ups so far: read it before reading the log, then wait past it.
     public var current: UInt64 {
-        lock.withLock { generation }
+        state.withLock { $0.generation }
     }
 
     /// How many long polls are waiting now (a gauge, and what tests watch).
     public var waiting: Int {
-        lock.withLock { waiters.count }
+        state.withLock { $0.waiters.count }
     }
 
     public func bump() {
-        let woken = lock.withLock {
-            generation &+= 1
-            defer { waiters.removeAll() }
-            return Array(waiters.values)
+        let woken = state.withLock { state in
+            state.generation &+= 1
+            defer { state.waiters.removeAll() }
+            return Array(state.waiters.values)
         }
         for continuation in woken { continuation.resume() }
         if !woken.isEmpty { waitingGauge.record(waiting) }
@@ -53,18 +55,21 @@ public final class ChangeSignal: @unchecked Sendable {
     }
 
     private func waitForBump(past seen: UInt64) async {
-        let id = lock.withLock { () -> UInt64 in nextWaiter &+= 1; return nextWaiter }
+        let id = state.withLock { state in
+            state.nextWaiter &+= 1
+            return state.nextWaiter
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = lock.withLock { () -> Bool in
-                    if generation != seen || Task.isCancelled { return true }
-                    waiters[id] = continuation
+                let resumeNow = state.withLock { state in
+                    if state.generation != seen || Task.isCancelled { return true }
+                    state.waiters[id] = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() } else { waitingGauge.record(waiting) }
             }
         } onCancel: {
-            let continuation = lock.withLock { waiters.removeValue(forKey: id) }
+            let continuation = state.withLock { $0.waiters.removeValue(forKey: id) }
             continuation?.resume()
             if continuation != nil { waitingGauge.record(waiting) }
         }
@@ -73,17 +78,12 @@ public final class ChangeSignal: @unchecked Sendable {
 
 /// Listens for `roboscope_events` on its own connection and thread, bumping a
 /// `ChangeSignal` for each batch of notifications; reconnects with backoff.
-///
-/// `@unchecked Sendable`: `stopped` is guarded by `lock`, `thread` is set by `start`
-/// before the thread runs; the connection lives on the listener's own thread.
-public final class ChangeListener: @unchecked Sendable {
+public final class ChangeListener: Sendable {
     private let url: String
     private let signal: ChangeSignal
     private let logger: Logger
-    // Written before the thread starts and by `shutdown`, read by the thread under `lock`.
-    private let lock = NSLock()
-    private var stopped = false
-    private var thread: Thread?
+    private let stopped = Atomic(false)
+    private let started = Atomic(false)
     private let completion = ThreadCompletion()
 
     public init(url: String, signal: ChangeSignal, logger: Logger) {
@@ -98,23 +98,23 @@ public final class ChangeListener: @unchecked Sendable {
             completion.finish()
         }
         thread.name = "change-listener"
-        self.thread = thread
+        started.store(true, ordering: .sequentiallyConsistent)
         thread.start()
     }
 
     public func shutdown() {
-        lock.withLock { stopped = true }
+        stopped.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Stops the thread and waits for its end (at once if it never started); within
     /// half a second, the longest it waits for a notification.
     public func stop() async {
         shutdown()
-        guard thread != nil else { return }
+        guard started.load(ordering: .sequentiallyConsistent) else { return }
         await completion.wait()
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { stopped.load(ordering: .sequentiallyConsistent) }
 
     private func run() {
         var backoff = Backoff()

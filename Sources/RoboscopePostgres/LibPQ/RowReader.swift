@@ -60,6 +60,12 @@ struct RowReader {
         return Array(bytes)
     }
 
+    /// The cell's bytes in place, valid while `result` lives (no copy, for parsing).
+    func borrowedBytes(_ column: Int) throws -> UnsafeRawBufferPointer {
+        guard let bytes = result.bytes(row, column) else { throw corrupt(column, "is null") }
+        return bytes
+    }
+
     func optionalBytes(_ column: Int) -> [UInt8]? {
         result.bytes(row, column).map { Array($0) }
     }
@@ -80,5 +86,13 @@ public struct CorruptRow: Error, CustomStringConvertible {
 
     public var description: String {
         "\(source)\(key.map { " at \($0)" } ?? ""): column \(column) \(problem)"
+    }
+}
+
+extension PGResult {
+    /// The one integer a `count(*)` or `coalesce(max(…), 0)` answers; anything else throws.
+    func scalar(_ source: String) throws -> Int64 {
+        guard rowCount == 1 else { throw CorruptRow(source: source, column: "1", key: nil, problem: "answered \(rowCount) rows, not one") }
+        return try RowReader(self, row: 0, source: source).int64(0)
     }
 }

@@ -6,12 +6,12 @@ enum ProjectionReplay {
 
     /// Returns how many events were folded; `progress` hears the running count.
     static func replay(on connection: PGConnection, progress: (ReplayProgress) -> Void = { _ in }) throws -> Int64 {
-        let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").int64(0, 0) ?? 0
+        let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").scalar("eventlog.events")
         var first: Int64 = 1
         var folded: Int64 = 0
         while first <= head {
             let last = min(head, first + chunkSize - 1)
-            folded += try connection.query("SELECT eventlog.project($1, $2)", [first, last]).int64(0, 0) ?? 0
+            folded += try connection.query("SELECT eventlog.project($1, $2)", [first, last]).scalar("eventlog.project")
             progress(ReplayProgress(eventsFolded: folded, positionsDone: last, positionsTotal: head))
             first = last + 1
         }

@@ -70,7 +70,7 @@ public struct ProjectionVerifier {
                     }
                     differences.append(Difference(table: table.name, key: result.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
                 }
-                counts[table.name] = try connection.query("SELECT count(*) FROM public.\(table.name)").int64(0, 0) ?? 0
+                counts[table.name] = try connection.query("SELECT count(*) FROM public.\(table.name)").scalar(table.name)
             }
             // The audit trail is read from the log itself; what it stores besides the
             // events is each event's route (its work session and space) and its number

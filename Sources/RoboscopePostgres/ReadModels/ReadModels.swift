@@ -236,7 +236,7 @@ public struct ReadModels: Sendable {
     ) throws -> [T] {
         let result = try connection.query(sql, parameters)
         return try (0..<result.rowCount).map { row in
-            try StorageJSON.decode(T.self, result.bytes(row, 0)!)
+            try StorageJSON.decode(T.self, try RowReader(result, row: row, source: "\(T.self) rows").borrowedBytes(0))
         }
     }
 

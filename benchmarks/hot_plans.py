@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The hot reads on a growing log: for each size (10^4 and 10^6 events by default), a
+fresh database gets a generated log (investigations.py's generator, topic numbers
+added as migration 0012 numbers old events), then each statement a gateway or a
+syncing client runs all the time is executed with EXPLAIN (ANALYZE, BUFFERS) several
+times in one session: its median execution time, planning time, the plan's node types
+and buffers touched. A statement whose cost grows with the log shows it here.
+
+The live tail runs inside `eventlog.deliveries`, a plpgsql function, whose statement
+plans are cached per session: after five calls plpgsql may switch to a generic plan,
+so the tail is called 12 times and the first and the last calls are reported apart.
+
+Started by deploy/local/bench (with --sizes 10000 in quick mode); prints a table and
+writes JSON.
+"""
+import argparse, json, os, statistics, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from investigations import GENERATE  # noqa: E402
+from write_path import machine, psql  # noqa: E402
+
+NUMBER_TOPICS = """
+ALTER TABLE eventlog.events DISABLE TRIGGER USER;
+UPDATE eventlog.events e SET work_session_seq = n.seq
+FROM (SELECT position, row_number() OVER (PARTITION BY work_session_id ORDER BY position) AS seq
+      FROM eventlog.events WHERE work_session_id IS NOT NULL) AS n
+WHERE e.position = n.position;
+UPDATE eventlog.events e SET space_seq = n.seq
+FROM (SELECT position, row_number() OVER (PARTITION BY space_id ORDER BY position) AS seq
+      FROM eventlog.events WHERE space_id IS NOT NULL AND stream_type IN ('space', 'work_session')) AS n
+WHERE e.position = n.position;
+ALTER TABLE eventlog.events ENABLE TRIGGER USER;
+VACUUM ANALYZE eventlog.events;
+"""
+
+SESSION = "md5('session' || 3)::uuid"
+SPACE = "'00000000-0000-4000-8000-000000000001'::uuid"
+
+
+def statements(head_xid, head_position, catch_up_after):
+    """(name, SQL, calls) of each hot statement, with the values a client would send."""
+    tail_from = head_position - 50
+    return [
+        ("live tail: 50 new events (eventlog.deliveries)",
+         f"SELECT * FROM eventlog.deliveries('{head_xid}'::xid8, {tail_from}, 500)", 12),
+        ("follow head (eventlog.follow_head)", "SELECT * FROM eventlog.follow_head()", 5),
+        ("newest position", "SELECT coalesce(max(position), 0) FROM eventlog.events", 5),
+        ("catch-up: a session's last 1,000 events up to the cursor",
+         f"""SELECT * FROM eventlog.delivery_rows WHERE work_session_id = {SESSION}
+             AND position > {catch_up_after}
+             AND (transaction_id, position) <= ('{head_xid}'::xid8, {head_position})
+             ORDER BY position LIMIT 1000""", 5),
+        ("changes feed: a session's next 100 events after the middle of the log",
+         f"""SELECT * FROM eventlog.delivery_rows WHERE work_session_id = {SESSION}
+             AND position > {head_position // 2} ORDER BY position LIMIT 100""", 5),
+        ("snapshot head: a session's newest event",
+         f"""SELECT position, work_session_seq FROM eventlog.events WHERE work_session_id = {SESSION}
+             ORDER BY position DESC LIMIT 1""", 5),
+        ("space topic head",
+         f"""SELECT position, space_seq FROM eventlog.events WHERE space_id = {SPACE} AND space_seq IS NOT NULL
+             ORDER BY position DESC LIMIT 1""", 5),
+        ("as_of: a marker at a position (its last event at or before)",
+         f"""SELECT e.position, e.type, e.data::text FROM eventlog.events e
+             WHERE e.stream_type = 'marker' AND e.stream_id = md5('marker' || 7)::uuid
+               AND e.position <= {head_position // 2}
+             ORDER BY e.stream_version DESC LIMIT 1""", 5),
+    ]
+
+
+def explain(url, sql, calls):
+    """EXPLAIN ANALYZE `sql` `calls` times in one session; a dict per call."""
+    script = "\n".join(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql};" for _ in range(calls))
+    out = subprocess.run(["psql", url, "-At", "-v", "ON_ERROR_STOP=1"], input=script, text=True,
+                         capture_output=True, check=True).stdout
+    runs, text = [], ""
+    for line in out.splitlines():
+        text += line
+        try:
+            plan = json.loads(text)[0]
+        except json.JSONDecodeError:
+            continue
+        text = ""
+        nodes, stack = [], [plan["Plan"]]
+        while stack:
+            node = stack.pop()
+            nodes.append(node["Node Type"] + (f" on {node['Index Name']}" if "Index Name" in node else ""))
+            stack.extend(node.get("Plans", []))
+        runs.append({"execution_ms": plan["Execution Time"], "planning_ms": plan["Planning Time"],
+                     "buffers": plan["Plan"].get("Shared Hit Blocks", 0) + plan["Plan"].get("Shared Read Blocks", 0),
+                     "nodes": nodes})
+    return runs
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--admin-url", required=True, help="a database URL of the server; benches make their own databases")
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--sizes", default="10000,1000000")
+    parser.add_argument("--output", default=os.path.join(HERE, "results", "hot_plans.json"))
+    args = parser.parse_args()
+
+    points = []
+    for size in [int(s) for s in args.sizes.split(",")]:
+        name = f"roboscope_bench_plans_{size}"
+        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        psql(args.admin_url, f"CREATE DATABASE {name}")
+        url = args.admin_url.rsplit("/", 1)[0] + "/" + name
+        subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
+        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (size - 11) // 4)))],
+                       check=True, capture_output=True)
+        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q"], input=NUMBER_TOPICS, text=True, check=True, capture_output=True)
+        events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
+        head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
+        # The position a client 1,000 events behind on the session sends as `since`.
+        catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = {SESSION}
+                                                   ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
+        results = []
+        for label, sql, calls in statements(head_xid, int(head_position), catch_up_after):
+            runs = explain(url, sql, calls)
+            later = runs[5:] if len(runs) > 5 else runs
+            results.append({
+                "statement": label, "calls": calls,
+                "first_ms": runs[0]["execution_ms"],
+                "median_ms": statistics.median(r["execution_ms"] for r in later),
+                "planning_ms": statistics.median(r["planning_ms"] for r in later),
+                "buffers": later[-1]["buffers"],
+                "plan": later[-1]["nodes"],
+            })
+        points.append({"events": events, "statements": results})
+        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    print(f"{'statement':<70} " + " ".join(f"{p['events']:>12,} ev" for p in points))
+    for index, row in enumerate(points[0]["statements"]):
+        figures = " ".join(f"{p['statements'][index]['median_ms']:>10.3f} ms" for p in points)
+        print(f"{row['statement']:<70} {figures}")
+    with open(args.output, "w") as f:
+        json.dump({"machine": machine(), "points": points}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
