@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The hot reads on a growing log: for each size (10^4 and 10^6 events by default), a
-fresh database gets a generated log (investigations.py's generator, topic numbers
-added as migration 0012 numbers old events), then each statement a gateway or a
+fresh database gets a generated log (investigations.py's generator, which numbers
+each topic as the append does), then each statement a gateway or a
 syncing client runs all the time is executed with EXPLAIN (ANALYZE, BUFFERS) several
 times in one session: its median execution time, planning time, the plan's node types
 and buffers touched. A statement whose cost grows with the log shows it here.
@@ -20,19 +20,7 @@ sys.path.insert(0, HERE)
 from investigations import GENERATE  # noqa: E402
 from write_path import machine, psql  # noqa: E402
 
-NUMBER_TOPICS = """
-ALTER TABLE eventlog.events DISABLE TRIGGER USER;
-UPDATE eventlog.events e SET work_session_seq = n.seq
-FROM (SELECT position, row_number() OVER (PARTITION BY work_session_id ORDER BY position) AS seq
-      FROM eventlog.events WHERE work_session_id IS NOT NULL) AS n
-WHERE e.position = n.position;
-UPDATE eventlog.events e SET space_seq = n.seq
-FROM (SELECT position, row_number() OVER (PARTITION BY space_id ORDER BY position) AS seq
-      FROM eventlog.events WHERE space_id IS NOT NULL AND stream_type IN ('space', 'work_session')) AS n
-WHERE e.position = n.position;
-ALTER TABLE eventlog.events ENABLE TRIGGER USER;
-VACUUM ANALYZE eventlog.events;
-"""
+ANALYZE_LOG = "VACUUM ANALYZE eventlog.events;"
 
 SESSION = "md5('session' || 3)::uuid"
 SPACE = "'00000000-0000-4000-8000-000000000001'::uuid"
@@ -109,7 +97,7 @@ def main():
         subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
         subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (size - 11) // 4)))],
                        check=True, capture_output=True)
-        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q"], input=NUMBER_TOPICS, text=True, check=True, capture_output=True)
+        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q"], input=ANALYZE_LOG, text=True, check=True, capture_output=True)
         events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
         head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
         # The position a client 1,000 events behind on the session sends as `since`.

@@ -15,21 +15,28 @@ from write_path import free_port, machine, psql, percentile  # noqa: E402
 
 GENERATE = """
 ALTER TABLE eventlog.events DISABLE TRIGGER USER;
-INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash)
+INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash,
+                             space_seq)
 SELECT gen_random_uuid(), 'space', '00000000-0000-4000-8000-000000000001', 1, 'space.created',
        jsonb_build_object('id', '00000000-0000-4000-8000-000000000001', 'key', 'bench', 'name', 'Bench', 'description', null,
            'model_glb_url', null, 'model_usdc_url', null, 'preview_url', null, 'scan_url', null, 'ml_model_url', null,
            'meta', '{}'::jsonb, 'active', true, 'version', 1, 'created_at', '2026-11-22T00:00:00Z', 'updated_at', '2026-11-22T00:00:00Z'),
-       '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}', '00000000-0000-4000-8000-000000000001', null, sha256('space');
-INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash)
+       '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}', '00000000-0000-4000-8000-000000000001', null, sha256('space'),
+       1;
+INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash,
+                             work_session_seq, space_seq)
 SELECT gen_random_uuid(), 'work_session', md5('session' || s)::uuid, 1, 'work_session.created',
        jsonb_build_object('id', md5('session' || s)::uuid, 'space_id', '00000000-0000-4000-8000-000000000001',
            'session_type', 'inspection', 'status', 'active', 'started_at', '2026-11-22T00:00:00Z', 'completed_at', null,
            'version', 1, 'meta', '{}'::jsonb, 'created_at', '2026-11-22T00:00:00Z', 'updated_at', '2026-11-22T00:00:00Z'),
        '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}', '00000000-0000-4000-8000-000000000001',
-       md5('session' || s)::uuid, sha256(('session' || s)::bytea)
+       md5('session' || s)::uuid, sha256(('session' || s)::bytea), 1, s + 2
 FROM generate_series(0, 9) s;
-INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash)
+-- Each topic numbered as the append numbers it: a session's own event is 1, then its
+-- markers' events in position order (marker g belongs to session g % 10, which holds
+-- the markers before g with the same remainder, 4 events each).
+INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash,
+                             work_session_seq)
 SELECT gen_random_uuid(),
        CASE WHEN k % 2 = 1 THEN 'marker' ELSE 'marker_details' END,
        md5('marker' || g)::uuid,
@@ -45,7 +52,8 @@ SELECT gen_random_uuid(),
                'custom_props', '{}'::jsonb, 'created_at', '2026-11-22T00:00:00Z', 'updated_at', '2026-11-22T00:00:00Z')
        END,
        '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}',
-       '00000000-0000-4000-8000-000000000001', md5('session' || g % 10)::uuid, sha256(g::text::bytea)
+       '00000000-0000-4000-8000-000000000001', md5('session' || g % 10)::uuid, sha256(g::text::bytea),
+       1 + 4 * ((g - ((g - 1) % 10 + 1)) / 10) + k
 FROM generate_series(1, MARKER_COUNT) g CROSS JOIN generate_series(1, 4) k
 ORDER BY g, k;
 ALTER TABLE eventlog.events ENABLE TRIGGER USER;
