@@ -118,7 +118,9 @@ struct Serve: AsyncParsableCommand {
 
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, logger: logger)
         defer { pool.shutdown() }
-        let notifier = AppendNotifier(url: common.databaseURL, logger: logger)
+        let changes = ChangeSignal()
+        // This process's long polls are woken by its own appends at once (API role only).
+        let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
         var api = APIServices(
             store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
             timeTravel: TimeTravel(pool: pool),
@@ -137,10 +139,8 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let port = try httpPort()
-        let changes = ChangeSignal()
         if role.runsAPI {
             api.changes = changes
-            notifier.local = changes
             let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
             // Listed before the API server: they stop after its last request.
             services.append(BackgroundThread(start: { notifier.start() }, stop: { await notifier.stop() }))

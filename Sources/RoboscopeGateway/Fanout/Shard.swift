@@ -11,8 +11,7 @@ import Glibc
 /// The connections of one event loop and what they subscribe to. Everything here
 /// runs on the loop's thread; other threads reach it through `loop.execute`.
 ///
-/// `@unchecked Sendable`: every mutable property is touched on the loop's thread only;
-/// other threads hand it work with `loop.execute`.
+/// `@unchecked Sendable`: that confinement makes it safe, which the compiler cannot see.
 final class Shard: @unchecked Sendable {
     let loop: EventLoop
     let configuration: GatewayConfiguration

@@ -1,6 +1,7 @@
 import BlockingPool
 import Foundation
 import Logging
+import Synchronization
 
 /// Sends `NOTIFY roboscope_events` after appends commit, from its own connection and
 /// thread, coalescing: signals that arrive while one NOTIFY is in flight become one
@@ -8,10 +9,7 @@ import Logging
 /// Postgres's global notify lock at each commit and serialise all writers.
 ///
 /// Losing a notification delays delivery but loses nothing: gateways also poll.
-///
-/// `@unchecked Sendable`: `pending` and `stopped` are guarded by `condition`, `thread`
-/// is set by `start` before the thread runs; the connection lives on the notifier's thread.
-public final class AppendNotifier: @unchecked Sendable {
+public final class AppendNotifier: Sendable {
     public static let channel = "roboscope_events"
 
     /// Subscribes `connection` to the notifications (`drainNotifications` reads them).
@@ -21,14 +19,18 @@ public final class AppendNotifier: @unchecked Sendable {
 
     private let url: String
     private let logger: Logger
-    private let condition = NSCondition()
-    private var pending = false
-    private var stopped = false
-    private var thread: Thread?
+    /// This process's own long polls, woken at once rather than by the NOTIFY's echo.
+    private let local: ChangeSignal?
+    /// A NOTIFY is due; set by `signal`, cleared by the thread just before it sends one.
+    private let pending = Atomic(false)
+    private let stopped = Atomic(false)
+    private let started = Atomic(false)
+    private let wake = DispatchSemaphore(value: 0)
     private let completion = ThreadCompletion()
 
-    public init(url: String, logger: Logger) {
+    public init(url: String, local: ChangeSignal? = nil, logger: Logger) {
         self.url = url
+        self.local = local
         self.logger = logger
     }
 
@@ -38,47 +40,37 @@ public final class AppendNotifier: @unchecked Sendable {
             completion.finish()
         }
         thread.name = "append-notifier"
-        self.thread = thread
+        started.store(true, ordering: .sequentiallyConsistent)
         thread.start()
     }
 
-    /// This process's own long polls, woken at once rather than by the NOTIFY's echo.
-    public var local: ChangeSignal?
-
-    /// Cheap and non-blocking: marks a NOTIFY as due.
+    /// Cheap and non-blocking: marks a NOTIFY as due. Only the signal that finds none
+    /// due wakes the thread, so signals during a NOTIFY make one more, not one each.
     public func signal() {
         local?.bump()
-        condition.lock()
-        if !pending {
-            pending = true
-            condition.signal()
-        }
-        condition.unlock()
+        if !pending.exchange(true, ordering: .sequentiallyConsistent) { wake.signal() }
     }
 
     public func shutdown() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        stopped.store(true, ordering: .sequentiallyConsistent)
+        wake.signal()
     }
 
     /// Stops the thread and waits for its end (at once if it never started).
     public func stop() async {
         shutdown()
-        guard thread != nil else { return }
+        guard started.load(ordering: .sequentiallyConsistent) else { return }
         await completion.wait()
     }
 
     private func run() {
         var connection: PGConnection?
         while true {
-            condition.lock()
-            while !pending && !stopped { condition.wait() }
-            let stop = stopped
-            pending = false
-            condition.unlock()
-            if stop { return }
+            wake.wait()
+            if stopped.load(ordering: .sequentiallyConsistent) { return }
+            // Cleared before sending: a signal from now on wakes the thread again, and
+            // one before is covered by the NOTIFY below.
+            pending.store(false, ordering: .sequentiallyConsistent)
             do {
                 if connection == nil || connection!.isBroken {
                     let fresh = try PGConnection(url)
