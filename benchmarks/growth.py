@@ -5,11 +5,11 @@ that size (investigations.py's generator), `roboscope rebuild` is timed, then ma
 are created over HTTP by 8 clients with wrk (requests per second, p50, p99).
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, json, os, subprocess, sys
+import argparse, json, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from investigations import GENERATE, timed  # noqa: E402
+from investigations import generated_log, timed  # noqa: E402
 from write_path import machine, post_markers, psql, start_server  # noqa: E402
 
 
@@ -26,12 +26,7 @@ def main():
     points = []
     for size in [int(s) for s in args.sizes.split(",")]:
         name = f"roboscope_bench_growth_{size}"
-        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        psql(args.admin_url, f"CREATE DATABASE {name}")
-        url = args.admin_url.rsplit("/", 1)[0] + "/" + name
-        subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
-        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (size - 11) // 4)))],
-                       check=True, capture_output=True)
+        url = generated_log(args.admin_url, args.binary, name, size)
         events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
         rebuild_seconds, _ = timed([args.binary, "rebuild", "--database-url", url])
         psql(url, "CHECKPOINT")

@@ -17,10 +17,9 @@ import argparse, json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from investigations import GENERATE  # noqa: E402
+from investigations import generated_log  # noqa: E402
 from write_path import machine, psql  # noqa: E402
 
-ANALYZE_LOG = "VACUUM ANALYZE eventlog.events;"
 
 SESSION = "md5('session' || 3)::uuid"
 SPACE = "'00000000-0000-4000-8000-000000000001'::uuid"
@@ -91,13 +90,8 @@ def main():
     points = []
     for size in [int(s) for s in args.sizes.split(",")]:
         name = f"roboscope_bench_plans_{size}"
-        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        psql(args.admin_url, f"CREATE DATABASE {name}")
-        url = args.admin_url.rsplit("/", 1)[0] + "/" + name
-        subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
-        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (size - 11) // 4)))],
-                       check=True, capture_output=True)
-        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q"], input=ANALYZE_LOG, text=True, check=True, capture_output=True)
+        url = generated_log(args.admin_url, args.binary, name, size)
+        psql(url, "VACUUM ANALYZE eventlog.events")
         events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
         head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
         # The position a client 1,000 events behind on the session sends as `since`.

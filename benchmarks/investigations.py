@@ -11,7 +11,7 @@ import argparse, json, os, re, subprocess, sys, time, http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, machine, psql, percentile  # noqa: E402
+from write_path import fresh_database, free_port, machine, psql, percentile  # noqa: E402
 
 GENERATE = """
 ALTER TABLE eventlog.events DISABLE TRIGGER USER;
@@ -76,6 +76,16 @@ FROM generate_series(1, 1000) v;
 ALTER TABLE eventlog.events ENABLE TRIGGER USER;
 ANALYZE eventlog.events;
 """
+
+
+def generated_log(admin_url, binary, name, events):
+    """A fresh database `name` on the server of `admin_url`, migrated by `binary`, holding a
+    generated log of about `events` events (GENERATE); its URL."""
+    url = fresh_database(admin_url, name)
+    subprocess.run([binary, "migrate", "--database-url", url], check=True, capture_output=True)
+    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (events - 11) // 4)))],
+                   check=True, capture_output=True)
+    return url
 
 
 def timed(arguments):

@@ -14,7 +14,7 @@ Writes JSON and prints a table. Started by deploy/local/bench (`sync`).
 """
 import argparse, http.client, json, os, random, statistics, subprocess, sys, tempfile, time
 
-from write_path import free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
+from write_path import fresh_database, free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -34,12 +34,6 @@ def serve(binary, url, schema=None):
             pass
         time.sleep(0.1)
     raise RuntimeError("server did not start")
-
-
-def fresh(admin_url, name):
-    psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    psql(admin_url, f"CREATE DATABASE {name}")
-    return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
 def spread(values):
@@ -65,7 +59,7 @@ def timed(command, **kwargs):
 
 
 def catch_up(binary, admin_url, events, repeat):
-    url = fresh(admin_url, "roboscope_bench_sync_feed")
+    url = fresh_database(admin_url, "roboscope_bench_sync_feed")
     server, port = serve(binary, url)
     try:
         _, space = request(port, "POST", "/api/v1/spaces", {"key": "feed", "name": "feed"})
@@ -106,7 +100,7 @@ def catch_up(binary, admin_url, events, repeat):
 
 
 def near(binary, admin_url, markers, queries, range_m):
-    url = fresh(admin_url, "roboscope_bench_sync_place")
+    url = fresh_database(admin_url, "roboscope_bench_sync_place")
     server, port = serve(binary, url)
     try:
         _, space = request(port, "POST", "/api/v1/spaces", {"key": "place", "name": "place"})
@@ -158,7 +152,7 @@ def write_cost(binary, baseline, baseline_schema, admin_url, clients, seconds, r
     servers = {}
     try:
         for name, build, schema in (("new", binary, None), ("old", baseline, baseline_schema)):
-            url = fresh(admin_url, f"roboscope_bench_sync_{name}")
+            url = fresh_database(admin_url, f"roboscope_bench_sync_{name}")
             server, port = serve(build, url, schema)
             _, space = request(port, "POST", "/api/v1/spaces", {"key": "w", "name": "w"})
             servers[name] = (server, port, sessions_in(port, space["id"], sessions))

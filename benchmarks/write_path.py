@@ -34,6 +34,13 @@ def psql(url, sql):
                           capture_output=True, text=True).stdout.strip()
 
 
+def fresh_database(admin_url, name):
+    """An empty database `name` on the server of `admin_url` (dropped first if it exists); its URL."""
+    psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    psql(admin_url, f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
 def run_wrk(url, clients, seconds, script=None, env=None):
     """wrk against `url` (a GET, or what the Lua `script` sends): requests/s, p50 and p99 in ms, non-2xx."""
     extra = ["-s", os.path.join(HERE, script)] if script else []
