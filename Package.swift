@@ -122,6 +122,7 @@ let package = Package(
         .executableTarget(
             name: "roboscope",
             dependencies: [
+                "BlockingPool",
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeHTTP",

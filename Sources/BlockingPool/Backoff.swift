@@ -23,11 +23,3 @@ public struct Backoff: Sendable {
         current = initial
     }
 }
-
-extension Duration {
-    /// Whole milliseconds, for `poll` and friends.
-    public var milliseconds: Int32 {
-        let (seconds, attoseconds) = components
-        return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
-    }
-}

@@ -109,8 +109,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     /// Stops the threads once the queued work is done, and waits for them (at most
     /// `timeout`: a call stuck on a dead server must not hold up the process's exit).
     public func shutdown(timeout: Duration = .seconds(5)) {
-        let (seconds, attoseconds) = timeout.components
-        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        let deadline = Date(timeIntervalSinceNow: timeout.secondsDouble)
         condition.lock()
         running = false
         condition.broadcast()

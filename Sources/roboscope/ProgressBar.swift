@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import RoboscopePostgres
 

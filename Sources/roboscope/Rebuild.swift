@@ -1,3 +1,4 @@
+import BlockingPool
 import ArgumentParser
 import RoboscopePostgres
 
@@ -17,12 +18,5 @@ struct Rebuild: AsyncParsableCommand {
         let seconds = (ContinuousClock.now - started).secondsDouble
         let rate = seconds > 0 ? Double(events) / seconds : 0
         print("rebuilt projections from \(events) events in \(String(format: "%.2f", seconds)) s (\(Int(rate)) events/s)")
-    }
-}
-
-extension Duration {
-    var secondsDouble: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

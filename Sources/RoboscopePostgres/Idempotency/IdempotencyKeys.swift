@@ -1,3 +1,4 @@
+import BlockingPool
 import RoboscopeDomain
 
 /// A keyed write on its way to the log: whose key it is and what the request was.
@@ -68,7 +69,7 @@ public struct IdempotencyKeys: Sendable {
     /// Removes the keys stored more than `retention` ago; returns how many.
     @discardableResult
     public func purge(olderThan retention: Duration) async throws -> Int {
-        let seconds = Double(retention.components.seconds) + Double(retention.components.attoseconds) / 1e18
+        let seconds = retention.secondsDouble
         return try await pool.translatingErrors { connection in
             let result = try connection.query(
                 """
