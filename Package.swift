@@ -52,6 +52,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -61,6 +62,7 @@ let package = Package(
                 "RoboscopeDomain",
                 "BlockingPool",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -71,6 +73,7 @@ let package = Package(
                 "RoboscopeDomain",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -157,7 +160,13 @@ let package = Package(
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
         // The gateway's and the pool's state machines, driven with a test clock: no
         // sockets, no threads, no sleeping.
-        .testTarget(name: "RoboscopeGatewayTests", dependencies: ["RoboscopeGateway", "BlockingPool"]),
+        .testTarget(
+            name: "RoboscopeGatewayTests",
+            dependencies: [
+                "RoboscopeGateway", "BlockingPool",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "RoboscopeIntegrationTests",
             dependencies: [

@@ -1,5 +1,8 @@
+import Dispatch
 import Foundation
 import Logging
+import ServiceLifecycle
+import Synchronization
 
 /// A fixed set of connections to a server spoken to through a blocking C library
 /// (libpq, hiredis), each driven by a thread of its own, so that blocking calls never
@@ -9,27 +12,50 @@ import Logging
 /// connection is dropped and made again for the next job; while the server is down,
 /// jobs fail at once with the last connect error instead of each waiting for a timeout.
 ///
-/// `@unchecked Sendable`: the queue, the gate and the counts are guarded by
-/// `condition`; each connection belongs to the thread that made it.
-public final class BlockingPool<Connection: BlockingConnection>: @unchecked Sendable {
+/// The threads start with the pool, so that one-shot commands (replay, rebuild) use it
+/// without a service group. In `serve` the pool is a member of the group, listed first:
+/// the group stops it last, after every service that queues work on it, and its `run`
+/// then lets the queued work finish and joins the threads.
+public final class BlockingPool<Connection: BlockingConnection>: Service, Sendable {
     public let size: Int
     private let connect: @Sendable () throws -> Connection
     private let logger: Logger
     private let name: String
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var head = 0
-    private var running = true
-    private var gate: ReconnectGate<ContinuousClock.Instant>
-    private var liveThreads = 0
+    let state: Mutex<State>
+    /// One signal per queued job, and one per thread at shutdown.
+    private let wakeups = DispatchSemaphore(value: 0)
+    /// Entered once per thread, left as its last act.
+    private let threadsRunning = DispatchGroup()
     private let clock = ContinuousClock()
-    private var busy = 0
     private let metrics: PoolMetrics
+    private let retriesStaleConnections: Bool
 
-    private typealias Job = (Lease) -> Void
+    typealias Job = @Sendable (Lease) -> Void
+
+    struct State {
+        var queue: [Job] = []
+        var head = 0
+        var running = true
+        var busy = 0
+        var gate: ReconnectGate<ContinuousClock.Instant>
+
+        var waiting: Int { queue.count - head }
+
+        mutating func take() -> Job? {
+            guard head < queue.count else { return nil }
+            let job = queue[head]
+            head += 1
+            if head > 1024, head * 2 > queue.count {
+                queue.removeFirst(head)
+                head = 0
+            }
+            busy += 1
+            return job
+        }
+    }
 
     /// The thread's connection as one job sees it; `renew` replaces it for the thread.
-    private final class Lease {
+    final class Lease {
         var connection: Connection?
         var fresh: Bool
         var failure: (any Error)?
@@ -55,7 +81,6 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
             return replacement
         }
     }
-    private let retriesStaleConnections: Bool
 
     /// How long after a failed connect jobs fail fast before the next attempt.
     public static var retryInterval: Duration { .milliseconds(500) }
@@ -73,10 +98,13 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
         self.logger = logger
         self.connect = connect
         self.metrics = PoolMetrics(name: name, size: self.size)
-        gate = ReconnectGate(retryInterval: Self.retryInterval)
-        liveThreads = self.size
+        state = Mutex(State(gate: ReconnectGate(retryInterval: Self.retryInterval)))
         for index in 0..<self.size {
-            let thread = Thread { [unowned self] in self.work() }
+            threadsRunning.enter()
+            let thread = Thread { [self] in
+                work()
+                threadsRunning.leave()
+            }
             thread.name = "\(name)-\(index)"
             thread.start()
         }
@@ -86,7 +114,7 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let retries = retriesStaleConnections
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            enqueue { lease in
+            let job: Job = { lease in
                 continuation.resume(with: Result {
                     let current = try lease.get()
                     do {
@@ -96,53 +124,83 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
                     }
                 })
             }
+            if !enqueue(job) { continuation.resume(throwing: BlockingPoolError.stopped(name)) }
         }
     }
 
     /// Connections in use right now, and the pool size.
     public var usage: (busy: Int, size: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (busy, size)
+        (state.withLock { $0.busy }, size)
+    }
+
+    /// Serves until the group shuts down or is cancelled, then stops the pool.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
     }
 
     /// Stops the threads once the queued work is done, and waits for them (at most
-    /// `timeout`: a call stuck on a dead server must not hold up the process's exit).
-    public func shutdown(timeout: Duration = .seconds(5)) {
-        let deadline = Date(timeIntervalSinceNow: timeout.secondsDouble)
-        condition.lock()
-        running = false
-        condition.broadcast()
-        while liveThreads > 0, condition.wait(until: deadline) {}
-        let stuck = liveThreads
-        condition.unlock()
-        if stuck > 0 { logger.warning("\(name) pool stopped with threads still busy", metadata: ["threads": "\(stuck)"]) }
+    /// `timeout`: a call stuck on a dead server must not hold up the process's exit)
+    /// without blocking a thread of the cooperative pool.
+    public func shutdown(timeout: Duration = .seconds(5)) async {
+        stopThreads()
+        let joined = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let waiter = JoinWaiter(continuation)
+            threadsRunning.notify(queue: .global()) { waiter.resume(joined: true) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout.secondsDouble) { waiter.resume(joined: false) }
+        }
+        if !joined { logStuck() }
     }
 
-    private func enqueue(_ job: @escaping Job) {
-        condition.lock()
-        queue.append(job)
-        metrics.occupancy(busy: busy, waiting: queue.count - head)
-        condition.signal()
-        condition.unlock()
+    /// `shutdown` for a caller outside async code (a one-shot command's `defer`).
+    public func shutdownBlocking(timeout: Duration = .seconds(5)) {
+        stopThreads()
+        if threadsRunning.wait(timeout: .now() + timeout.secondsDouble) == .timedOut { logStuck() }
     }
 
+    private func stopThreads() {
+        let wasRunning = state.withLock { state in
+            defer { state.running = false }
+            return state.running
+        }
+        guard wasRunning else { return }
+        for _ in 0..<size { wakeups.signal() }
+    }
+
+    private func logStuck() {
+        logger.warning("\(name) pool stopped with threads still busy", metadata: ["busy": "\(usage.busy)"])
+    }
+
+    /// False once the pool has stopped: no thread would take the job.
+    private func enqueue(_ job: @escaping Job) -> Bool {
+        let accepted = state.withLock { state in
+            guard state.running else { return false }
+            state.queue.append(job)
+            metrics.occupancy(busy: state.busy, waiting: state.waiting)
+            return true
+        }
+        if accepted { wakeups.signal() }
+        return accepted
+    }
+
+    /// The next job, or nil when the pool has stopped and its queue is drained. Every
+    /// job and every stopping thread has a signal of its own, so a wait never misses one.
     private func nextJob() -> Job? {
-        condition.lock()
-        defer { condition.unlock() }
-        while head == queue.count {
-            if !running { return nil }
-            condition.wait()
+        while true {
+            wakeups.wait()
+            let next: Job?? = state.withLock { state in
+                if let job = state.take() {
+                    metrics.occupancy(busy: state.busy, waiting: state.waiting)
+                    return job
+                }
+                return state.running ? .some(nil) : nil
+            }
+            switch next {
+            case .some(.some(let job)): return job
+            case .some(.none): continue
+            case .none: return nil
+            }
         }
-        let job = queue[head]
-        head += 1
-        if head > 1024, head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
-        busy += 1
-        metrics.occupancy(busy: busy, waiting: queue.count - head)
-        return job
     }
 
     /// A connection idle for longer is checked before use: the server may have gone
@@ -150,12 +208,6 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     public static var idleCheckInterval: Duration { .seconds(2) }
 
     private func work() {
-        defer {
-            condition.lock()
-            liveThreads -= 1
-            condition.broadcast()
-            condition.unlock()
-        }
         var connection: Connection?
         var lastUsed = clock.now
         while let job = nextJob() {
@@ -173,26 +225,23 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
                 fresh = connection != nil
             }
             lastUsed = clock.now
-            condition.lock()
-            let failure = connection == nil ? (gate.lastFailure?.error ?? BlockingPoolError.unreachable(name)) : nil
-            condition.unlock()
+            let failure = connection == nil
+                ? (state.withLock { $0.gate.lastFailure?.error } ?? BlockingPoolError.unreachable(name)) : nil
             if failure != nil { metrics.jobRefused() }
-            let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [unowned self] in
-                try self.connectRecordingOutcome()
+            let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [self] in
+                try connectRecordingOutcome()
             }
             job(lease)
             connection = lease.connection
-            condition.lock()
-            busy -= 1
-            metrics.occupancy(busy: busy, waiting: queue.count - head)
-            condition.unlock()
+            state.withLock { state in
+                state.busy -= 1
+                metrics.occupancy(busy: state.busy, waiting: state.waiting)
+            }
         }
     }
 
     private func makeConnection() -> Connection? {
-        condition.lock()
-        let refused = gate.failFast(now: clock.now) != nil
-        condition.unlock()
+        let refused = state.withLock { $0.gate.failFast(now: clock.now) != nil }
         if refused { return nil }
         return try? connectRecordingOutcome()
     }
@@ -201,19 +250,29 @@ public final class BlockingPool<Connection: BlockingConnection>: @unchecked Send
     private func connectRecordingOutcome() throws -> Connection {
         do {
             let connection = try connect()
-            condition.lock()
-            let recovered = gate.connected()
-            condition.unlock()
-            if recovered { logger.info("\(name) reachable again") }
+            if state.withLock({ $0.gate.connected() }) { logger.info("\(name) reachable again") }
             return connection
         } catch {
-            condition.lock()
-            let outage = gate.failed(error, now: clock.now)
-            condition.unlock()
-            if outage { logger.error("\(name) unreachable", metadata: ["error": "\(error)"]) }
+            let now = clock.now
+            if state.withLock({ $0.gate.failed(error, now: now) }) {
+                logger.error("\(name) unreachable", metadata: ["error": "\(error)"])
+            }
             metrics.connectFailed()
             throw error
         }
+    }
+}
+
+/// Resumed once, by whichever comes first: the threads' end or the timeout.
+private final class JoinWaiter: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Bool, Never>?>
+
+    init(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(joined: Bool) {
+        continuation.withLock { $0.take() }?.resume(returning: joined)
     }
 }
 
@@ -227,10 +286,12 @@ public protocol BlockingConnection: AnyObject {
 
 public enum BlockingPoolError: Error, CustomStringConvertible {
     case unreachable(String)
+    case stopped(String)
 
     public var description: String {
         switch self {
         case .unreachable(let name): return "\(name) is unreachable"
+        case .stopped(let name): return "the \(name) pool has stopped"
         }
     }
 }

@@ -64,11 +64,11 @@ public final class Gateway: Service, Sendable {
         for shard in shards {
             shard.loop.execute { shard.terminateAll() }
             shard.loop.stop()
-            shard.loop.join()
+            await shard.loop.join()
         }
         close(listener)
-        hub.tailer.stop()
-        hub.presence.stop()
+        await hub.tailer.stop()
+        await hub.presence.stop()
         hub.logger.info("gateway stopped", metadata: ["metrics": "\(hub.metrics.snapshot)"])
     }
 }

@@ -1,9 +1,10 @@
 import BlockingPool
 import Logging
+import ServiceLifecycle
 
 /// The Redis connections of a process: a `BlockingPool` of hiredis contexts whose
 /// failures all surface as `RedisError`.
-public final class RedisPool: Sendable {
+public final class RedisPool: Service, Sendable {
     let pool: BlockingPool<RedisConnection>
 
     public init(url: RedisURL, size: Int, logger: Logger) {
@@ -25,5 +26,9 @@ public final class RedisPool: Sendable {
         }
     }
 
-    public func shutdown() { pool.shutdown() }
+    /// A member of the service group, listed before everything that uses it: see `BlockingPool.run`.
+    public func run() async throws { try await pool.run() }
+
+    /// For one-shot commands outside a service group.
+    public func shutdownBlocking() { pool.shutdownBlocking() }
 }

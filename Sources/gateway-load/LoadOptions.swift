@@ -1,6 +1,6 @@
 /// Command-line settings of the load generator (see `usage`).
-struct LoadOptions {
-    enum Mode: String { case gateway, reference }
+struct LoadOptions: Sendable {
+    enum Mode: String, Sendable { case gateway, reference }
 
     var mode = Mode.gateway
     var wsPort = 8081

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import WebSocketCodec
 import CLinuxSystem
 #if canImport(Glibc)
@@ -8,26 +9,23 @@ import Glibc
 /// N WebSocket connections read by a few epoll threads. Each thread notes, per
 /// received `marker.created` event, the marker id and when it arrived; latencies are
 /// matched against the writer's times at the end, so readers never share a lock.
-///
-/// `@unchecked Sendable`: each `Reader` belongs to one thread; the tallies are read
-/// after the threads are joined.
-final class Subscribers: @unchecked Sendable {
-    struct Receipt { var id: [UInt8]; var at: Int64 }
+final class Subscribers: Sendable {
+    struct Receipt: Sendable { var id: [UInt8]; var at: Int64 }
 
-    private final class Reader {
+    /// One reader thread's sockets and tallies. Its sockets' message readers and its
+    /// receipts are locals of the thread; what others read is atomic or handed over at the end.
+    private final class Reader: Sendable {
         let epoll = epoll_create1(0)
-        var sockets: [Int32: MessageReader] = [:]
-        var receipts: [Receipt] = []
-        var messages = 0
-        var subscribed = 0
-        var closed = 0
+        let sockets = Mutex<[Int32]>([])
+        let messages = Atomic<Int>(0)
+        let subscribed = Atomic<Int>(0)
+        let closed = Atomic<Int>(0)
+        let receipts = Mutex<[Receipt]>([])
     }
 
     private let readers: [Reader]
     private let options: LoadOptions
-    private var stop = false
-    private let lock = NSLock()
-    private var threads: [Thread] = []
+    private let stop = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 
     init(options: LoadOptions) {
@@ -37,9 +35,6 @@ final class Subscribers: @unchecked Sendable {
 
     /// Connects and upgrades every socket (and subscribes in gateway mode); returns how many opened.
     func open() -> Int {
-        let opened = NSLock()
-        final class Count { var value = 0 }
-        let count = Count()
         let group = DispatchGroup()
         let perThread = (options.connections + options.threads - 1) / options.threads
         for (index, reader) in readers.enumerated() {
@@ -51,14 +46,13 @@ final class Subscribers: @unchecked Sendable {
                     event.events = EPOLLIN.rawValue
                     event.data.fd = fd
                     _ = epoll_ctl(reader.epoll, EPOLL_CTL_ADD, fd, &event)
-                    reader.sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20)
-                    opened.lock(); count.value += 1; opened.unlock()
+                    reader.sockets.withLock { $0.append(fd) }
                 }
                 group.leave()
             }.start()
         }
         group.wait()
-        return count.value
+        return readers.reduce(0) { $0 + $1.sockets.withLock(\.count) }
     }
 
     private func upgrade() -> Int32? {
@@ -82,22 +76,22 @@ final class Subscribers: @unchecked Sendable {
 
     func start() {
         for reader in readers {
-            let thread = Thread { self.run(reader); self.done.signal() }
-            threads.append(thread)
-            thread.start()
+            Thread { self.run(reader); self.done.signal() }.start()
         }
     }
 
     func finish() -> (receipts: [Receipt], messages: Int, closed: Int) {
-        lock.lock(); stop = true; lock.unlock()
+        stop.store(true, ordering: .relaxed)
         for _ in readers { done.wait() }
-        return (readers.flatMap(\.receipts), readers.reduce(0) { $0 + $1.messages }, readers.reduce(0) { $0 + $1.closed })
+        return (
+            readers.flatMap { $0.receipts.withLock { $0 } },
+            readers.reduce(0) { $0 + $1.messages.load(ordering: .relaxed) },
+            readers.reduce(0) { $0 + $1.closed.load(ordering: .relaxed) }
+        )
     }
 
-    var subscribedCount: Int { readers.reduce(0) { $0 + $1.subscribed } }
-    var messageCount: Int { readers.reduce(0) { $0 + $1.messages } }
-
-    private var stopped: Bool { lock.lock(); defer { lock.unlock() }; return stop }
+    var subscribedCount: Int { readers.reduce(0) { $0 + $1.subscribed.load(ordering: .relaxed) } }
+    var messageCount: Int { readers.reduce(0) { $0 + $1.messages.load(ordering: .relaxed) } }
 
     private static let created = Array(#""type":"marker.created""#.utf8)
     private static let streamID = Array(#""stream_id":""#.utf8)
@@ -106,7 +100,11 @@ final class Subscribers: @unchecked Sendable {
     private func run(_ reader: Reader) {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        while !stopped {
+        var sockets: [Int32: MessageReader] = [:]
+        for fd in reader.sockets.withLock({ $0 }) { sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20) }
+        var receipts: [Receipt] = []
+        defer { reader.receipts.withLock { $0 = receipts } }
+        while !stop.load(ordering: .relaxed) {
             let ready = epoll_wait(reader.epoll, &events, 256, 100)
             guard ready > 0 else { continue }
             for index in 0..<Int(ready) {
@@ -114,8 +112,8 @@ final class Subscribers: @unchecked Sendable {
                 let count = read(fd, &buffer, buffer.count)
                 if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
                     epoll_ctl(reader.epoll, EPOLL_CTL_DEL, fd, nil)
-                    reader.sockets[fd] = nil
-                    reader.closed += 1
+                    sockets[fd] = nil
+                    reader.closed.add(1, ordering: .relaxed)
                     close(fd)
                     continue
                 }
@@ -123,15 +121,15 @@ final class Subscribers: @unchecked Sendable {
                 let at = nowMicros()
                 var pongs: [[UInt8]] = []
                 buffer[..<count].withUnsafeBytes { bytes in
-                    reader.sockets[fd]?.feed(bytes) { output in
+                    sockets[fd]?.feed(bytes) { output in
                         switch output {
                         case .message(_, let payload):
-                            reader.messages += 1
+                            reader.messages.add(1, ordering: .relaxed)
                             if Blocking.find(Self.created, in: payload) != nil, let start = Blocking.find(Self.streamID, in: payload) {
                                 let from = start + Self.streamID.count
-                                reader.receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
+                                receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
                             } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
-                                reader.subscribed += 1
+                                reader.subscribed.add(1, ordering: .relaxed)
                             }
                         case .ping(let payload):
                             pongs.append(FrameEncoder.frame(.pong, payload, maskKey: [1, 2, 3, 4]))

@@ -4,22 +4,21 @@ import WebSocketCodec
 import Glibc
 #endif
 
+/// What one writer did: when each write's response arrived, by id, and how many failed.
+struct WriterTally: Sendable {
+    var sent: [[UInt8]: Int64] = [:]
+    var failures = 0
+}
+
 /// Posts writes over a keep-alive HTTP/1.1 connection and notes when each response
 /// arrived, by id: a marker (gateway mode) or a published message (reference mode).
-///
-/// `@unchecked Sendable`: one thread runs it; the others read its tallies after joining it.
-final class Writer: @unchecked Sendable {
-    private let options: LoadOptions
-    private(set) var sent: [[UInt8]: Int64] = [:]
-    private(set) var failures = 0
+struct Writer: Sendable {
+    let options: LoadOptions
 
-    init(options: LoadOptions) {
-        self.options = options
-    }
-
-    /// Writes at `rate` per second (or flat out) for `seconds`.
-    func run(until deadline: Int64, rate: Double) {
-        guard let fd = Blocking.connect(port: options.httpPort) else { failures += 1; return }
+    /// Writes at `rate` per second (or flat out) until `deadline`.
+    func run(until deadline: Int64, rate: Double) -> WriterTally {
+        var tally = WriterTally()
+        guard let fd = Blocking.connect(port: options.httpPort) else { tally.failures += 1; return tally }
         defer { close(fd) }
         var next = nowMicros()
         let interval = rate > 0 ? Int64(1_000_000 / rate) : 0
@@ -36,13 +35,14 @@ final class Writer: @unchecked Sendable {
             let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             guard Blocking.writeAll(fd, Array((head + body).utf8)),
                   let (response, _) = Blocking.readUntil(fd, Self.complete) else {
-                failures += 1
-                return
+                tally.failures += 1
+                return tally
             }
             let at = nowMicros()
-            guard response.starts(with: Array("HTTP/1.1 20".utf8)) else { failures += 1; continue }
-            sent[Array(id.utf8)] = at
+            guard response.starts(with: Array("HTTP/1.1 20".utf8)) else { tally.failures += 1; continue }
+            tally.sent[Array(id.utf8)] = at
         }
+        return tally
     }
 
     private func request(id: String, index: Int) -> (String, String) {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,15 +40,21 @@ if options.holdOnly {
     result["closed_while_held"] = closed
     result["server_rss_kib_end"] = residentKiB(options.serverPID)
 } else {
-    let writers = (0..<options.writers).map { _ in Writer(options: options) }
     let started = nowMicros()
     let deadline = started + Int64(options.seconds * 1_000_000)
     let group = DispatchGroup()
-    for writer in writers {
+    final class Tallies: Sendable { let list = Mutex<[WriterTally]>([]) }
+    let tallies = Tallies()
+    for _ in 0..<options.writers {
         group.enter()
-        Thread { writer.run(until: deadline, rate: options.rate / Double(options.writers)); group.leave() }.start()
+        Thread {
+            let tally = Writer(options: options).run(until: deadline, rate: options.rate / Double(options.writers))
+            tallies.list.withLock { $0.append(tally) }
+            group.leave()
+        }.start()
     }
     group.wait()
+    let writers = tallies.list.withLock { $0 }
     let wrote = nowMicros()
     // Let the tail arrive: until every expected delivery is in, or 5 s.
     let writes = writers.reduce(0) { $0 + $1.sent.count }

@@ -35,7 +35,7 @@ struct Replay: AsyncParsableCommand {
         let logger = common.logger("roboscope.replay")
         _ = try await common.connect(logger: logger)
         let pool = PostgresPool(url: common.databaseURL, size: 1, logger: logger)
-        defer { pool.shutdown() }
+        defer { pool.shutdownBlocking() }
         let travel = TimeTravel(pool: pool)
         let moment = AsOf(until)!
         var state = ReplayedState(asOf: moment)

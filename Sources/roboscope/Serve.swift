@@ -112,12 +112,11 @@ struct Serve: AsyncParsableCommand {
         let host = try Settings.host.value(hostFlag)
         let redisURL = RedisURL(common.redisURL)!
         let redis = RedisPool(url: redisURL, size: try redisPoolSize(), logger: logger)
-        defer { redis.shutdown() }
         let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()))
-        var services: [any Service] = []
-
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, logger: logger)
-        defer { pool.shutdown() }
+        // The group stops its services in reverse order: the pools, first here, stop
+        // last, once nothing is left to queue work on them.
+        var services: [any Service] = [redis, pool]
         let changes = ChangeSignal()
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)

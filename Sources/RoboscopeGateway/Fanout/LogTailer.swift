@@ -52,14 +52,12 @@ final class LogTailer: @unchecked Sendable {
     }
 
     func start() {
-        let thread = JoinableThread(name: "ws-log-tailer") { [self] in run() }
-        self.thread = thread
-        thread.start()
+        thread = JoinableThread(name: "ws-log-tailer") { [self] in run() }
     }
 
-    func stop() {
+    func stop() async {
         inbox.close()
-        thread?.join()
+        await thread?.join()
     }
 
     func request(_ request: SubscribeRequest) {

@@ -38,9 +38,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func start() {
-        let thread = JoinableThread(name: name, stackSize: 1 << 20) { [self] in run() }
-        self.thread = thread
-        thread.start()
+        thread = JoinableThread(name: name, stackSize: 1 << 20) { [self] in run() }
     }
 
     /// Runs `task` on the loop's thread, after the tasks queued before it.
@@ -60,7 +58,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Waits for the thread to end after `stop()`.
-    func join() { thread?.join() }
+    func join() async { await thread?.join() }
 
     // MARK: Loop-thread only
 

@@ -1,23 +1,22 @@
+import BlockingPool
 import Foundation
 
-/// A named thread whose end another thread can wait for.
-///
-/// `@unchecked Sendable`: `Thread` is not marked Sendable; this one is started once by
-/// its owner and otherwise only waited for, through the semaphore.
-final class JoinableThread: @unchecked Sendable {
-    private let thread: Thread
-    private let finished = DispatchSemaphore(value: 0)
+/// A named thread, started at once, whose end async code can wait for without holding
+/// a thread of the cooperative pool. Only the completion is kept: `Thread` is not
+/// Sendable, and nothing needs it after the start.
+final class JoinableThread: Sendable {
+    private let completion = ThreadCompletion()
 
     init(name: String, stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
-        let finished = finished
-        thread = Thread {
+        let completion = completion
+        let thread = Thread {
             body()
-            finished.signal()
+            completion.finish()
         }
         thread.name = name
         if let stackSize { thread.stackSize = stackSize }
+        thread.start()
     }
 
-    func start() { thread.start() }
-    func join() { finished.wait() }
+    func join() async { await completion.wait() }
 }

@@ -48,14 +48,12 @@ final class PresenceWorker: @unchecked Sendable {
     }
 
     func start() {
-        let thread = JoinableThread(name: "ws-presence") { [self] in run() }
-        self.thread = thread
-        thread.start()
+        thread = JoinableThread(name: "ws-presence") { [self] in run() }
     }
 
-    func stop() {
+    func stop() async {
         inbox.close()
-        thread?.join()
+        await thread?.join()
     }
 
     func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) { enqueue(.hold(key, shard: shard, connectionID: connectionID)) }

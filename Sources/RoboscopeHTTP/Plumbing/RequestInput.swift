@@ -33,7 +33,6 @@ struct RequestInput {
     }
 
     private func collect() async throws -> ByteBuffer {
-        var request = request
         do {
             return try await request.body.collect(upTo: bodyLimit)
         } catch let error as HTTPError where error.status == .contentTooLarge {

@@ -25,6 +25,8 @@ public actor InMemoryService {
     /// Users who left (DELETE), in order.
     public private(set) var leaves: [(workSessionID: UUID, user: String)] = []
     private var connections: [UInt64: InMemoryWebSocketConnection] = [:]
+    /// The topics each connection subscribed to, by connection id.
+    private var subscribed: [UInt64: Set<String>] = [:]
     private var nextConnection: UInt64 = 0
     private let epoch = Date(timeIntervalSince1970: 1_795_000_000)
 
@@ -314,16 +316,20 @@ public actor InMemoryService {
         }
         let copies = duplicateLive > 0 ? 2 : 1
         if duplicateLive > 0 { duplicateLive -= 1 }
-        for connection in connections.values where connection.topics.contains(topic) {
+        for connection in subscribers(of: topic) {
             for _ in 0..<copies { connection.push(event.text) }
         }
         for (heldTopic, heldEvent) in held {
-            for connection in connections.values where connection.topics.contains(heldTopic) { connection.push(heldEvent.text) }
+            for connection in subscribers(of: heldTopic) { connection.push(heldEvent.text) }
         }
         held = []
     }
 
     // MARK: WebSocket
+
+    private func subscribers(of topic: String) -> [InMemoryWebSocketConnection] {
+        connections.values.filter { subscribed[$0.id]?.contains(topic) == true }
+    }
 
     func connect() throws -> InMemoryWebSocketConnection {
         guard reachable else { throw RoboscopeError.transport("the in-memory service is unreachable") }
@@ -354,13 +360,14 @@ public actor InMemoryService {
         let head = events.last
         let reached = max(since ?? 0, head?.position ?? 0)
         let sequence = reached == (head?.position ?? 0) ? "\(head?.topicSeq ?? 0)" : "null"
-        connection.topics.insert(topic)
+        subscribed[connection.id, default: []].insert(topic)
         connection.push(#"{"op":"subscribed","topic":"\#(topic)","position":\#(reached),"topic_seq":\#(sequence)}"#)
         for event in catchUp { connection.push(event.text) }
     }
 
     func closed(_ connection: InMemoryWebSocketConnection) {
         connections[connection.id] = nil
+        subscribed[connection.id] = nil
     }
 
     // MARK: Plumbing
@@ -411,12 +418,9 @@ struct InMemoryWebSocketTransport: WebSocketTransport {
 }
 
 /// One in-memory WebSocket connection: messages pushed by the service wait in a stream.
-final class InMemoryWebSocketConnection: WebSocketConnection, @unchecked Sendable {
-    // Touched only from the service's actor (`topics`, `push`, `end`) and through the
-    // stream, which is thread-safe: the actor serialises the rest.
+final class InMemoryWebSocketConnection: WebSocketConnection, Sendable {
     let id: UInt64
     let service: InMemoryService
-    var topics: Set<String> = []
     private let inbound: AsyncThrowingStream<String, any Error>.Continuation
     private let messages: InboundMessages
 

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Foundation
+import Synchronization
 import Glibc
 import WebSocketCodec
 
@@ -194,12 +195,11 @@ actor SocketWebSocketConnection: WebSocketConnection {
 }
 
 /// The writing side of a socket, shared by the connection and its reader thread.
-/// `@unchecked Sendable`: `fd` is written once, the rest only under `lock`.
-final class SocketWriter: @unchecked Sendable {
+/// Writes, the close and the release happen under one lock, so frames never interleave
+/// and nothing is written to a descriptor once it is closed.
+final class SocketWriter: Sendable {
     let fd: Int32
-    private let lock = NSLock()
-    private var closed = false
-    private var released = false
+    private let state = Mutex<(closed: Bool, released: Bool)>((false, false))
 
     init(fd: Int32) {
         self.fd = fd
@@ -207,17 +207,19 @@ final class SocketWriter: @unchecked Sendable {
 
     func frame(_ opcode: Opcode, _ payload: [UInt8]) throws {
         let key = (0..<4).map { _ in UInt8.random(in: 0...255) }
-        try lock.withLock {
-            guard !closed else { throw RoboscopeError.transport("the WebSocket connection is closed") }
+        let fd = fd
+        try state.withLock { state throws in
+            guard !state.closed else { throw RoboscopeError.transport("the WebSocket connection is closed") }
             try SocketWebSocketTransport.writeAll(fd, FrameEncoder.frame(opcode, payload, maskKey: key))
         }
     }
 
     /// Sends a close frame (once) and stops both directions; the reader thread then ends.
     func shutdown(sendingClose: Bool) {
-        lock.withLock {
-            guard !closed else { return }
-            closed = true
+        let fd = fd
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
             if sendingClose {
                 try? SocketWebSocketTransport.writeAll(fd, FrameEncoder.close(.normal, maskKey: [1, 2, 3, 4]))
             }
@@ -227,9 +229,10 @@ final class SocketWriter: @unchecked Sendable {
 
     /// Closes the descriptor, once, when the reader thread is done with it.
     func release() {
-        lock.withLock {
-            guard !released else { return }
-            released = true
+        let fd = fd
+        state.withLock { state in
+            guard !state.released else { return }
+            state.released = true
             Glibc.close(fd)
         }
     }

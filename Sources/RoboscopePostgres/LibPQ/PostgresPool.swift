@@ -1,5 +1,6 @@
 import BlockingPool
 import Logging
+import ServiceLifecycle
 
 extension PGConnection: BlockingConnection {
     public func check() -> Bool {
@@ -9,7 +10,7 @@ extension PGConnection: BlockingConnection {
 
 /// The Postgres connections of a process: a `BlockingPool` of libpq connections whose
 /// failures all surface as `PGError`, so callers have one error type to translate.
-public final class PostgresPool: Sendable {
+public final class PostgresPool: Service, Sendable {
     public let url: String
     let pool: BlockingPool<PGConnection>
 
@@ -32,5 +33,9 @@ public final class PostgresPool: Sendable {
 
     public var usage: (busy: Int, size: Int) { pool.usage }
 
-    public func shutdown() { pool.shutdown() }
+    /// A member of the service group, listed before everything that uses it: see `BlockingPool.run`.
+    public func run() async throws { try await pool.run() }
+
+    /// For one-shot commands outside a service group.
+    public func shutdownBlocking() { pool.shutdownBlocking() }
 }

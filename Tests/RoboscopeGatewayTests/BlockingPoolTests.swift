@@ -1,0 +1,91 @@
+@testable import BlockingPool
+import Dispatch
+import Logging
+import ServiceLifecycle
+import Testing
+
+/// The pool's life: work queued before a shutdown still runs, nothing is taken after
+/// it, and as a member of a service group it outlives the services listed after it.
+@Suite struct BlockingPoolTests {
+    final class Connection: BlockingConnection {
+        var isBroken: Bool { false }
+        func check() -> Bool { true }
+    }
+
+    /// A gate a job waits at, opened from the test.
+    final class Gate: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        func wait() { semaphore.wait() }
+        func open() { semaphore.signal() }
+    }
+
+    static func pool(size: Int = 1) -> BlockingPool<Connection> {
+        BlockingPool(name: "test", size: size, logger: Logger(label: "test")) { Connection() }
+    }
+
+    @Test func workQueuedBeforeShutdownRunsAndLaterWorkIsRefused() async throws {
+        let pool = Self.pool()
+        let gate = Gate()
+        let (started, startedSignal) = AsyncStream<Void>.makeStream()
+        let first = Task { try await pool.withConnection { _ in startedSignal.yield(); gate.wait(); return 1 } }
+        var iterator = started.makeAsyncIterator()
+        await iterator.next()
+        let second = Task { try await pool.withConnection { _ in 2 } }
+        while pool.state.withLock({ $0.waiting }) < 1 { await Task.yield() }
+
+        let stopping = Task { await pool.shutdown() }
+        while pool.state.withLock({ $0.running }) { await Task.yield() }
+        gate.open()
+        await stopping.value
+
+        #expect(try await first.value == 1)
+        #expect(try await second.value == 2, "queued before the shutdown, so it ran")
+        await #expect(throws: BlockingPoolError.self) { try await pool.withConnection { _ in 3 } }
+    }
+
+    @Test func aStuckThreadDoesNotHoldUpTheShutdownPastItsTimeout() async throws {
+        let pool = Self.pool()
+        let gate = Gate()
+        let (started, startedSignal) = AsyncStream<Void>.makeStream()
+        let stuck = Task { try await pool.withConnection { _ in startedSignal.yield(); gate.wait() } }
+        var iterator = started.makeAsyncIterator()
+        await iterator.next()
+        await pool.shutdown(timeout: .milliseconds(50))
+        #expect(pool.usage.busy == 1, "returned while the job still ran")
+        gate.open()
+        try await stuck.value
+    }
+
+    /// A service that needs the pool while it shuts down, as the API server's last requests do.
+    struct LastWords: Service {
+        let pool: BlockingPool<Connection>
+        let answered: AsyncStream<Int>.Continuation
+
+        func run() async throws {
+            try? await gracefulShutdown()
+            answered.yield(try await pool.withConnection { _ in 42 })
+            answered.finish()
+        }
+    }
+
+    @Test func inAServiceGroupThePoolListedFirstStopsLast() async throws {
+        let pool = Self.pool(size: 2)
+        let (answers, answered) = AsyncStream<Int>.makeStream()
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: pool), .init(service: LastWords(pool: pool, answered: answered))],
+            logger: Logger(label: "test")
+        ))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // Wait until the pool serves, then ask the group to stop.
+            _ = try await pool.withConnection { _ in 0 }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        var received: [Int] = []
+        for await answer in answers { received.append(answer) }
+        #expect(received == [42])
+        #expect(!pool.state.withLock { $0.running }, "the group stopped the pool")
+        await #expect(throws: BlockingPoolError.self) { try await pool.withConnection { _ in 0 } }
+    }
+}
