@@ -2,7 +2,7 @@
 """Sync-protocol benchmark, each figure next to its ceiling in the same run:
 
 - catch-up: a topic of N events read through GET /api/v1/changes (pages of 1,000), in
-  events/s, next to Postgres streaming the same rows (`COPY (…the feed's query…) TO
+  events/s (the exchanges only: the client's own JSON parse is reported apart), next to Postgres streaming the same rows (`COPY (…the feed's query…) TO
   STDOUT`) and the bare event rows (`COPY (SELECT * FROM eventlog.events …)`);
 - markers by place: p50/p99 of `GET /markers?space_id=&near=x,z&range=r` on a space of
   M markers, next to the same SQL run by pgbench;
@@ -69,15 +69,22 @@ def catch_up(binary, admin_url, events, repeat):
         total = int(psql(url, f"SELECT count(*) FROM eventlog.events WHERE work_session_id = '{session['id']}'"))
         feed_rates, copy_rates, raw_rates = [], [], []
         query = (f"SELECT * FROM eventlog.delivery_rows WHERE work_session_id = '{session['id']}' ORDER BY position")
+        parse_seconds = []
         for _ in range(repeat):
-            started = time.perf_counter()
-            since, read = 0, 0
-            # One kept-alive connection, as a client catching up holds one.
+            since, read, exchanging, parsing = 0, 0, 0.0, 0.0
+            # One kept-alive connection, as a client catching up holds one. The server's
+            # part is each request until its whole answer is in; the client's JSON parse
+            # is timed apart (a slow parser here would otherwise be the figure).
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             while True:
+                started = time.perf_counter()
                 connection.request("GET", f"/api/v1/changes?topic={topic}&since={since}&limit=1000")
                 reply = connection.getresponse()
-                page = json.loads(reply.read())
+                body = reply.read()
+                exchanged = time.perf_counter()
+                page = json.loads(body)
+                exchanging += exchanged - started
+                parsing += time.perf_counter() - exchanged
                 assert reply.status == 200
                 read += len(page["data"])
                 since = page["next_since"]
@@ -85,13 +92,15 @@ def catch_up(binary, admin_url, events, repeat):
                     break
             connection.close()
             assert read == total, (read, total)
-            feed_rates.append(total / (time.perf_counter() - started))
+            feed_rates.append(total / exchanging)
+            parse_seconds.append(parsing)
             with open(os.devnull, "w") as sink:
                 copy_rates.append(total / timed(["psql", url, "-qAtc", f"COPY ({query}) TO STDOUT"], stdout=sink))
                 raw_rates.append(total / timed(["psql", url, "-qAtc", "COPY (SELECT * FROM eventlog.events WHERE "
                                                 f"work_session_id = '{session['id']}' ORDER BY position) TO STDOUT"],
                                                stdout=sink))
         return {"events": total, "feed_events_per_second": spread(feed_rates),
+                "client_json_parse_seconds": spread(parse_seconds),
                 "copy_same_rows_per_second": spread(copy_rates), "copy_event_rows_per_second": spread(raw_rates),
                 "ratio_to_copy": spread([f / c for f, c in zip(feed_rates, copy_rates)])}
     finally:
@@ -210,7 +219,8 @@ def main():
     fmt = lambda s, f=",.0f": f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     print(f"catch-up of {c['events']:,} events: feed {fmt(c['feed_events_per_second'])}/s, COPY of the same rows "
           f"{fmt(c['copy_same_rows_per_second'])}/s, ratio {fmt(c['ratio_to_copy'], '.2f')}; "
-          f"COPY of the bare event rows {fmt(c['copy_event_rows_per_second'])}/s")
+          f"COPY of the bare event rows {fmt(c['copy_event_rows_per_second'])}/s; "
+          f"the client's JSON parse {fmt(c['client_json_parse_seconds'], '.2f')} s")
     n = result["near"]
     print(f"near on {n['markers']:,} markers (range {n['range_m']} m, {n['found_median']:.0f} found): API p50 "
           f"{n['api_ms']['p50']:.2f} ms, p99 {n['api_ms']['p99']:.2f} ms; SQL p50 {n['sql_ms']['p50']:.2f} ms, "

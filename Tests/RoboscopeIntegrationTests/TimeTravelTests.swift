@@ -42,7 +42,8 @@ import RoboscopeDomain
         let early = try await client.get("/api/v1/markers/\(id)?as_of=\(created - 1)")
         #expect(early.status == 404)
         #expect(early.json["error"]?["reason"] == "not_yet_created")
-        #expect((early.json["error"]?["message"]?.string ?? "").contains("did not exist yet"))
+        let earlyMessage: String = early.json["error"]?["message"]?.string ?? ""
+        #expect(earlyMessage.contains("did not exist yet"), "\(earlyMessage)")
 
         let listed = try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(afterUpdate)")
         #expect(listed.json == [patched.json])

@@ -10,7 +10,7 @@
 /// name are rewritten.
 public enum WireData {
     /// The top-level members that hold timestamps, in every entity that has them.
-    static let timestampKeys: Set<[UInt8]> = Set(["created_at", "updated_at", "started_at", "completed_at"].map { Array($0.utf8) })
+    static let timestampKeys: [[UInt8]] = ["created_at", "updated_at", "started_at", "completed_at"].map { Array($0.utf8) }
 
     public struct Malformed: Error, CustomStringConvertible {
         public let description: String
@@ -27,68 +27,73 @@ public enum WireData {
         guard output.last == UInt8(ascii: "}") else { throw Malformed(description: "stored data is not an object") }
         output.removeLast()
         if output.count > 1 { output.append(UInt8(ascii: ",")) }
-        output.append(contentsOf: Array("\"details\":".utf8))
+        output.append(contentsOf: #""details":"#.utf8)
         if let object = details {
             try rewrite(object, into: &output)
         } else {
-            output.append(contentsOf: Array("null".utf8))
+            output.append(contentsOf: "null".utf8)
         }
         output.append(UInt8(ascii: "}"))
         return output
     }
 
     /// Copies a JSON object, rewriting the string values of its top-level timestamp keys
-    /// from `…:SS.ffffffZ` to `…:SSZ` (the same whole second `Timestamp` gives).
+    /// from `…:SS.ffffffZ` to `…:SSZ` (the same whole second `Timestamp` gives). The
+    /// bytes between two rewrites are copied as one run.
     static func rewrite(_ bytes: [UInt8], into output: inout [UInt8]) throws {
-        var depth = 0
-        var index = 0
-        var lastKey: ArraySlice<UInt8>? = nil
-        var expectingKey = false
-        let count = bytes.count
-        while index < count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                let end = try stringEnd(bytes, from: index)
-                let content = bytes[(index + 1)..<end]
-                if depth == 1 && expectingKey {
-                    lastKey = content
-                    expectingKey = false
-                    output.append(contentsOf: bytes[index...end])
-                } else if depth == 1, let key = lastKey, timestampKeys.contains(Array(key)), let whole = wholeSeconds(content) {
-                    output.append(UInt8(ascii: "\""))
-                    output.append(contentsOf: whole)
-                    output.append(UInt8(ascii: "\""))
-                    lastKey = nil
-                } else {
-                    output.append(contentsOf: bytes[index...end])
+        guard bytes.first == UInt8(ascii: "{") else { throw Malformed(description: "stored data is not an object") }
+        try bytes.withUnsafeBufferPointer { buffer in
+            var depth = 0
+            var index = 0
+            var copied = 0
+            var expectingKey = false
+            var timestampKey = false
+            let count = buffer.count
+            while index < count {
+                switch buffer[index] {
+                case UInt8(ascii: "\""):
+                    let end = try stringEnd(buffer, from: index)
+                    let content = UnsafeBufferPointer(rebasing: buffer[(index + 1)..<end])
+                    if depth == 1 && expectingKey {
+                        timestampKey = timestampKeys.contains { $0.elementsEqual(content) }
+                        expectingKey = false
+                    } else if depth == 1 && timestampKey {
+                        if isMicrosecondTimestamp(content) {
+                            // The quote and `YYYY-MM-DDTHH:MM:SS`, then `Z"`.
+                            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied..<(index + 20)]))
+                            output.append(UInt8(ascii: "Z"))
+                            output.append(UInt8(ascii: "\""))
+                            copied = end + 1
+                        }
+                        timestampKey = false
+                    }
+                    index = end + 1
+                    continue
+                case UInt8(ascii: "{"):
+                    depth += 1
+                    if depth == 1 { expectingKey = true }
+                case UInt8(ascii: "["):
+                    depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    guard depth >= 0 else { throw Malformed(description: "unbalanced stored data") }
+                case UInt8(ascii: ","):
+                    if depth == 1 {
+                        expectingKey = true
+                        timestampKey = false
+                    }
+                default:
+                    break
                 }
-                index = end + 1
-                continue
-            case UInt8(ascii: "{"):
-                depth += 1
-                if depth == 1 { expectingKey = true }
-            case UInt8(ascii: "["):
-                depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                guard depth >= 0 else { throw Malformed(description: "unbalanced stored data") }
-            case UInt8(ascii: ","):
-                if depth == 1 {
-                    expectingKey = true
-                    lastKey = nil
-                }
-            default:
-                break
+                index += 1
             }
-            output.append(byte)
-            index += 1
+            guard depth == 0 else { throw Malformed(description: "stored data is not an object") }
+            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied..<count]))
         }
-        guard depth == 0, bytes.first == UInt8(ascii: "{") else { throw Malformed(description: "stored data is not an object") }
     }
 
     /// The index of the quote that closes the string opening at `start`.
-    static func stringEnd(_ bytes: [UInt8], from start: Int) throws -> Int {
+    static func stringEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) throws -> Int {
         var index = start + 1
         while index < bytes.count {
             switch bytes[index] {
@@ -100,12 +105,8 @@ public enum WireData {
         throw Malformed(description: "an unterminated string in stored data")
     }
 
-    /// `2026-11-22T01:24:59.123456Z` → `2026-11-22T01:24:59Z`; nil for anything else.
-    static func wholeSeconds(_ text: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        guard text.count == 27, text[text.startIndex + 19] == UInt8(ascii: "."), text.last == UInt8(ascii: "Z"),
-              text[text.startIndex + 10] == UInt8(ascii: "T") else { return nil }
-        var whole = text[text.startIndex..<(text.startIndex + 19)]
-        whole.append(UInt8(ascii: "Z"))
-        return whole
+    /// `2026-11-22T01:24:59.123456Z`, the stored form: its first 19 bytes are the wire form's.
+    static func isMicrosecondTimestamp(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
+        text.count == 27 && text[10] == UInt8(ascii: "T") && text[19] == UInt8(ascii: ".") && text[26] == UInt8(ascii: "Z")
     }
 }

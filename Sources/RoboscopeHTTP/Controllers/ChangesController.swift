@@ -32,12 +32,14 @@ struct ChangesController {
         let poll = { @Sendable () async throws -> Response in
             while true {
                 let seen = services.changes?.current ?? 0
-                guard let (events, hasMore) = try await feed.page(topic, since: since, limit: limit) else {
+                guard let (messages, last, hasMore) = try await feed.page(
+                    topic, since: since, limit: limit, into: [UInt8](), adding: { try Self.add($1, on: topic, to: &$0) }
+                ) else {
                     throw DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
                 }
                 let remaining = deadline - ContinuousClock.now
-                guard events.isEmpty, remaining > .zero, let changes = services.changes else {
-                    return try Self.answer(topic, events, since: since, hasMore: hasMore)
+                guard last == nil, remaining > .zero, let changes = services.changes else {
+                    return Self.answer(messages, nextSince: last ?? since, hasMore: hasMore)
                 }
                 await changes.wait(past: seen, timeout: remaining)
                 try Task.checkCancellation()
@@ -49,12 +51,17 @@ struct ChangesController {
         return try await request.body.consumeWithCancellationOnInboundClose { _ in try await poll() }
     }
 
-    static func answer(_ topic: Topic, _ events: [Delivery], since: Int64, hasMore: Bool) throws -> Response {
-        let messages = try events.map { try ServerMessage.change($0.change, topic: topic) }
-        var writer = JSONWriter(timestampStyle: .wire, capacity: messages.reduce(64) { $0 + $1.count + 1 })
+    /// Appends one event's message to the comma-separated messages of a page.
+    static func add(_ delivery: Delivery, on topic: Topic, to messages: inout [UInt8]) throws {
+        if !messages.isEmpty { messages.append(UInt8(ascii: ",")) }
+        messages.append(contentsOf: try ServerMessage.change(delivery.change, topic: topic))
+    }
+
+    static func answer(_ messages: [UInt8], nextSince: Int64, hasMore: Bool) -> Response {
+        var writer = JSONWriter(timestampStyle: .wire, capacity: messages.count + 64)
         writer.object { writer in
-            writer.key("data"); writer.array(messages) { $0.raw($1) }
-            writer.key("next_since"); writer.value(events.last?.change.position ?? since)
+            writer.key("data"); writer.rawArray(elements: messages)
+            writer.key("next_since"); writer.value(nextSince)
             writer.key("has_more"); writer.value(hasMore)
         }
         return JSONResponse.make(RawJSON(bytes: writer.bytes))

@@ -61,7 +61,7 @@ public final class PGConnection {
         }
     }
 
-    private func check(_ result: OpaquePointer?) throws -> PGResult {
+    func check(_ result: OpaquePointer?) throws -> PGResult {
         guard let result else {
             throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle))))
         }

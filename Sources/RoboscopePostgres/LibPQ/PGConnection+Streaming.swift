@@ -1,0 +1,42 @@
+import CLibPQ
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PGConnection {
+    /// Runs one statement and hands each row to `body` as it arrives (libpq's single-row
+    /// mode), each as a one-row result: the caller works on a row while the server is
+    /// still producing the next ones, instead of waiting for the whole result first.
+    ///
+    /// When `body` throws, the rest of the rows are read and dropped (the connection
+    /// stays usable) and the error is rethrown.
+    public func stream(_ sql: String, _ parameters: PostgresBinds = [], row body: (PGResult) throws -> Void) throws {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0.postgresText) } }
+        defer { copies.forEach { free($0) } }
+        let raw = copies.map { UnsafePointer($0) }
+        let sent = raw.withUnsafeBufferPointer { values in
+            PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+        }
+        guard sent == 1 else { throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle)))) }
+        PQsetSingleRowMode(handle)
+        var failure: (any Error)?
+        while let result = PQgetResult(handle) {
+            guard failure == nil else {
+                PQclear(result)
+                continue
+            }
+            switch PQresultStatus(result) {
+            case PGRES_SINGLE_TUPLE:
+                do { try body(PGResult(result)) } catch { failure = error }
+            case PGRES_TUPLES_OK:
+                PQclear(result) // the end of the rows
+            default:
+                do { _ = try check(result) } catch { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        if isBroken { throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle)))) }
+    }
+}
