@@ -321,11 +321,14 @@ def sync(r, data):
           "event rendered as the WebSocket message, markers with their details), next to Postgres streaming the same rows "
           "(`COPY` of the feed's own query over `eventlog.delivery_rows`) and the bare event rows. The feed's rate counts "
           "each request until its whole answer is in; the client's own JSON parse (Python's `json`) is timed apart:", "",
-          "| changes feed, events/s | COPY of the same rows, rows/s | feed / COPY | COPY of the bare event rows, rows/s "
-          "| the client's JSON parse, s |",
-          "| --- | --- | --- | --- | --- |",
+          "| changes feed, events/s | COPY of the same rows, rows/s | feed / COPY | the same pages served by Postgres "
+          "(pgbench), events/s | feed / those | COPY of the bare event rows, rows/s | the client's JSON parse, s |",
+          "| --- | --- | --- | --- | --- | --- | --- |",
           f"| {spread(c['feed_events_per_second'])} | {spread(c['copy_same_rows_per_second'])} | "
-          f"{spread(c['ratio_to_copy'], '{:.2f}')} | {spread(c['copy_event_rows_per_second'])} | "
+          f"{spread(c['ratio_to_copy'], '{:.2f}')} | "
+          f"{spread(c['paged_sql_events_per_second']) if 'paged_sql_events_per_second' in c else 'not measured'} | "
+          f"{spread(c['ratio_to_paged_sql'], '{:.2f}') if 'ratio_to_paged_sql' in c else ''} | "
+          f"{spread(c['copy_event_rows_per_second'])} | "
           f"{spread(c['client_json_parse_seconds'], '{:.2f}') if 'client_json_parse_seconds' in c else 'not measured'} |", "")
     r.target(f"changes feed catch-up of {c['events']:,} events vs COPY of the same rows", spread(c["ratio_to_copy"], "{:.2f}"),
              "none set (close to what Postgres reads)", None)

@@ -58,6 +58,24 @@ def timed(command, **kwargs):
     return time.perf_counter() - started
 
 
+def paged_sql(url, session, pages):
+    """Events/s of Postgres serving the feed's pages itself: the page query (1,001 rows, the
+    same settings in a read-only transaction) after random positions of the topic, by pgbench."""
+    low, high = psql(url, f"SELECT min(position), max(position) - 1001 FROM eventlog.events "
+                          f"WHERE work_session_id = '{session}'").split("|")
+    with tempfile.TemporaryDirectory() as folder:
+        script = os.path.join(folder, "page.sql")
+        with open(script, "w") as f:
+            f.write(f"\\set since random({low}, {high})\n"
+                    "BEGIN READ ONLY;\nSET LOCAL enable_bitmapscan = off;\nSET LOCAL enable_sort = off;\n"
+                    f"SELECT * FROM eventlog.delivery_rows WHERE work_session_id = '{session}' AND position > :since "
+                    "ORDER BY position LIMIT 1001;\nCOMMIT;\n")
+        output = subprocess.run(["pgbench", "-n", "-t", str(pages), "-f", script, url],
+                                check=True, capture_output=True, text=True).stdout
+    tps = float(next(line for line in output.splitlines() if line.startswith("tps")).split()[2])
+    return tps * 1000
+
+
 def catch_up(binary, admin_url, events, repeat):
     url = fresh_database(admin_url, "roboscope_bench_sync_feed")
     server, port = serve(binary, url)
@@ -69,7 +87,7 @@ def catch_up(binary, admin_url, events, repeat):
         total = int(psql(url, f"SELECT count(*) FROM eventlog.events WHERE work_session_id = '{session['id']}'"))
         feed_rates, copy_rates, raw_rates = [], [], []
         query = (f"SELECT * FROM eventlog.delivery_rows WHERE work_session_id = '{session['id']}' ORDER BY position")
-        parse_seconds = []
+        parse_seconds, paged_rates = [], []
         for _ in range(repeat):
             since, read, exchanging, parsing = 0, 0, 0.0, 0.0
             # One kept-alive connection, as a client catching up holds one. The server's
@@ -99,8 +117,11 @@ def catch_up(binary, admin_url, events, repeat):
                 raw_rates.append(total / timed(["psql", url, "-qAtc", "COPY (SELECT * FROM eventlog.events WHERE "
                                                 f"work_session_id = '{session['id']}' ORDER BY position) TO STDOUT"],
                                                stdout=sink))
+            paged_rates.append(paged_sql(url, session["id"], pages=50))
         return {"events": total, "feed_events_per_second": spread(feed_rates),
                 "client_json_parse_seconds": spread(parse_seconds),
+                "paged_sql_events_per_second": spread(paged_rates),
+                "ratio_to_paged_sql": spread([f / p for f, p in zip(feed_rates, paged_rates)]),
                 "copy_same_rows_per_second": spread(copy_rates), "copy_event_rows_per_second": spread(raw_rates),
                 "ratio_to_copy": spread([f / c for f, c in zip(feed_rates, copy_rates)])}
     finally:
@@ -219,7 +240,8 @@ def main():
     fmt = lambda s, f=",.0f": f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     print(f"catch-up of {c['events']:,} events: feed {fmt(c['feed_events_per_second'])}/s, COPY of the same rows "
           f"{fmt(c['copy_same_rows_per_second'])}/s, ratio {fmt(c['ratio_to_copy'], '.2f')}; "
-          f"COPY of the bare event rows {fmt(c['copy_event_rows_per_second'])}/s; "
+          f"COPY of the bare event rows {fmt(c['copy_event_rows_per_second'])}/s; the same pages served by Postgres "
+          f"{fmt(c['paged_sql_events_per_second'])}/s (feed / that {fmt(c['ratio_to_paged_sql'], '.2f')}); "
           f"the client's JSON parse {fmt(c['client_json_parse_seconds'], '.2f')} s")
     n = result["near"]
     print(f"near on {n['markers']:,} markers (range {n['range_m']} m, {n['found_median']:.0f} found): API p50 "

@@ -1,7 +1,7 @@
 import RoboscopeDomain
 
 /// The changes feed (`GET /api/v1/changes`): a topic's events after a position, in topic
-/// order, read through the same function and decoder as the gateways' catch-up.
+/// order, read through the same query and decoder as the gateways' catch-up.
 public struct ChangesFeed: Sendable {
     public let pool: PostgresPool
 
