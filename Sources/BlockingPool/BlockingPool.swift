@@ -12,10 +12,11 @@ import Synchronization
 /// connection is dropped and made again for the next job; while the server is down,
 /// jobs fail at once with the last connect error instead of each waiting for a timeout.
 ///
-/// The threads start with the pool, so that one-shot commands (replay, rebuild) use it
-/// without a service group. In `serve` the pool is a member of the group, listed first:
-/// the group stops it last, after every service that queues work on it, and its `run`
-/// then lets the queued work finish and joins the threads.
+/// The threads start in `run`, or with the first job when nothing runs the pool (a
+/// one-shot command such as `replay`, which stops it with `shutdownBlocking`). In `serve`
+/// the pool is a member of the service group, listed first: the group stops it last,
+/// after every service that queues work on it, and its `run` then lets the queued work
+/// finish and joins the threads.
 public final class BlockingPool<Connection: BlockingConnection>: Service, Sendable {
     public let size: Int
     private let connect: @Sendable () throws -> Connection
@@ -36,6 +37,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         var queue: [Job] = []
         var head = 0
         var running = true
+        var started = false
         var busy = 0
         var gate: ReconnectGate<ContinuousClock.Instant>
 
@@ -99,7 +101,16 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         self.connect = connect
         self.metrics = PoolMetrics(name: name, size: self.size)
         state = Mutex(State(gate: ReconnectGate(retryInterval: Self.retryInterval)))
-        for index in 0..<self.size {
+    }
+
+    /// Starts the threads, once, unless the pool has stopped.
+    private func startThreads() {
+        let starts = state.withLock { state in
+            defer { state.started = true }
+            return state.running && !state.started
+        }
+        guard starts else { return }
+        for index in 0..<size {
             threadsRunning.enter()
             let thread = Thread { [self] in
                 work()
@@ -135,6 +146,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
 
     /// Serves until the group shuts down or is cancelled, then stops the pool.
     public func run() async throws {
+        startThreads()
         try? await gracefulShutdown()
         await shutdown()
     }
@@ -173,12 +185,13 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
 
     /// False once the pool has stopped: no thread would take the job.
     private func enqueue(_ job: @escaping Job) -> Bool {
-        let accepted = state.withLock { state in
-            guard state.running else { return false }
+        let (accepted, unstarted) = state.withLock { state in
+            guard state.running else { return (false, false) }
             state.queue.append(job)
             metrics.occupancy(busy: state.busy, waiting: state.waiting)
-            return true
+            return (true, !state.started)
         }
+        if unstarted { startThreads() }
         if accepted { wakeups.signal() }
         return accepted
     }

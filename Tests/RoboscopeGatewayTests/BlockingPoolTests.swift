@@ -43,6 +43,19 @@ import Testing
         await #expect(throws: BlockingPoolError.self) { try await pool.withConnection { _ in 3 } }
     }
 
+    @Test func threadsStartWithTheFirstJobOrRunAndAnUnusedPoolStopsAtOnce() async throws {
+        let unused = Self.pool(size: 3)
+        #expect(!unused.state.withLock { $0.started })
+        await unused.shutdown(timeout: .seconds(30))
+        await #expect(throws: BlockingPoolError.self) { try await unused.withConnection { _ in 0 } }
+        #expect(!unused.state.withLock { $0.started }, "a stopped pool starts no thread")
+
+        let used = Self.pool(size: 2)
+        #expect(try await used.withConnection { _ in 7 } == 7)
+        #expect(used.state.withLock { $0.started })
+        await used.shutdown()
+    }
+
     @Test func aStuckThreadDoesNotHoldUpTheShutdownPastItsTimeout() async throws {
         let pool = Self.pool()
         let gate = Gate()
