@@ -103,11 +103,14 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         state = Mutex(State(gate: ReconnectGate(retryInterval: Self.retryInterval)))
     }
 
-    /// Starts the threads, once, unless the pool has stopped.
+    /// Starts the threads, once: while the pool runs, or when it stopped with work queued
+    /// (a job accepted just before a shutdown that came first to the lock), so that the
+    /// job is still run.
     private func startThreads() {
         let starts = state.withLock { state in
-            defer { state.started = true }
-            return state.running && !state.started
+            guard !state.started, state.running || state.waiting > 0 else { return false }
+            state.started = true
+            return true
         }
         guard starts else { return }
         for index in 0..<size {
