@@ -109,7 +109,7 @@ import RoboscopePostgres
 
     @Test func everyFilterCanBeServedByAnIndex() async throws {
         let (_, url) = try await Self.server.get()
-        let connection = try PGConnection(url)
+        let connection = try TestDatabase.connect(url)
         // The test log is small enough that a scan would win; forbid it to see the index the filter can use.
         try connection.query("SET enable_seqscan = off")
         var filters: [(String, AuditQuery)] = []

@@ -48,7 +48,7 @@ import RoboscopePostgres
         // A second restore into a non-empty log is refused.
         #expect(try CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status != 0)
 
-        let source = try PGConnection(sourceURL), copy = try PGConnection(target)
+        let source = try TestDatabase.connect(sourceURL), copy = try TestDatabase.connect(target)
         let compare = "SELECT position, event_id, encode(hash, 'hex'), space_id, work_session_id FROM eventlog.events ORDER BY position"
         let (before, after) = (try source.query(compare), try copy.query(compare))
         #expect(before.rowCount == after.rowCount && before.rowCount > 0)

@@ -18,7 +18,7 @@ import RoboscopePostgres
         let deleted = try await client.delete("/api/v1/spaces/\(Fixtures.id(space))", headers: ["X-User-Id": "inspector-9"])
         #expect(deleted.status == 204)
 
-        let connection = try PGConnection(try await SharedServer.database())
+        let connection = try TestDatabase.connect(try await SharedServer.database())
         let remaining = try connection.query("""
             SELECT (SELECT count(*) FROM work_sessions WHERE space_id = $1)
                  + (SELECT count(*) FROM markers WHERE id = ANY($2::uuid[]))
@@ -53,7 +53,7 @@ import RoboscopePostgres
             headers: ["X-User-Id": "tech-42", "User-Agent": "RoboscopeApp/3.1", "X-Request-Id": "req-777", "X-Correlation-Id": "flow-9"]
         )
         #expect(reply.status == 201)
-        let connection = try PGConnection(try await SharedServer.database())
+        let connection = try TestDatabase.connect(try await SharedServer.database())
         let row = try connection.query(
             "SELECT metadata, type, stream_type, stream_version, recorded_at IS NOT NULL FROM eventlog.events WHERE stream_id = $1",
             [Fixtures.id(reply.json)]

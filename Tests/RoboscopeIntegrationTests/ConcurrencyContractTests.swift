@@ -53,7 +53,7 @@ import RoboscopePostgres
         #expect(deleted.status == 204)
         let statuses = try await creates
         #expect(statuses.allSatisfy { [201, 404, 422].contains($0) })
-        let connection = try PGConnection(try await SharedServer.database())
+        let connection = try TestDatabase.connect(try await SharedServer.database())
         let orphans = try connection.query(
             "SELECT count(*) FROM markers WHERE work_session_id = $1", [Fixtures.id(session)]
         ).int64(0, 0)

@@ -41,7 +41,7 @@ import RoboscopePostgres
         let perWriter = 40
         let url = databaseURL
         let streams = (0..<4).map { _ in EntityID.random() }
-        let setup = try PGConnection(url)
+        let setup = try TestDatabase.connect(url)
         for id in streams { _ = try EventStore.append(Self.spaceCreation(id), on: setup) }
 
         let expected = streams.count + writers * perWriter
@@ -49,7 +49,7 @@ import RoboscopePostgres
         // tests' transactions on the cluster can hold delivery back (xmin is
         // cluster-wide), so it waits as long as it must, up to a minute.
         let follower = Task.detached { () throws -> [Delivery] in
-            let connection = try PGConnection(url)
+            let connection = try TestDatabase.connect(url)
             var cursor = LogCursor.start
             var seen: [Delivery] = []
             let deadline = ContinuousClock.now + .seconds(60)
@@ -81,7 +81,7 @@ import RoboscopePostgres
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<writers {
                 group.addTask {
-                    let connection = try PGConnection(url)
+                    let connection = try TestDatabase.connect(url)
                     for index in 0..<perWriter {
                         let id = streams[(writer + index) % streams.count]
                         let slow = index % 3 == 0
@@ -101,7 +101,7 @@ import RoboscopePostgres
         }
         let seen = try await follower.value
 
-        let check = try PGConnection(url)
+        let check = try TestDatabase.connect(url)
         let total = try check.query("SELECT count(*) FROM eventlog.events").int64(0, 0)!
         #expect(Int64(seen.count) == total)
         #expect(Set(seen.map(\.cursor.position)).count == seen.count, "no event delivered twice")
@@ -115,7 +115,7 @@ import RoboscopePostgres
 
     /// A rolled-back append leaves a gap in positions; the follower passes it at once.
     @Test func abortedAppendLeavesNoHoleToWaitOn() throws {
-        let connection = try PGConnection(databaseURL)
+        let connection = try TestDatabase.connect(databaseURL)
         let before = try DeliveryReader.live(after: .start, limit: 10_000, on: connection).last?.cursor ?? .start
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
         try connection.execute("BEGIN")
@@ -130,9 +130,9 @@ import RoboscopePostgres
     /// An open transaction holds back events committed after it began writing,
     /// and they are delivered once it ends.
     @Test func openTransactionHoldsBackLaterCommits() throws {
-        let reader = try PGConnection(databaseURL)
-        let slow = try PGConnection(databaseURL)
-        let fast = try PGConnection(databaseURL)
+        let reader = try TestDatabase.connect(databaseURL)
+        let slow = try TestDatabase.connect(databaseURL)
+        let fast = try TestDatabase.connect(databaseURL)
         let start = try DeliveryReader.live(after: .start, limit: 100_000, on: reader).last?.cursor ?? .start
         try slow.execute("BEGIN")
         _ = try EventStore.append(Self.spaceCreation(), on: slow)
@@ -164,12 +164,12 @@ import RoboscopePostgres
     @Test func concurrentAppendsAtOneVersionExactlyOneWins() async throws {
         let url = databaseURL
         let id = EntityID.random()
-        _ = try EventStore.append(Self.spaceCreation(id), on: PGConnection(url))
+        _ = try EventStore.append(Self.spaceCreation(id), on: TestDatabase.connect(url))
         let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 {
                 group.addTask {
                     do {
-                        _ = try EventStore.append(Self.spaceUpdate(id, expected: .exactly(1), version: 2), on: PGConnection(url))
+                        _ = try EventStore.append(Self.spaceUpdate(id, expected: .exactly(1), version: 2), on: TestDatabase.connect(url))
                         return true
                     } catch let error as DomainError where error.code == .versionConflict {
                         return false
@@ -179,21 +179,21 @@ import RoboscopePostgres
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(outcomes.filter { $0 }.count == 1)
-        let versions = try PGConnection(url).query(
+        let versions = try TestDatabase.connect(url).query(
             "SELECT stream_version FROM eventlog.events WHERE stream_id = $1 ORDER BY 1", [id.description]
         )
         #expect(versions.rowCount == 2)
     }
 
     @Test func secondCreatorOfAStreamIsRefused() throws {
-        let connection = try PGConnection(databaseURL)
+        let connection = try TestDatabase.connect(databaseURL)
         let id = EntityID.random()
         _ = try EventStore.append(Self.spaceCreation(id), on: connection)
         #expect(throws: DomainError.self) { try EventStore.append(Self.spaceCreation(id), on: connection) }
     }
 
     @Test func logRefusesUpdatesAndDeletes() throws {
-        let connection = try PGConnection(databaseURL)
+        let connection = try TestDatabase.connect(databaseURL)
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
         for statement in ["UPDATE eventlog.events SET type = 'x'", "DELETE FROM eventlog.events", "TRUNCATE eventlog.events"] {
             #expect(throws: PGError.self) { try connection.query(statement) }

@@ -58,7 +58,7 @@ import RoboscopeDomain
         let statuses = await outcomes.statuses
         #expect(statuses.keys.allSatisfy { $0 == 201 }, "\(statuses)")
         let acknowledged = await outcomes.acknowledged
-        let connection = try PGConnection(url)
+        let connection = try TestDatabase.connect(url)
         let ids = "{" + acknowledged.joined(separator: ",") + "}"
         let stored = try connection.query("SELECT count(*) FROM markers WHERE id = ANY($1::uuid[])", [ids]).int64(0, 0)
         #expect(stored == Int64(acknowledged.count), "acknowledged \(acknowledged.count), stored \(stored ?? -1)")

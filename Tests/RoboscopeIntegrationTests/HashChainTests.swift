@@ -12,7 +12,7 @@ import RoboscopePostgres
         let server = try await ServerProcess(databaseURL: url)
         try await ProjectionTests.scriptedHistory(server.client)
         _ = server.terminate()
-        return (url, try PGConnection(url))
+        return (url, try TestDatabase.connect(url))
     }
 
     /// Runs `sql` with the append-only guard off, as someone with the table's keys would.

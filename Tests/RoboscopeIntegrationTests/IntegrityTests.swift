@@ -24,7 +24,7 @@ import RoboscopePostgres
     }
 
     func tamper(_ url: String, _ sql: String, _ parameters: [String?]) throws {
-        let connection = try PGConnection(url)
+        let connection = try TestDatabase.connect(url)
         try connection.transaction {
             try connection.query("ALTER TABLE eventlog.events DISABLE TRIGGER events_append_only")
             try connection.query(sql, parameters)
@@ -34,7 +34,7 @@ import RoboscopePostgres
 
     /// The marker events of a session: (position, stream id, version).
     func markerEvents(_ url: String, _ session: JSONValue) throws -> [(Int64, String, Int64)] {
-        let result = try PGConnection(url).query(
+        let result = try TestDatabase.connect(url).query(
             "SELECT position, stream_id::text, stream_version FROM eventlog.events WHERE stream_type = 'marker' AND work_session_id = $1::uuid ORDER BY position",
             [Fixtures.id(session)])
         return (0..<result.rowCount).map { (result.int64($0, 0)!, result.string($0, 1)!, result.int64($0, 2)!) }
@@ -57,7 +57,7 @@ import RoboscopePostgres
         #expect(log.json["scope"] == "log")
         #expect(log.json["checked_events"]?.int == (try scalar(url, "SELECT count(*) FROM eventlog.events")))
         // The same, below the API.
-        let report = try HashChain.check(.workSession(EntityID(Fixtures.id(sessions[0]))!), on: PGConnection(url))
+        let report = try HashChain.check(.workSession(EntityID(Fixtures.id(sessions[0]))!), on: TestDatabase.connect(url))
         #expect(report.brokenLink == nil && report.checkedEvents == 6)
     }
 

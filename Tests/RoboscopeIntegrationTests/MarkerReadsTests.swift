@@ -23,7 +23,7 @@ import RoboscopePostgres
         #expect(try await client.delete("/api/v1/markers/\(ids[0])/details").status == 204)
         #expect(try await client.put("/api/v1/markers/\(ids[1])/details", ["custom_props": ["k": [1, 2]], "long_size": 0.30000000000000004]).status == 200)
 
-        let connection = try PGConnection(try await SharedServer.database())
+        let connection = try TestDatabase.connect(try await SharedServer.database())
         let head = try connection.query("SELECT max(position) FROM eventlog.events").int64(0, 0)!
         let sessionID = Fixtures.id(session)
         let now = try await client.get("/api/v1/markers?work_session_id=\(sessionID)")

@@ -32,9 +32,9 @@ import RoboscopePostgres
 
     static func empty() throws -> (url: String, connection: PGConnection) {
         let name = "rbtest_upgrade_\(UInt32.random(in: 0...UInt32.max))"
-        try PGConnection(TestDatabase.url(of: "postgres")).execute("CREATE DATABASE \(name)")
+        try TestDatabase.connect(TestDatabase.url(of: "postgres")).execute("CREATE DATABASE \(name)")
         let url = TestDatabase.url(of: name)
-        return (url, try PGConnection(url))
+        return (url, try TestDatabase.connect(url))
     }
 
     @Test func aDatabaseOfTheLastReleaseUpgradesInPlace() throws {

@@ -7,7 +7,7 @@ import RoboscopePostgres
 @Suite(.serialized) struct ProjectionTests {
     /// Every projection row, in a stable order, as text.
     static func snapshot(_ url: String) throws -> [String] {
-        let connection = try PGConnection(url)
+        let connection = try TestDatabase.connect(url)
         var rows: [String] = []
         for table in ProjectionTables.all {
             let result = try connection.query("SELECT to_jsonb(t)::text FROM \(table.name) t ORDER BY \(table.key)")
@@ -67,7 +67,7 @@ import RoboscopePostgres
         try await Self.scriptedHistory(server.client)
         _ = server.terminate()
 
-        let connection = try PGConnection(url)
+        let connection = try TestDatabase.connect(url)
         let marker = try connection.query("SELECT id::text FROM markers ORDER BY id LIMIT 1").string(0, 0)!
         let details = try connection.query("SELECT marker_id::text FROM marker_details ORDER BY marker_id DESC LIMIT 1").string(0, 0)!
         let stray = EntityID.random().description

@@ -6,7 +6,7 @@ import RoboscopeDomain
 /// the column and the row; it never becomes a default (an epoch, an empty id, 0).
 @Suite struct RowReaderTests {
     @Test func aCellThatIsNotWhatItsColumnMustHoldNamesItself() throws {
-        let connection = try PGConnection(try TestDatabase.fresh("rowreader"))
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("rowreader"))
         let result = try connection.query(
             "SELECT 'x'::text AS position, NULL::text AS type, 'not-a-uuid'::text AS stream_id, 7::bigint AS version"
         )
@@ -30,7 +30,7 @@ import RoboscopeDomain
     }
 
     @Test func typedBindsReachPostgresAsTheirOwnValues() throws {
-        let connection = try PGConnection(try TestDatabase.fresh("binds"))
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("binds"))
         let id = EntityID("0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!
         let result = try connection.query(
             "SELECT $1::bigint = 9007199254740993, $2::uuid = '0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11', $3::boolean, $4::float8 = 0.1, $5::text, $6::text IS NULL, $7::text",

@@ -8,7 +8,7 @@ import Testing
     struct Stop: Error {}
 
     @Test func everyRowArrivesInOrder() throws {
-        let connection = try PGConnection(try TestDatabase.fresh("stream"))
+        let connection = try TestDatabase.connect(TestDatabase.url(of: "postgres"))
         var seen: [Int64] = []
         try connection.stream("SELECT g FROM generate_series(1, $1::integer) g ORDER BY g", [Int64(2000)]) { row in
             #expect(row.rowCount == 1)
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aReaderThatStopsLeavesTheConnectionUsable() throws {
-        let connection = try PGConnection(try TestDatabase.fresh("stream_stop"))
+        let connection = try TestDatabase.connect(TestDatabase.url(of: "postgres"))
         var count = 0
         #expect(throws: Stop.self) {
             try connection.stream("SELECT g FROM generate_series(1, 5000) g") { _ in
@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func anErrorAfterSomeRowsIsThrownAndTheConnectionStaysUsable() throws {
-        let connection = try PGConnection(try TestDatabase.fresh("stream_error"))
+        let connection = try TestDatabase.connect(TestDatabase.url(of: "postgres"))
         var count = 0
         #expect {
             try connection.stream("SELECT 1 / (1000 - g) FROM generate_series(1, 2000) g") { _ in count += 1 }

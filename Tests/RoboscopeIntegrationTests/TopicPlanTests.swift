@@ -8,7 +8,7 @@ import RoboscopeDomain
 /// a catch-up of n events cost n².
 @Suite struct TopicPlanTests {
     @Test func aTopicPageWalksTheTopicsIndexWhateverTheStatisticsSay() throws {
-        let connection = try PGConnection(try TestDatabase.fresh("topic_plan"))
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_plan"))
         let space = EntityID("00000000-0000-4000-8000-000000000001")!
         let session = EntityID("00000000-0000-4000-8000-000000000002")!
         // 20,000 events of one session and its space, written after the table was last analyzed.

@@ -21,14 +21,23 @@ enum TestDatabase {
         return components.string!
     }
 
+    /// A connection for the test's own reads and set-up. Its connect may wait up to 15 s
+    /// (the service's default is 2 s): while dozens of suites create and migrate databases
+    /// at once, a backend can take longer than 2 s to start on this shared disk, and that
+    /// is the machine's load, not what a test checks. A URL that names its own timeout keeps it.
+    static func connect(_ url: String) throws -> PGConnection {
+        guard !url.contains("connect_timeout") else { return try PGConnection(url) }
+        return try PGConnection(url + (url.contains("?") ? "&" : "?") + "connect_timeout=15")
+    }
+
     /// Creates a new database named after `label`, applies every migration, returns its URL.
     static func fresh(_ label: String) throws -> String {
         BrokenPipes.ignored
         let name = "rbtest_\(label)_\(UInt32.random(in: 0...UInt32.max))".lowercased()
-        let admin = try PGConnection(url(of: "postgres"))
+        let admin = try TestDatabase.connect(url(of: "postgres"))
         try admin.execute("CREATE DATABASE \(name)")
         let databaseURL = url(of: name)
-        let connection = try PGConnection(databaseURL)
+        let connection = try TestDatabase.connect(databaseURL)
         try Migrator(directory: schemaDirectory, logger: Logger(label: "test.migrate")).migrate(connection)
         return databaseURL
     }
