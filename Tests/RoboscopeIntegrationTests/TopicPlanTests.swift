@@ -11,14 +11,14 @@ import RoboscopeDomain
         let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_plan"))
         let space = EntityID("00000000-0000-4000-8000-000000000001")!
         let session = EntityID("00000000-0000-4000-8000-000000000002")!
-        // 20,000 events of one session and its space, written after the table was last analyzed.
+        // 5,000 events of one session and its space, written after the table was last analyzed.
         try connection.execute("""
             ALTER TABLE eventlog.events DISABLE TRIGGER USER;
             INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata,
                                          space_id, work_session_id, hash, work_session_seq, space_seq)
             SELECT gen_random_uuid(), 'marker', gen_random_uuid(), 1, 'marker.created', '{}', '{}',
                    '\(space)', '\(session)', sha256(g::text::bytea), g, g
-            FROM generate_series(1, 20000) g;
+            FROM generate_series(1, 5000) g;
             ALTER TABLE eventlog.events ENABLE TRIGGER USER;
             """)
         for topic in [Topic(.workSession, session), Topic(.space, space)] {
