@@ -85,7 +85,7 @@ final class Subscribers: Sendable {
         for _ in readers { done.wait() }
         return (
             readers.flatMap { $0.receipts.withLock { $0 } },
-            readers.reduce(0) { $0 + $1.messages.load(ordering: .relaxed) },
+            messageCount,
             readers.reduce(0) { $0 + $1.closed.load(ordering: .relaxed) }
         )
     }

@@ -11,7 +11,7 @@ extension PGConnection {
     /// Never blocks: call it when `socket` is readable (or any time).
     public func drainNotifications() throws -> [String] {
         guard PQconsumeInput(handle) == 1 else {
-            throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle))))
+            throw connectionError
         }
         var channels: [String] = []
         while let notification = PQnotifies(handle) {

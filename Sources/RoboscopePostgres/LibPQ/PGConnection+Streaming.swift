@@ -1,9 +1,4 @@
 import CLibPQ
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension PGConnection {
     /// Runs one statement and hands each row to `body` as it arrives (libpq's single-row
@@ -13,13 +8,10 @@ extension PGConnection {
     /// When `body` throws, the rest of the rows are read and dropped (the connection
     /// stays usable) and the error is rethrown.
     public func stream(_ sql: String, _ parameters: PostgresBinds = [], row body: (PGResult) throws -> Void) throws {
-        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0.postgresText) } }
-        defer { copies.forEach { free($0) } }
-        let raw = copies.map { UnsafePointer($0) }
-        let sent = raw.withUnsafeBufferPointer { values in
-            PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+        let sent = withParameterValues(parameters) { values in
+            PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
-        guard sent == 1 else { throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle)))) }
+        guard sent == 1 else { throw connectionError }
         PQsetSingleRowMode(handle)
         var failure: (any Error)?
         while let result = PQgetResult(handle) {
@@ -37,6 +29,6 @@ extension PGConnection {
             }
         }
         if let failure { throw failure }
-        if isBroken { throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle)))) }
+        if isBroken { throw connectionError }
     }
 }

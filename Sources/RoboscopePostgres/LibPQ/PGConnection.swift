@@ -18,7 +18,7 @@ public final class PGConnection {
         // From here on deinit owns the handle, also when init throws.
         self.handle = handle
         guard PQstatus(handle) == CONNECTION_OK else {
-            throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle))))
+            throw connectionError
         }
         // Server notices (NOTICE: … already exists, skipping) are not errors; keep them off stderr.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
@@ -33,14 +33,21 @@ public final class PGConnection {
     /// Runs one statement with parameters (`$1`, `$2`, …); nil is SQL NULL.
     @discardableResult
     public func query(_ sql: String, _ parameters: PostgresBinds = []) throws -> PGResult {
-        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0.postgresText) } }
-        defer { copies.forEach { free($0) } }
-        let raw = copies.map { UnsafePointer($0) }
-        let result = raw.withUnsafeBufferPointer { values in
-            PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, nil, nil, 0)
+        let result = withParameterValues(parameters) { values in
+            PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         return try check(result)
     }
+
+    /// Runs `body` with the parameters as the C strings libpq takes, nil for SQL NULL.
+    func withParameterValues<T>(_ parameters: PostgresBinds, _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0.postgresText) } }
+        defer { copies.forEach { free($0) } }
+        return copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+
+    /// The connection's last error, as libpq words it.
+    var connectionError: PGError { PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle)))) }
 
     /// Runs a script of several statements without parameters (migrations, setup).
     @discardableResult
@@ -63,7 +70,7 @@ public final class PGConnection {
 
     func check(_ result: OpaquePointer?) throws -> PGResult {
         guard let result else {
-            throw PGError(.connection, Self.trimmed(String(cString: PQerrorMessage(handle))))
+            throw connectionError
         }
         let owned = PGResult(result)
         switch PQresultStatus(result) {
