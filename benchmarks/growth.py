@@ -9,7 +9,7 @@ import argparse, json, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from investigations import generated_log, timed  # noqa: E402
+from investigations import generated_logs, timed  # noqa: E402
 from write_path import machine, post_markers, psql, start_server  # noqa: E402
 
 
@@ -24,10 +24,7 @@ def main():
     args = parser.parse_args()
 
     points = []
-    for size in [int(s) for s in args.sizes.split(",")]:
-        name = f"roboscope_bench_growth_{size}"
-        url = generated_log(args.admin_url, args.binary, name, size)
-        events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
+    for url, events in generated_logs(args.admin_url, args.binary, "growth", args.sizes):
         rebuild_seconds, _ = timed([args.binary, "rebuild", "--database-url", url])
         psql(url, "CHECKPOINT")
         server, port, _, session = start_server(args.binary, "--database-url", url, "--db-pool-size", str(args.clients))
@@ -41,7 +38,6 @@ def main():
         print(f"{events:>9} events: rebuild {rebuild_seconds:7.2f} s ({events / rebuild_seconds:,.0f} events/s); "
               f"writes at {args.clients} clients {writes['requests_per_second']:.0f}/s, p50 {writes['p50_ms']:.1f} ms, "
               f"p99 {writes['p99_ms']:.1f} ms", flush=True)
-        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     result = {"machine": machine(), "clients": args.clients, "seconds_per_run": args.seconds, "points": points}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)

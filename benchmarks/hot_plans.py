@@ -17,7 +17,7 @@ import argparse, json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from investigations import generated_log  # noqa: E402
+from investigations import generated_logs  # noqa: E402
 from write_path import machine, psql  # noqa: E402
 
 
@@ -93,11 +93,8 @@ def main():
     args = parser.parse_args()
 
     points = []
-    for size in [int(s) for s in args.sizes.split(",")]:
-        name = f"roboscope_bench_plans_{size}"
-        url = generated_log(args.admin_url, args.binary, name, size)
+    for url, events in generated_logs(args.admin_url, args.binary, "plans", args.sizes):
         psql(url, "VACUUM ANALYZE eventlog.events")
-        events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
         head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
         # The position a client 1,000 events behind on the session sends as `since`.
         catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = {SESSION}
@@ -115,7 +112,6 @@ def main():
                 "plan": later[-1]["nodes"],
             })
         points.append({"events": events, "statements": results})
-        psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     print(f"{'statement':<70} " + " ".join(f"{p['events']:>12,} ev" for p in points))
     for index, row in enumerate(points[0]["statements"]):

@@ -88,6 +88,17 @@ def generated_log(admin_url, binary, name, events):
     return url
 
 
+def generated_logs(admin_url, binary, kind, sizes):
+    """(url, events) of a generated log per size in `sizes` ("10000,1000000"), each in its
+    own database roboscope_bench_<kind>_<size>, made when the caller asks for the next and
+    dropped once the caller is done with it (a 10^7 log takes 10 GB)."""
+    for size in [int(s) for s in sizes.split(",")]:
+        name = f"roboscope_bench_{kind}_{size}"
+        url = generated_log(admin_url, binary, name, size)
+        yield url, int(psql(url, "SELECT count(*) FROM eventlog.events"))
+        psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def timed(arguments):
     started = time.monotonic()
     out = subprocess.run(arguments, check=True, capture_output=True, text=True)
