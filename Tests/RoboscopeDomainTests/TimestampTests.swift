@@ -36,6 +36,17 @@ import Testing
             #expect(Timestamp(rfc3339: time.formatted(.storage)) == time)
         }
     }
+
+    @Test func formatsEveryFieldAtItsWidth() {
+        #expect(Timestamp(microsecondsSinceEpoch: 0).formatted(.wire) == "1970-01-01T00:00:00Z")
+        #expect(Timestamp(rfc3339: "0009-03-04T05:06:07.000008Z")!.formatted(.storage) == "0009-03-04T05:06:07.000008Z")
+        #expect(Timestamp(rfc3339: "9999-12-31T23:59:59.999999Z")!.formatted(.storage) == "9999-12-31T23:59:59.999999Z")
+        // Past four digits the year grows rather than being cut.
+        #expect(Timestamp(microsecondsSinceEpoch: 253_402_300_800_000_000).formatted(.wire) == "10000-01-01T00:00:00Z")
+        var bytes = Array("x".utf8)
+        Timestamp(rfc3339: "2026-11-22T01:24:59.5Z")!.write(.wire, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x2026-11-22T01:24:59Z")
+    }
 }
 
 @Test func completionComparesWithTheStartAtWholeSeconds() throws {

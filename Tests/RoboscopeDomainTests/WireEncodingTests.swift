@@ -37,6 +37,21 @@ import Testing
         #expect(wire == #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59Z", "updated_at": "2026-11-22T01:25:00Z", "completed_at": null}"#)
     }
 
+    @Test func stringsEndAtTheirOwnQuoteWhateverTheyHold() throws {
+        // A string ending in an escaped backslash, a key that ends in `_at` but is no
+        // timestamp, an `_at` key shorter than any timestamp key, and a fake one nested.
+        let stored = #"{"path": "C:\\", "seen_at": "2026-11-22T01:24:59.123456Z", "a_at": "x", "list": [{"updated_at": "2026-11-22T01:24:59.123456Z"}, "]}\\\""], "started_at": "2026-11-22T01:24:59.123456Z"}"#
+        let wire = String(decoding: try WireData.render(Array(stored.utf8)), as: UTF8.self)
+        #expect(wire == stored.replacingOccurrences(of: #""started_at": "2026-11-22T01:24:59.123456Z""#, with: #""started_at": "2026-11-22T01:24:59Z""#))
+        #expect(throws: WireData.Malformed.self) { try WireData.render(Array(#"{"a": "x\"}"#.utf8)) }
+    }
+
+    @Test func writingAppendsAfterWhatIsThere() throws {
+        var output = Array("[1,".utf8)
+        try WireData.write(Array("{}".utf8), details: .some(nil), to: &output)
+        #expect(String(decoding: output, as: UTF8.self) == #"[1,{"details":null}"#)
+    }
+
     @Test func aMarkerGetsItsDetailsOrNull() throws {
         let marker = Array(#"{"id": "m", "created_at": "2026-11-22T01:24:59.500000Z"}"#.utf8)
         let details = Array(#"{"marker_id": "m", "long_size": 3, "created_at": "2026-11-22T01:24:59.500000Z"}"#.utf8)

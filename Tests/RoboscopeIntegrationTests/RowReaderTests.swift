@@ -29,6 +29,25 @@ import RoboscopeDomain
         #expect(try cells.optionalInt64(1) == nil, "a null where one is allowed is nil, not 0")
     }
 
+    @Test func integersAreReadFromTheirDigitsAcrossTheWholeRange() throws {
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("rowints"))
+        let result = try connection.query(
+            "SELECT (-9223372036854775808)::bigint, 9223372036854775807::bigint, -5::bigint, 0::bigint, "
+                + "'9223372036854775808'::text, '-'::text, ''::text, '1e3'::text, '18446744073709551615'::text, "
+                + "'18446744073709551616'::text"
+        )
+        #expect(result.int64(0, 0) == .min)
+        #expect(result.int64(0, 1) == .max)
+        #expect(result.int64(0, 2) == -5)
+        #expect(result.int64(0, 3) == 0)
+        for column in 4...7 { #expect(result.int64(0, column) == nil, "column \(column)") }
+        let cells = RowReader(result, row: 0, source: "test")
+        #expect(try cells.uint64(8) == .max)
+        #expect(throws: CorruptRow.self) { try cells.uint64(9) }
+        #expect(throws: CorruptRow.self) { try cells.uint64(6) }
+        #expect(throws: CorruptRow.self) { try cells.uint64(2) }
+    }
+
     @Test func typedBindsReachPostgresAsTheirOwnValues() throws {
         let connection = try TestDatabase.connect(try TestDatabase.fresh("binds"))
         let id = EntityID("0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!

@@ -4,13 +4,21 @@ extension ServerMessage {
     /// Throws only if the stored data does not decode (a bug, not a client error).
     /// The changes feed lists exactly these messages.
     public static func change(_ change: RecordedChange, topic: Topic) throws -> [UInt8] {
+        var writer = JSONWriter(timestampStyle: .wire, capacity: change.data.count + (change.details?.count ?? 0) + 400)
+        try write(change, topic: topic, to: &writer)
+        return writer.bytes
+    }
+
+    /// `change(_:topic:)` written into `writer` as its next value (a page of the changes
+    /// feed renders all its messages into one buffer).
+    public static func write(_ change: RecordedChange, topic: Topic, to writer: inout JSONWriter) throws {
         if change.streamType == StreamType.workSessionLock.rawValue {
-            return try lock(change, topic: topic)
+            return writer.raw(try lock(change, topic: topic))
         }
-        let data = try wireData(change)
-        return render(capacity: data.count + 400) { writer in
+        var failure: (any Error)?
+        writer.object { writer in
             writer.key("op"); writer.value("event")
-            writer.key("topic"); writer.value(topic.description)
+            writer.key("topic"); writer.value(topic)
             writer.key("position"); writer.value(change.position)
             writer.key("topic_seq"); writer.value(change.sequence(on: topic))
             writer.key("type"); writer.value(change.type)
@@ -20,16 +28,18 @@ extension ServerMessage {
             writer.key("recorded_at"); writer.value(change.recordedAt)
             writer.key("actor"); writer.value(change.actor)
             writer.key("client_mutation_id"); writer.value(change.clientMutationID)
-            writer.key("data"); writer.raw(data)
+            writer.key("data")
+            do { try writer.rawValue { try writeWireData(change, to: &$0) } } catch { failure = error }
         }
+        if let failure { throw failure }
     }
 
     /// The data in the REST shape: markers with their details as of the same transaction.
-    static func wireData(_ change: RecordedChange) throws -> [UInt8] {
+    static func writeWireData(_ change: RecordedChange, to bytes: inout [UInt8]) throws {
         if change.streamType == StreamType.marker.rawValue, !change.type.hasSuffix(".deleted") {
-            return try WireData.render(change.data, details: .some(change.details))
+            return try WireData.write(change.data, details: .some(change.details), to: &bytes)
         }
-        return try WireData.render(change.data)
+        try WireData.write(change.data, to: &bytes)
     }
 
     /// `{"op": "lock", "locked": ...}`: who holds the session's lock and until when.
@@ -43,7 +53,7 @@ extension ServerMessage {
         }
         return render { writer in
             writer.key("op"); writer.value("lock")
-            writer.key("topic"); writer.value(topic.description)
+            writer.key("topic"); writer.value(topic)
             writer.key("position"); writer.value(change.position)
             writer.key("topic_seq"); writer.value(change.sequence(on: topic))
             writer.key("type"); writer.value(change.type)

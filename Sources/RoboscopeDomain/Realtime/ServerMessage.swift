@@ -5,7 +5,7 @@ public enum ServerMessage {
     public static func subscribed(_ topic: Topic, position: Int64, topicSeq: Int64?) -> [UInt8] {
         render { writer in
             writer.key("op"); writer.value("subscribed")
-            writer.key("topic"); writer.value(topic.description)
+            writer.key("topic"); writer.value(topic)
             writer.key("position"); writer.value(position)
             writer.key("topic_seq"); writer.value(topicSeq)
         }
@@ -14,7 +14,7 @@ public enum ServerMessage {
     public static func unsubscribed(_ topic: Topic) -> [UInt8] {
         render { writer in
             writer.key("op"); writer.value("unsubscribed")
-            writer.key("topic"); writer.value(topic.description)
+            writer.key("topic"); writer.value(topic)
         }
     }
 
@@ -30,7 +30,7 @@ public enum ServerMessage {
     public static func presence(_ topic: Topic, users: [String]) -> [UInt8] {
         render { writer in
             writer.key("op"); writer.value("presence")
-            writer.key("topic"); writer.value(topic.description)
+            writer.key("topic"); writer.value(topic)
             writer.key("users"); writer.array(users) { $0.value($1) }
         }
     }
@@ -41,7 +41,7 @@ public enum ServerMessage {
             writer.key("code"); writer.value(error.code.rawValue)
             writer.key("message"); writer.value(error.message)
             if let field = error.field { writer.key("field"); writer.value(field) }
-            if let topic { writer.key("topic"); writer.value(topic.description) }
+            if let topic { writer.key("topic"); writer.value(topic) }
         }
     }
 

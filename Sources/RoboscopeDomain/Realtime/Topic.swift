@@ -25,3 +25,14 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(kind.rawValue):\(id)" }
 }
+
+extension Topic: JSONWritable {
+    /// `"kind:<uuid>"`, written without building the description first.
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.plainString { bytes in
+            bytes.append(contentsOf: kind.rawValue.utf8)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: id.description.utf8)
+        }
+    }
+}

@@ -22,11 +22,18 @@ public enum WireData {
     public static func render(_ stored: [UInt8], details: [UInt8]?? = nil) throws -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(stored.count + (details.flatMap { $0 }?.count ?? 0) + 16)
+        try write(stored, details: details, to: &output)
+        return output
+    }
+
+    /// `render(stored, details:)` appended to `output`.
+    public static func write(_ stored: [UInt8], details: [UInt8]?? = nil, to output: inout [UInt8]) throws {
+        let start = output.count
         try rewrite(stored, into: &output)
-        guard let details else { return output }
+        guard let details else { return }
         guard output.last == UInt8(ascii: "}") else { throw Malformed(description: "stored data is not an object") }
         output.removeLast()
-        if output.count > 1 { output.append(UInt8(ascii: ",")) }
+        if output.count > start + 1 { output.append(UInt8(ascii: ",")) }
         output.append(contentsOf: #""details":"#.utf8)
         if let object = details {
             try rewrite(object, into: &output)
@@ -34,33 +41,39 @@ public enum WireData {
             output.append(contentsOf: "null".utf8)
         }
         output.append(UInt8(ascii: "}"))
-        return output
     }
 
     /// Copies a JSON object, rewriting the string values of its top-level timestamp keys
     /// from `…:SS.ffffffZ` to `…:SSZ` (the same whole second `Timestamp` gives). The
     /// bytes between two rewrites are copied as one run.
+    ///
+    /// Every event a subscriber or a catch-up receives passes through here, so the scan
+    /// skips the bytes that cannot change its state (most of them) in a tight loop, and
+    /// rules out most keys by their length and ending before comparing them.
     static func rewrite(_ bytes: [UInt8], into output: inout [UInt8]) throws {
         guard bytes.first == UInt8(ascii: "{") else { throw Malformed(description: "stored data is not an object") }
-        try bytes.withUnsafeBufferPointer { buffer in
+        // The table is read once: a static read inside the loop cost a lazy-init check per byte.
+        try structural.withUnsafeBufferPointer { structural in try bytes.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            let count = buffer.count
             var depth = 0
             var index = 0
             var copied = 0
             var expectingKey = false
             var timestampKey = false
-            let count = buffer.count
-            while index < count {
-                switch buffer[index] {
+            while true {
+                while index < count, structural[Int(base[index])] == 0 { index += 1 }
+                guard index < count else { break }
+                switch base[index] {
                 case UInt8(ascii: "\""):
                     let end = try stringEnd(buffer, from: index)
-                    let content = UnsafeBufferPointer(rebasing: buffer[(index + 1)..<end])
                     if depth == 1 && expectingKey {
-                        timestampKey = timestampKeys.contains { $0.elementsEqual(content) }
+                        timestampKey = isTimestampKey(UnsafeBufferPointer(start: base + index + 1, count: end - index - 1))
                         expectingKey = false
                     } else if depth == 1 && timestampKey {
-                        if isMicrosecondTimestamp(content) {
+                        if isMicrosecondTimestamp(UnsafeBufferPointer(start: base + index + 1, count: end - index - 1)) {
                             // The quote and `YYYY-MM-DDTHH:MM:SS`, then `Z"`.
-                            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied..<(index + 20)]))
+                            output.append(contentsOf: UnsafeBufferPointer(start: base + copied, count: index + 20 - copied))
                             output.append(UInt8(ascii: "Z"))
                             output.append(UInt8(ascii: "\""))
                             copied = end + 1
@@ -77,30 +90,41 @@ public enum WireData {
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     depth -= 1
                     guard depth >= 0 else { throw Malformed(description: "unbalanced stored data") }
-                case UInt8(ascii: ","):
+                default: // ","
                     if depth == 1 {
                         expectingKey = true
                         timestampKey = false
                     }
-                default:
-                    break
                 }
                 index += 1
             }
             guard depth == 0 else { throw Malformed(description: "stored data is not an object") }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[copied..<count]))
+            output.append(contentsOf: UnsafeBufferPointer(start: base + copied, count: count - copied))
+        } }
+    }
+
+    /// 1 for the bytes that change the scan's state: quotes, brackets and commas.
+    private static let structural: [UInt8] = (0...255).map { byte in
+        "\"{}[],".utf8.contains(UInt8(byte)) ? 1 : 0
+    }
+
+    static func isTimestampKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Every timestamp key ends in `_at`: most keys are ruled out before a comparison.
+        guard key.count >= 10, key[key.count - 1] == UInt8(ascii: "t"), key[key.count - 3] == UInt8(ascii: "_") else {
+            return false
         }
+        return timestampKeys.contains { $0.elementsEqual(key) }
     }
 
     /// The index of the quote that closes the string opening at `start`.
     static func stringEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) throws -> Int {
+        let base = bytes.baseAddress!
+        let count = bytes.count
         var index = start + 1
-        while index < bytes.count {
-            switch bytes[index] {
-            case UInt8(ascii: "\\"): index += 2
-            case UInt8(ascii: "\""): return index
-            default: index += 1
-            }
+        while index < count {
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") { return index }
+            index += byte == UInt8(ascii: "\\") ? 2 : 1
         }
         throw Malformed(description: "an unterminated string in stored data")
     }

@@ -4,23 +4,30 @@ public struct EntityID: Hashable, Comparable, Sendable, CustomStringConvertible 
     public let description: String
 
     public init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 36 else { return nil }
-        var lowered = [UInt8]()
-        lowered.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 8 || index == 13 || index == 18 || index == 23 {
-                guard byte == 45 else { return nil }
-                lowered.append(byte)
-                continue
+        var text = text
+        // Ids arrive canonical almost always (from the database, from our own answers):
+        // then the text is kept as it is, and only other cases build a lowered copy.
+        let canonical: Bool? = text.withUTF8 { bytes in
+            guard bytes.count == 36 else { return nil }
+            var lowercase = true
+            for (index, byte) in bytes.enumerated() {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard byte == 45 else { return nil }
+                    continue
+                }
+                switch byte {
+                case 48...57, 97...102: break
+                case 65...70: lowercase = false
+                default: return nil
+                }
             }
-            switch byte {
-            case 48...57, 97...102: lowered.append(byte)
-            case 65...70: lowered.append(byte + 32)
-            default: return nil
-            }
+            return lowercase
         }
-        description = String(decoding: lowered, as: UTF8.self)
+        switch canonical {
+        case nil: return nil
+        case true?: description = text
+        case false?: description = String(decoding: text.utf8.map { (65...70).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+        }
     }
 
     /// A new random (version 4) id: two draws from the system generator (one

@@ -2,7 +2,7 @@
 /// encoding 2,000 events through `JSONEncoder` took most of a bulk request's time.
 ///
 /// Nullable fields are always written (as `null`), never left out.
-public struct JSONWriter {
+public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
     /// How timestamps are written: whole seconds on the wire, microseconds in storage.
     public let timestampStyle: Timestamp.Style
@@ -79,13 +79,13 @@ public struct JSONWriter {
 
     public mutating func value(_ flag: Bool) {
         separate()
-        bytes.append(contentsOf: flag ? Array("true".utf8) : Array("false".utf8))
+        bytes.append(contentsOf: flag ? Self.trueText : Self.falseText)
         needsComma = true
     }
 
     public mutating func value(_ number: Int64) {
         separate()
-        bytes.append(contentsOf: String(number).utf8)
+        appendDigits(number)
         needsComma = true
     }
 
@@ -97,7 +97,7 @@ public struct JSONWriter {
         if number == 0 {
             bytes.append(contentsOf: number.sign == .minus ? Array("-0".utf8) : [UInt8(ascii: "0")])
         } else if number == number.rounded(), abs(number) < 1e15 {
-            bytes.append(contentsOf: String(Int64(number)).utf8)
+            appendDigits(Int64(number))
         } else {
             bytes.append(contentsOf: number.description.utf8)
         }
@@ -106,14 +106,30 @@ public struct JSONWriter {
 
     public mutating func value(_ id: EntityID) { value(id.description) }
 
-    /// A batch stamps every entity with the same time: format it once.
-    private var lastTimestamp: (time: Timestamp, text: String)?
-
     public mutating func value(_ time: Timestamp) {
-        if let last = lastTimestamp, last.time == time { return value(last.text) }
-        let text = time.formatted(timestampStyle)
-        lastTimestamp = (time, text)
-        value(text)
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        time.write(timestampStyle, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
+    /// Writes a value whose JSON `body` appends itself (rendered straight into this
+    /// writer's bytes, not built apart and copied in).
+    mutating func rawValue(_ body: (inout [UInt8]) throws -> Void) rethrows {
+        separate()
+        try body(&bytes)
+        needsComma = true
+    }
+
+    /// Writes a string whose text `body` appends, unescaped: only for text that can
+    /// hold nothing JSON escapes (ids, names of kinds).
+    mutating func plainString(_ body: (inout [UInt8]) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        body(&bytes)
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
     }
 
     public mutating func value<T: JSONWritable>(_ item: T) { item.writeJSON(to: &self) }
@@ -141,6 +157,24 @@ public struct JSONWriter {
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+    private static let trueText: [UInt8] = Array("true".utf8)
+    private static let falseText: [UInt8] = Array("false".utf8)
+
+    /// The decimal digits of `number`, written in place (no string between).
+    private mutating func appendDigits(_ number: Int64) {
+        if number < 0 { bytes.append(UInt8(ascii: "-")) }
+        // The magnitude as unsigned, so Int64.min has one too.
+        var rest = number.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(48 + rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start..<20]))
+        }
+    }
 
     private mutating func writeString(_ text: String) {
         separate()

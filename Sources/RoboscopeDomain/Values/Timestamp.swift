@@ -28,22 +28,51 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     }
 
     public func formatted(_ style: Style) -> String {
-        let micros = microsecondsSinceEpoch
-        var seconds = micros / 1_000_000
-        var fraction = micros % 1_000_000
-        if fraction < 0 {
-            fraction += 1_000_000
-            seconds -= 1
-        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(27)
+        write(style, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the text of `formatted(style)` to `bytes`: digits written in place, where
+    /// building a string of parts cost a dozen allocations a timestamp (every event a
+    /// subscriber or a catch-up receives carries at least one).
+    public func write(_ style: Style, to bytes: inout [UInt8]) {
+        let (seconds, fraction) = Self.floorDivide(microsecondsSinceEpoch, 1_000_000)
         let (days, secondOfDay) = Self.floorDivide(seconds, 86_400)
         let (year, month, day) = Self.civil(fromDays: days)
-        var text = Self.pad(year, 4) + "-" + Self.pad(month, 2) + "-" + Self.pad(day, 2)
-        text += "T" + Self.pad(secondOfDay / 3600, 2) + ":" + Self.pad(secondOfDay / 60 % 60, 2)
-        text += ":" + Self.pad(secondOfDay % 60, 2)
-        if style == .storage {
-            text += "." + Self.pad(fraction, 6)
+        if (0...9999).contains(year) {
+            Self.appendDigits(year, 4, to: &bytes)
+        } else {
+            bytes.append(contentsOf: Self.pad(year, 4).utf8)
         }
-        return text + "Z"
+        bytes.append(UInt8(ascii: "-"))
+        Self.appendDigits(month, 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        Self.appendDigits(day, 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        Self.appendDigits(secondOfDay / 3600, 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        Self.appendDigits(secondOfDay / 60 % 60, 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        Self.appendDigits(secondOfDay % 60, 2, to: &bytes)
+        if style == .storage {
+            bytes.append(UInt8(ascii: "."))
+            Self.appendDigits(fraction, 6, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// `value` (not negative, fewer than `width` + 1 digits) in exactly `width` digits.
+    private static func appendDigits(_ value: Int64, _ width: Int, to bytes: inout [UInt8]) {
+        var divisor: Int64 = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 
     /// Parses RFC 3339 (`T` or space separator, optional fraction, `Z` or an offset).

@@ -32,14 +32,15 @@ struct ChangesController {
         let poll = { @Sendable () async throws -> Response in
             while true {
                 let seen = services.changes?.current ?? 0
-                guard let (messages, last, hasMore) = try await feed.page(
-                    topic, since: since, limit: limit, into: [UInt8](), adding: { try Self.add($1, on: topic, to: &$0) }
+                let messages = JSONWriter(timestampStyle: .wire, capacity: 64 * 1024)
+                guard let (page, last, hasMore) = try await feed.page(
+                    topic, since: since, limit: limit, into: messages, adding: { try ServerMessage.write($1.change, topic: topic, to: &$0) }
                 ) else {
                     throw DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
                 }
                 let remaining = deadline - ContinuousClock.now
                 guard last == nil, remaining > .zero, let changes = services.changes else {
-                    return Self.answer(messages, nextSince: last ?? since, hasMore: hasMore)
+                    return Self.answer(page.bytes, nextSince: last ?? since, hasMore: hasMore)
                 }
                 await changes.wait(past: seen, timeout: remaining)
                 try Task.checkCancellation()
@@ -51,25 +52,19 @@ struct ChangesController {
         return try await request.body.consumeWithCancellationOnInboundClose { _ in try await poll() }
     }
 
-    /// Appends one event's message to the comma-separated messages of a page.
-    static func add(_ delivery: Delivery, on topic: Topic, to messages: inout [UInt8]) throws {
-        if !messages.isEmpty { messages.append(UInt8(ascii: ",")) }
-        messages.append(contentsOf: try ServerMessage.change(delivery.change, topic: topic))
-    }
-
+    /// `{"data":[…],"next_since":…,"has_more":…}`, the messages copied once, into the body.
     static func answer(_ messages: [UInt8], nextSince: Int64, hasMore: Bool) -> Response {
-        var writer = JSONWriter(timestampStyle: .wire, capacity: messages.count + 64)
-        writer.object { writer in
-            writer.key("data"); writer.rawArray(elements: messages)
-            writer.key("next_since"); writer.value(nextSince)
-            writer.key("has_more"); writer.value(hasMore)
-        }
-        return JSONResponse.make(RawJSON(bytes: writer.bytes))
+        var tail = JSONWriter(timestampStyle: .wire, capacity: 64)
+        tail.value(nextSince)
+        var body = ByteBuffer()
+        body.reserveCapacity(messages.count + 64)
+        body.writeString(#"{"data":["#)
+        body.writeBytes(messages)
+        body.writeString(#"],"next_since":"#)
+        body.writeBytes(tail.bytes)
+        body.writeString(hasMore ? #","has_more":true}"# : #","has_more":false}"#)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: body)
+        )
     }
-}
-
-/// JSON rendered already.
-struct RawJSON: JSONWritable {
-    let bytes: [UInt8]
-    func writeJSON(to writer: inout JSONWriter) { writer.raw(bytes) }
 }

@@ -4,31 +4,73 @@ import RoboscopeDomain
 /// order, read through the same query and decoder as the gateways' catch-up.
 public struct ChangesFeed: Sendable {
     public let pool: PostgresPool
+    /// How many decoded events the connection's thread hands over at a time.
+    static let batchSize = 64
 
     public init(pool: PostgresPool) {
         self.pool = pool
     }
 
-    /// One page: up to `limit` events after `since`, each folded into `page` by `add` on
-    /// the connection's thread as its row arrives (so rendering overlaps the server
-    /// producing the rest), the position of the last, and whether more follow. Nil when
-    /// the topic has no event at all (an unknown topic).
+    /// One page: up to `limit` events after `since`, each folded into `page` by `add`, the
+    /// position of the last, and whether more follow. Nil when the topic has no event at
+    /// all (an unknown topic).
+    ///
+    /// The connection's thread only reads rows; they are decoded and `add`ed on the
+    /// caller's task while later rows are still being read. Linux runs a thread woken by
+    /// a local socket on the waker's core, so work done on the reading thread shares a
+    /// core with the Postgres backend producing the rows and slows it: a page took 15 ms
+    /// rendered there, 11 with the two pinned apart (docs/benchmarks.md).
     public func page<Page: Sendable>(
         _ topic: Topic, since: Int64, limit: Int, into page: Page,
         adding add: @escaping @Sendable (inout Page, Delivery) throws -> Void
     ) async throws -> (page: Page, last: Int64?, hasMore: Bool)? {
-        try await pool.translatingErrors { connection in
-            var page = page
-            var count = 0
-            var last: Int64?
-            try DeliveryReader.topic(topic, after: since, limit: limit + 1, on: connection) { delivery in
-                count += 1
-                guard count <= limit else { return }
-                try add(&page, delivery)
-                last = delivery.change.position
+        let (batches, sink) = AsyncThrowingStream<RowBatch, any Error>.makeStream()
+        async let read = pool.translatingErrors { connection -> (count: Int, exists: Bool) in
+            do {
+                var count = 0
+                var batch: [PGResult] = []
+                try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in
+                    count += 1
+                    guard count <= limit else { return }
+                    batch.append(row)
+                    if batch.count == Self.batchSize {
+                        sink.yield(RowBatch(rows: batch))
+                        batch = []
+                    }
+                }
+                if !batch.isEmpty { sink.yield(RowBatch(rows: batch)) }
+                sink.finish()
+                let exists = try count > 0 || DeliveryReader.head(of: topic, on: connection) != nil
+                return (count, exists)
+            } catch {
+                sink.finish(throwing: error)
+                throw error
             }
-            if count == 0, try DeliveryReader.head(of: topic, on: connection) == nil { return nil }
-            return (page, last, count > limit)
         }
+        var page = page
+        var last: Int64?
+        do {
+            for try await batch in batches {
+                for row in batch.rows {
+                    let delivery = try DeliveryReader.decode(row, row: 0)
+                    try add(&page, delivery)
+                    last = delivery.change.position
+                }
+            }
+        } catch {
+            // The read's own error is the one to report (translated, as `read` throws it).
+            _ = try await read
+            throw error
+        }
+        let (count, exists) = try await read
+        guard exists else { return nil }
+        return (page, last, count > limit)
     }
+}
+
+/// One-row results read on a connection's thread, handed to the task that decodes them.
+/// Safe to send: a result is complete when `PQgetResult` returns it, libpq never touches
+/// it again, and the reading thread keeps no reference once it has handed the batch over.
+struct RowBatch: @unchecked Sendable {
+    let rows: [PGResult]
 }

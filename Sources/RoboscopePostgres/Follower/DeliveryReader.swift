@@ -49,11 +49,18 @@ public enum DeliveryReader {
         _ topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection,
         each body: (Delivery) throws -> Void
     ) throws {
+        try rows(of: topic, after: after, until: until, limit: limit, on: connection) { try body(decode($0, row: 0)) }
+    }
+
+    /// The rows `topic(_:after:until:limit:on:each:)` reads, undecoded, each a one-row
+    /// result (decode it with `decode(_:row:)`): for a reader that decodes elsewhere.
+    static func rows(
+        of topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection,
+        each body: (PGResult) throws -> Void
+    ) throws {
         let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         try connection.transaction(topicPlanSettings) {
-            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound) { result in
-                try body(decode(result, row: 0))
-            }
+            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound, row: body)
         }
     }
 

@@ -28,8 +28,23 @@ public final class PGResult {
         return UnsafeRawBufferPointer(start: PQgetvalue(handle, Int32(row), Int32(column)), count: length)
     }
 
+    /// A cell's integer, parsed from its digits (no `String` between): nil for NULL or
+    /// for text that is not a decimal integer in range.
     public func int64(_ row: Int, _ column: Int) -> Int64? {
-        string(row, column).flatMap { Int64($0) }
+        guard let text = bytes(row, column), !text.isEmpty else { return nil }
+        let negative = text[0] == UInt8(ascii: "-")
+        guard !negative || text.count > 1 else { return nil }
+        var value: Int64 = 0
+        for byte in text.dropFirst(negative ? 1 : 0) {
+            guard byte >= 48, byte <= 57 else { return nil }
+            // Accumulating downwards reaches Int64.min, which has no positive twin.
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowAgain) = shifted.subtractingReportingOverflow(Int64(byte - 48))
+            guard !overflow, !overflowAgain else { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
     }
 
     public func bool(_ row: Int, _ column: Int) -> Bool? {

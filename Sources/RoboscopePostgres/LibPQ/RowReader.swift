@@ -28,7 +28,8 @@ struct RowReader {
     func optionalText(_ column: Int) -> String? { result.string(row, column) }
 
     func int64(_ column: Int) throws -> Int64 {
-        guard let value = Int64(try text(column)) else { throw corrupt(column, "is not an integer") }
+        guard !isNull(column) else { throw corrupt(column, "is null") }
+        guard let value = result.int64(row, column) else { throw corrupt(column, "is not an integer") }
         return value
     }
 
@@ -37,7 +38,16 @@ struct RowReader {
     }
 
     func uint64(_ column: Int) throws -> UInt64 {
-        guard let value = UInt64(try text(column)) else { throw corrupt(column, "is not an unsigned integer") }
+        guard let digits = result.bytes(row, column) else { throw corrupt(column, "is null") }
+        var value: UInt64 = 0
+        for byte in digits {
+            guard byte >= 48, byte <= 57 else { throw corrupt(column, "is not an unsigned integer") }
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowAgain) = shifted.addingReportingOverflow(UInt64(byte - 48))
+            guard !overflow, !overflowAgain else { throw corrupt(column, "is not an unsigned integer") }
+            value = next
+        }
+        guard !digits.isEmpty else { throw corrupt(column, "is not an unsigned integer") }
         return value
     }
 

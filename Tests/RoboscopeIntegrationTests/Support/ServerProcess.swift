@@ -31,7 +31,7 @@ final class ServerProcess: @unchecked Sendable {
         port = try ports?.http ?? FreePort.pick()
         wsPort = try ports?.ws ?? FreePort.pick()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
-        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = Self.binary
         process.arguments = [
