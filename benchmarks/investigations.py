@@ -7,7 +7,7 @@ The log is generated in SQL (a space, 10 sessions, markers with created / detail
 updated / details events in the shapes the service writes), with the triggers off while
 it loads. Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, json, os, re, subprocess, sys, time, http.client
+import argparse, statistics, json, os, re, subprocess, sys, time, http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -122,17 +122,20 @@ def main():
 
     results = {"machine": machine(), "events": events, "table_size": size, "generate_seconds": generated,
                "repeat": args.repeat, "copy": [], "rebuild": []}
+    results["ratios"] = []
     for _ in range(args.repeat):
         seconds, _ = timed(["psql", url, "-qc", "COPY eventlog.events TO '/dev/null'"])
         results["copy"].append(events / seconds)
         seconds, output = timed([args.binary, "rebuild", "--database-url", url])
         rate = float(re.search(r"\((\d+) events/s\)", output).group(1))
         results["rebuild"].append(rate)
+        # Each rebuild next to the COPY just before it: the machine drifts between runs.
+        results["ratios"].append(rate / results["copy"][-1])
     copy_rate = sorted(results["copy"])[len(results["copy"]) // 2]
     rebuild_rate = sorted(results["rebuild"])[len(results["rebuild"]) // 2]
     results["copy_events_per_second"] = copy_rate
     results["rebuild_events_per_second"] = rebuild_rate
-    results["ratio"] = rebuild_rate / copy_rate
+    results["ratio"] = sorted(results["ratios"])[len(results["ratios"]) // 2]
 
     psql(url, HOT)
     middle = psql(url, "SELECT position FROM eventlog.events WHERE stream_id = '00000000-0000-4000-8000-0000000000aa' "
@@ -150,16 +153,21 @@ def main():
             except OSError:
                 time.sleep(0.1)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        latencies = []
-        for i in range(200):
-            started = time.monotonic()
-            connection.request("GET", f"/api/v1/markers/00000000-0000-4000-8000-0000000000aa?as_of={middle}")
-            reply = connection.getresponse()
-            body = json.loads(reply.read())
-            latencies.append((time.monotonic() - started) * 1000)
-            assert reply.status == 200 and body["label"] == "hot v500", body
-        results["as_of_ms_p50"] = percentile(latencies[20:], 50)
-        results["as_of_ms_p99"] = percentile(latencies[20:], 99)
+        # Rounds of 200 requests after 20 unmeasured ones; the target holds in every round.
+        results["as_of_rounds"] = []
+        for _ in range(args.repeat):
+            latencies = []
+            for i in range(220):
+                started = time.monotonic()
+                connection.request("GET", f"/api/v1/markers/00000000-0000-4000-8000-0000000000aa?as_of={middle}")
+                reply = connection.getresponse()
+                body = json.loads(reply.read())
+                latencies.append((time.monotonic() - started) * 1000)
+                assert reply.status == 200 and body["label"] == "hot v500", body
+            results["as_of_rounds"].append({"p50": percentile(latencies[20:], 50), "p99": percentile(latencies[20:], 99),
+                                            "max": max(latencies[20:])})
+        results["as_of_ms_p50"] = statistics.median(r["p50"] for r in results["as_of_rounds"])
+        results["as_of_ms_p99"] = max(r["p99"] for r in results["as_of_rounds"])
     finally:
         server.terminate()
         server.wait()
@@ -170,9 +178,9 @@ def main():
     print(f"log: {events} events ({size}), generated in {generated:.1f} s")
     print(f"COPY eventlog.events TO '/dev/null': {copy_rate:,.0f} events/s (runs: {', '.join(f'{r:,.0f}' for r in results['copy'])})")
     print(f"roboscope rebuild:                  {rebuild_rate:,.0f} events/s (runs: {', '.join(f'{r:,.0f}' for r in results['rebuild'])})")
-    print(f"rebuild / COPY: {results['ratio']:.2f}   target: rebuild >= 50,000 events/s")
-    print(f"as_of on a marker with 1,000 events, through the API: p50 {results['as_of_ms_p50']:.1f} ms, "
-          f"p99 {results['as_of_ms_p99']:.1f} ms (target < 20 ms)")
+    print(f"rebuild / COPY, each run: {', '.join(f'{r:.2f}' for r in results['ratios'])}   target: >= 0.5")
+    print("as_of on a marker with 1,000 events, through the API, each round: "
+          + ", ".join(f"p50 {r['p50']:.1f} ms p99 {r['p99']:.1f} ms" for r in results["as_of_rounds"]) + " (target: p99 < 10 ms)")
     print(f"wrote {args.out}")
 
 

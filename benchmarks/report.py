@@ -244,13 +244,27 @@ def replay(r, data):
           "", "| | events/s |", "| --- | --- |",
           f"| `COPY … TO '/dev/null'` | {data['copy_events_per_second']:,.0f} {runs(data['copy'])} |",
           f"| `roboscope rebuild` | {data['rebuild_events_per_second']:,.0f} {runs(data['rebuild'])} |",
-          f"| rebuild / COPY | {data['ratio']:.2f} |", "",
-          f"`as_of` on a marker whose stream holds 1,000 events, through the API: p50 {data['as_of_ms_p50']:.1f} ms, "
-          f"p99 {data['as_of_ms_p99']:.1f} ms.", "")
+          f"| rebuild / COPY (each rebuild next to the COPY before it) | {data['ratio']:.2f} "
+          f"{ratio_runs(data)} |", "",
+          f"`as_of` on a marker whose stream holds 1,000 events, through the API: " + as_of_rounds(data) + ".", "")
     full = data["events"] >= 999_000
-    r.target(f"replay: rebuild of {data['events']:,} events", f"{data['rebuild_events_per_second']:,.0f} events/s",
-             "≥ 50,000 events/s on 1,000,000", (data["rebuild_events_per_second"] >= 50_000) if full else None)
-    r.target("replay: as_of on a 1,000-event stream, p99", f"{data['as_of_ms_p99']:.1f} ms", "< 20 ms", data["as_of_ms_p99"] < 20)
+    r.target(f"replay: rebuild of {data['events']:,} events vs COPY of the log", f"{data['ratio']:.2f} {ratio_runs(data)}",
+             "≥ 0.5", (min(data.get("ratios", [data["ratio"]])) >= 0.5) if full else None)
+    r.target("replay: as_of on a 1,000-event stream, p99 (worst round)", f"{data['as_of_ms_p99']:.1f} ms", "< 10 ms in every run",
+             data["as_of_ms_p99"] < 10)
+
+
+def ratio_runs(data):
+    values = data.get("ratios")
+    return f"[{min(values):.2f}-{max(values):.2f}]" if values else ""
+
+
+def as_of_rounds(data):
+    rounds = data.get("as_of_rounds")
+    if not rounds:
+        return f"p50 {data['as_of_ms_p50']:.1f} ms, p99 {data['as_of_ms_p99']:.1f} ms"
+    return f"{len(rounds)} rounds of 200 requests, " + "; ".join(
+        f"p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms" for r in rounds)
 
 
 def growth(r, data):

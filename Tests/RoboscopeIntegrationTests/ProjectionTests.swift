@@ -16,6 +16,16 @@ import RoboscopePostgres
         return rows
     }
 
+    /// Every index of the projection tables, as its definition.
+    static func indexes(_ url: String) throws -> [String] {
+        let connection = try TestDatabase.connect(url)
+        let names = ProjectionTables.all.map { "'public.\($0.name)'::regclass" }.joined(separator: ", ")
+        let result = try connection.query(
+            "SELECT pg_get_indexdef(indexrelid) FROM pg_index WHERE indrelid IN (\(names)) ORDER BY 1"
+        )
+        return (0..<result.rowCount).map { result.string($0, 0)! }
+    }
+
     /// Creates, moves, recalculates, overrides and deletes, leaving a varied state behind.
     static func scriptedHistory(_ client: HTTPClient) async throws {
         let fixtures = Fixtures(client: client)
@@ -49,11 +59,15 @@ import RoboscopePostgres
         try await Self.scriptedHistory(server.client)
         let before = try Self.snapshot(url)
         #expect(before.count > 10)
+        let indexes = try Self.indexes(url)
+        #expect(indexes.contains { $0.contains("markers_place_idx") })
 
         let rebuilt = try CommandRunner.roboscope(["rebuild", "--database-url", url])
         #expect(rebuilt.status == 0, "\(rebuilt.output)")
         #expect(rebuilt.output.contains("rebuilt projections from"))
         #expect(try Self.snapshot(url) == before)
+        // The fold drops the secondary indexes and builds them again: the same ones.
+        #expect(try Self.indexes(url) == indexes)
 
         let verified = try CommandRunner.roboscope(["verify", "--database-url", url])
         #expect(verified.status == 0, "\(verified.output)")

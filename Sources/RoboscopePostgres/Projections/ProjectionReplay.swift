@@ -1,20 +1,15 @@
-/// Folds the whole log, in position order, into whichever tables `spaces`,
-/// `work_sessions`, `markers` and `marker_details` name on the connection (the live
-/// ones, or verify's temporary copies). Chunks of positions keep memory flat.
+/// Folds the whole log into whichever tables `spaces`, `work_sessions`, `markers`,
+/// `marker_details` and `session_locks` name on the connection (the live ones, emptied,
+/// or verify's temporary copies), through `eventlog.project_all()`: one set-based pass
+/// that writes each stream's final state.
 enum ProjectionReplay {
-    static let chunkSize: Int64 = 20_000
-
-    /// Returns how many events were folded; `progress` hears the running count.
+    /// Returns how many events were folded; `progress` hears where the fold stands
+    /// before and after (one statement does it all: there is no step in between).
     static func replay(on connection: PGConnection, progress: (ReplayProgress) -> Void = { _ in }) throws -> Int64 {
         let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").scalar("eventlog.events")
-        var first: Int64 = 1
-        var folded: Int64 = 0
-        while first <= head {
-            let last = min(head, first + chunkSize - 1)
-            folded += try connection.query("SELECT eventlog.project($1, $2)", [first, last]).scalar("eventlog.project")
-            progress(ReplayProgress(eventsFolded: folded, positionsDone: last, positionsTotal: head))
-            first = last + 1
-        }
+        progress(ReplayProgress(eventsFolded: 0, positionsDone: 0, positionsTotal: head))
+        let folded = try connection.query("SELECT eventlog.project_all()").scalar("eventlog.project_all")
+        progress(ReplayProgress(eventsFolded: folded, positionsDone: head, positionsTotal: head))
         return folded
     }
 }
