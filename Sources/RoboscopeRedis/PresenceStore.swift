@@ -95,6 +95,22 @@ public struct PresenceStore: Sendable {
         return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)
     }
 
+    /// Many heartbeats in one round trip (a pipeline), answered in order; throws if
+    /// Redis refuses any of them. Each is the same script `heartbeat` runs.
+    public func heartbeats(
+        _ keys: [(session: String, user: String)], on connection: RedisConnection
+    ) throws -> [(joined: Bool, at: Int64)] {
+        let window = String(windowMilliseconds)
+        let replies = try connection.pipeline(keys.map { key in
+            ["EVAL", Self.heartbeatScript, "1", Self.key(key.session), key.user, window, Self.channel(key.session)]
+        })
+        return try replies.map { reply in
+            if case .error(let message) = reply { throw RedisError(.command, message) }
+            let parts = reply.array ?? []
+            return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)
+        }
+    }
+
     public func users(session: String, on connection: RedisConnection) throws -> [String] {
         let reply = try connection.command([
             "EVAL", Self.listScript, "1", Self.key(session), String(windowMilliseconds), Self.channel(session),

@@ -42,7 +42,48 @@ public final class RedisConnection: BlockingConnection {
     /// Sends one command (binary-safe arguments) and returns its reply.
     public func command(_ arguments: [String]) throws -> RedisReply {
         guard !isBroken else { throw RedisError(.connection, Self.errorText(context)) }
-        // One buffer holds every argument; argv points into it for the call.
+        let raw: UnsafeMutableRawPointer? = Self.withArgv(arguments) { count, argv, lengths in
+            redisCommandArgv(context, count, argv, lengths)
+        }
+        guard let raw else {
+            throw RedisError(.connection, Self.errorText(context))
+        }
+        defer { freeReplyObject(raw) }
+        let reply = RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self)))
+        if case .error(let message) = reply { throw RedisError(.command, message) }
+        return reply
+    }
+
+    /// Sends every command before reading any reply (one write, one round trip) and
+    /// returns the replies in order. A command Redis refuses gives an `.error` reply in
+    /// its place; only a failure of the connection throws.
+    public func pipeline(_ commands: [[String]]) throws -> [RedisReply] {
+        guard !isBroken else { throw RedisError(.connection, Self.errorText(context)) }
+        for arguments in commands {
+            let appended = Self.withArgv(arguments) { count, argv, lengths in
+                redisAppendCommandArgv(context, count, argv, lengths)
+            }
+            guard appended == REDIS_OK else { throw RedisError(.connection, Self.errorText(context)) }
+        }
+        var replies: [RedisReply] = []
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            var raw: UnsafeMutableRawPointer?
+            guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
+                throw RedisError(.connection, Self.errorText(context))
+            }
+            replies.append(RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self))))
+            freeReplyObject(raw)
+        }
+        return replies
+    }
+
+    /// Calls `body` with hiredis's argv form of `arguments`: one buffer holds every
+    /// argument (binary-safe, with lengths) and argv points into it for the call.
+    private static func withArgv<T>(
+        _ arguments: [String],
+        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int>?) -> T
+    ) -> T {
         var joined: [UInt8] = []
         var offsets: [Int] = []
         var lengths: [Int] = []
@@ -52,22 +93,15 @@ public final class RedisConnection: BlockingConnection {
             lengths.append(joined.count - offsets[offsets.count - 1])
         }
         joined.append(0)
-        let raw: UnsafeMutableRawPointer? = joined.withUnsafeBufferPointer { buffer in
+        return joined.withUnsafeBufferPointer { buffer in
             let base = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
             var argv: [UnsafePointer<CChar>?] = offsets.map { base + $0 }
             return argv.withUnsafeMutableBufferPointer { argvPointer in
                 lengths.withUnsafeBufferPointer { lengthPointer in
-                    redisCommandArgv(context, Int32(arguments.count), argvPointer.baseAddress, lengthPointer.baseAddress)
+                    body(Int32(arguments.count), argvPointer.baseAddress, lengthPointer.baseAddress)
                 }
             }
         }
-        guard let raw else {
-            throw RedisError(.connection, Self.errorText(context))
-        }
-        defer { freeReplyObject(raw) }
-        let reply = RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self)))
-        if case .error(let message) = reply { throw RedisError(.command, message) }
-        return reply
     }
 
     public func check() -> Bool {

@@ -84,4 +84,30 @@ import Testing
         #expect(leaves.contains(.leave(bob, ifLastSeenAtOrBefore: 42)))
         #expect(leaves.contains(.leave(alice, ifLastSeenAtOrBefore: 0)))
     }
+
+    @Test func anActionWhoseOutcomeNeverCameIsDueAgainAfterTheRetry() {
+        let holdings = holdings()
+        _ = holdings.value.held(alice)
+        holdings.value.beaten(alice, redisTime: 1, now: t0)
+        #expect(holdings.value.due(now: t0 + .seconds(10)) == [.heartbeat(alice)])
+        #expect(holdings.value.due(now: t0 + .seconds(10) + .milliseconds(500)).isEmpty, "not again before the retry")
+        #expect(holdings.value.due(now: t0 + .seconds(11)) == [.heartbeat(alice)], "Redis failed: due again")
+        holdings.value.beaten(alice, redisTime: 2, now: t0 + .seconds(11))
+        #expect(holdings.value.due(now: t0 + .seconds(20)).isEmpty, "the retry is stale once the beat succeeded")
+        #expect(holdings.value.due(now: t0 + .seconds(21)) == [.heartbeat(alice)])
+    }
+
+    @Test func manyHoldingsComeDueEachAtItsOwnTime() {
+        let holdings = holdings()
+        let keys = (0..<1000).map { PresenceKey(workSessionID: alice.workSessionID, user: "u\($0)") }
+        for (index, key) in keys.enumerated() {
+            _ = holdings.value.held(key)
+            holdings.value.beaten(key, redisTime: Int64(index), now: t0 + .milliseconds(index))
+        }
+        #expect(holdings.value.due(now: t0 + .seconds(9)).isEmpty)
+        let due = holdings.value.due(now: t0 + .seconds(10) + .milliseconds(499))
+        #expect(Set(due) == Set(keys.prefix(500).map { .heartbeat($0) }))
+        for key in keys.prefix(500) { holdings.value.beaten(key, redisTime: 0, now: t0 + .seconds(10) + .milliseconds(499)) }
+        #expect(Set(holdings.value.due(now: t0 + .seconds(11))) == Set(keys.suffix(500).map { .heartbeat($0) }))
+    }
 }

@@ -6,7 +6,7 @@
 /// in, and carries out the actions it returns against Redis. Tests drive it with any
 /// instants they like.
 struct PresenceHoldings<Instant: InstantProtocol> where Instant.Duration == Duration {
-    enum Action: Equatable {
+    enum Action: Hashable {
         case heartbeat(PresenceKey)
         /// Leave, unless someone heartbeated after our last beat (Redis time).
         case leave(PresenceKey, ifLastSeenAtOrBefore: Int64)
@@ -19,15 +19,28 @@ struct PresenceHoldings<Instant: InstantProtocol> where Instant.Duration == Dura
         var lastBeatAt: Instant?
         /// Set when the last connection closed: leave after this, unless held again.
         var leaveAfter: Instant?
+        /// Counts the changes to when this holding next needs something: an entry of
+        /// `schedule` made before the latest change is stale and skipped.
+        var generation = 0
     }
 
     let beatInterval: Duration
     let grace: Duration
+    /// How soon an action `due` returned comes back if its outcome never arrives
+    /// (Redis failed): a success reschedules it, and this entry is then stale.
+    let retryAfter: Duration
     private(set) var holdings: [PresenceKey: Holding] = [:]
+    /// Held and not yet heartbeaten, nor waiting to leave: due at once.
+    private var unbeaten: Set<PresenceKey> = []
+    /// Every beaten or leaving holding's next time, with its generation then. Holdings
+    /// are many (one per user held on the gateway) and `due` runs on every turn of the
+    /// presence loop: it reads only what is due.
+    private var schedule = DueTimes<Instant, (key: PresenceKey, generation: Int)>()
 
-    init(window: Duration, grace: Duration) {
+    init(window: Duration, grace: Duration, retryAfter: Duration = .seconds(1)) {
         beatInterval = window / 3
         self.grace = grace
+        self.retryAfter = retryAfter
     }
 
     /// A connection asked for `key`. The answer is a heartbeat due now; should Redis be
@@ -35,7 +48,14 @@ struct PresenceHoldings<Instant: InstantProtocol> where Instant.Duration == Dura
     mutating func held(_ key: PresenceKey) -> Action {
         var holding = holdings[key] ?? Holding()
         holding.connections += 1
-        holding.leaveAfter = nil
+        if holding.leaveAfter != nil {
+            holding.leaveAfter = nil
+            holding.generation += 1
+            if let lastBeatAt = holding.lastBeatAt {
+                schedule.schedule((key, holding.generation), at: lastBeatAt.advanced(by: beatInterval))
+            }
+        }
+        if holding.lastBeatAt == nil { unbeaten.insert(key) }
         holdings[key] = holding
         return .heartbeat(key)
     }
@@ -45,7 +65,11 @@ struct PresenceHoldings<Instant: InstantProtocol> where Instant.Duration == Dura
         guard var holding = holdings[key] else { return }
         holding.connections = max(0, holding.connections - 1)
         if holding.connections == 0, holding.leaveAfter == nil {
-            holding.leaveAfter = now.advanced(by: grace)
+            let leaveAfter = now.advanced(by: grace)
+            holding.leaveAfter = leaveAfter
+            holding.generation += 1
+            unbeaten.remove(key)
+            schedule.schedule((key, holding.generation), at: leaveAfter)
         }
         holdings[key] = holding
     }
@@ -55,23 +79,35 @@ struct PresenceHoldings<Instant: InstantProtocol> where Instant.Duration == Dura
         guard var holding = holdings[key] else { return }
         holding.lastBeat = redisTime
         holding.lastBeatAt = now
+        unbeaten.remove(key)
+        if holding.leaveAfter == nil {
+            holding.generation += 1
+            schedule.schedule((key, holding.generation), at: now.advanced(by: beatInterval))
+        }
         holdings[key] = holding
     }
 
     /// Redis carried out the leave of `key`: forget it, unless it was held again since.
     mutating func left(_ key: PresenceKey) {
-        if holdings[key]?.connections == 0 { holdings[key] = nil }
+        if holdings[key]?.connections == 0 {
+            holdings[key] = nil
+            unbeaten.remove(key)
+        }
     }
 
-    /// Heartbeats and leaves due at `now`.
-    func due(now: Instant) -> [Action] {
-        var actions: [Action] = []
-        for (key, holding) in holdings {
+    /// Heartbeats and leaves due at `now`. Each comes back after `retryAfter` unless its
+    /// outcome (`beaten`, `left`) arrives first.
+    mutating func due(now: Instant) -> [Action] {
+        var actions = unbeaten.map { Action.heartbeat($0) }
+        while let (key, generation) = schedule.popDue(now: now) {
+            guard let holding = holdings[key], holding.generation == generation else { continue }
             if let leaveAfter = holding.leaveAfter {
-                if now >= leaveAfter { actions.append(.leave(key, ifLastSeenAtOrBefore: holding.lastBeat)) }
-            } else if holding.lastBeatAt.map({ $0.duration(to: now) >= beatInterval }) ?? true {
+                guard now >= leaveAfter else { continue }
+                actions.append(.leave(key, ifLastSeenAtOrBefore: holding.lastBeat))
+            } else {
                 actions.append(.heartbeat(key))
             }
+            schedule.schedule((key, generation), at: now.advanced(by: retryAfter))
         }
         return actions
     }

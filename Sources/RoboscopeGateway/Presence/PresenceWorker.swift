@@ -79,9 +79,11 @@ final class PresenceWorker: @unchecked Sendable {
                     subscriber = try RedisSubscriber(url, pattern: PresenceStore.channelPattern)
                     backoff.succeeded()
                 }
+                var holds: [Hold] = []
                 while let job = remaining.popFirst() {
-                    try perform(job, commands!)
+                    try perform(job, holding: &holds, commands!)
                 }
+                try heartbeat(&holds, commands!)
                 try beatAndLeave(commands!)
                 if clock.now >= nextSweep {
                     nextSweep = clock.now + .seconds(2)
@@ -113,23 +115,26 @@ final class PresenceWorker: @unchecked Sendable {
     }
 
 
-    /// Carries out `job`; if Redis fails on the way, answers the job as `refuse` would
+    /// A `presence` op waiting for its heartbeat, and the connection to answer.
+    private struct Hold {
+        var key: PresenceKey
+        var shard: Shard
+        var connectionID: UInt64
+    }
+
+    /// Carries out `job`. A hold only joins `holds`: the holds of one turn heartbeat
+    /// together, in one round trip to Redis (`heartbeat(_:_:)`), before anything that
+    /// reads presence back. If Redis fails on the way, answers the job as `refuse` would
     /// (once) and rethrows.
-    private func perform(_ job: Job, _ redis: RedisConnection) throws {
+    private func perform(_ job: Job, holding holds: inout [Hold], _ redis: RedisConnection) throws {
         switch job {
         case .hold(let key, let shard, let connectionID):
-            let heartbeat = holdings.held(key)
-            do {
-                try carryOut(heartbeat, on: redis)
-            } catch {
-                shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
-                throw error
-            }
-            let message = ServerMessage.present(workSessionID: key.workSessionID, user: key.user)
-            shard.loop.execute { shard.send(message, to: connectionID) }
+            _ = holdings.held(key)
+            holds.append(Hold(key: key, shard: shard, connectionID: connectionID))
         case .release(let key):
             holdings.released(key, now: clock.now)
         case .snapshot(let topic, let shard, let connectionID):
+            try heartbeat(&holds, redis)
             let message: [UInt8]
             do {
                 message = ServerMessage.presence(topic, users: try store.users(session: topic.id.description, on: redis))
@@ -141,9 +146,44 @@ final class PresenceWorker: @unchecked Sendable {
         }
     }
 
+    /// Heartbeats every waiting hold in one pipeline and answers each `present`; if
+    /// Redis fails, answers each `unavailable` (the holdings still count: `due` beats
+    /// them when Redis returns) and rethrows.
+    private func heartbeat(_ holds: inout [Hold], _ redis: RedisConnection) throws {
+        guard !holds.isEmpty else { return }
+        let waiting = holds
+        holds = []
+        let beats: [(joined: Bool, at: Int64)]
+        do {
+            beats = try store.heartbeats(waiting.map { ($0.key.workSessionID.description, $0.key.user) }, on: redis)
+        } catch {
+            for hold in waiting {
+                hold.shard.loop.execute { hold.shard.send(Self.unavailable, to: hold.connectionID) }
+            }
+            throw error
+        }
+        let now = clock.now
+        for (hold, beat) in zip(waiting, beats) {
+            holdings.beaten(hold.key, redisTime: beat.at, now: now)
+            let message = ServerMessage.present(workSessionID: hold.key.workSessionID, user: hold.key.user)
+            hold.shard.loop.execute { hold.shard.send(message, to: hold.connectionID) }
+        }
+    }
+
+    /// The heartbeats and leaves that have fallen due; the heartbeats in one pipeline.
     private func beatAndLeave(_ redis: RedisConnection) throws {
+        var beats: [PresenceKey] = []
         for action in holdings.due(now: clock.now) {
-            try carryOut(action, on: redis)
+            switch action {
+            case .heartbeat(let key): beats.append(key)
+            case .leave: try carryOut(action, on: redis)
+            }
+        }
+        guard !beats.isEmpty else { return }
+        let results = try store.heartbeats(beats.map { ($0.workSessionID.description, $0.user) }, on: redis)
+        let now = clock.now
+        for (key, beat) in zip(beats, results) {
+            holdings.beaten(key, redisTime: beat.at, now: now)
         }
     }
 
