@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Presence and lock benchmark: heartbeats per second through the API at 32 clients
-next to redis-benchmark running the very script a heartbeat runs (same run), and the
-round-trip latency of lock acquire and release. Started by deploy/local/bench."""
+"""Presence and lock benchmark: heartbeats per second at 32 clients next to
+redis-benchmark running the very script a heartbeat runs (same run), over the
+WebSocket (`presence` ops, each for a user the connection has not held yet, so each is
+one heartbeat in Redis; sent by gateway-load) and over HTTP; and the round-trip latency
+of lock acquire and release. Started by deploy/local/bench."""
 import argparse, http.client, json, os, re, statistics, subprocess, sys, time
 from urllib.parse import urlparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import machine, percentile, run_wrk, start_server  # noqa: E402
+from write_path import free_port, machine, percentile, request, run_wrk, start_server  # noqa: E402
 
 # The script a heartbeat runs: a copy of PresenceStore.heartbeatScript (Sources/RoboscopeRedis),
 # so that redis-benchmark measures the same work.
@@ -30,11 +32,24 @@ def redis_benchmark(redis_url, clients, requests, session):
     return float(re.search(r"([\d.]+) requests per second", out).group(1))
 
 
+def drained(port, session, timeout=120):
+    """Waits until the users the last run held have left (their connections closed; the
+    gateway leaves for them after the grace period), so each run starts from the same state."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        status, body = request(port, "GET", f"/api/v1/presence/{session}")
+        if status == 200 and not any(user.startswith("load-") for user in body["users"]):
+            return
+        time.sleep(0.5)
+    raise RuntimeError("presence did not drain")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--binary", required=True)
+    parser.add_argument("--load", required=True, help="the gateway-load binary")
     parser.add_argument("--seconds", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--lock-rounds", type=int, default=300)
@@ -42,8 +57,20 @@ def main():
     args = parser.parse_args()
 
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
-    server, port, _, session_id = start_server(args.binary, "--database-url", args.database_url, "--redis-url", args.redis_url)
+    ws_port = free_port()
+    server, port, _, session_id = start_server(args.binary, "--database-url", args.database_url, "--redis-url", args.redis_url,
+                                               "--ws-port", str(ws_port), "--ws-presence-grace", "1")
     try:
+        ws_runs = []
+        for _ in range(args.repeat):
+            out = subprocess.run([args.load, "--mode", "presence", "--ws-port", str(ws_port), "--http-port", str(port),
+                                  "--connections", "32", "--seconds", str(args.seconds), "--session", session_id],
+                                 check=True, capture_output=True, text=True).stdout
+            load = json.loads(out)
+            # The run's users leave after it (a leave each, in Redis): not while the ceiling runs.
+            drained(port, session_id)
+            ceiling = redis_benchmark(args.redis_url, 32, max(20000, int(load["presence_per_second"] * args.seconds * 3)), session_id)
+            ws_runs.append({"ws": load, "redis_benchmark": ceiling, "ratio": load["presence_per_second"] / ceiling})
         runs = []
         for _ in range(args.repeat):
             api = run_wrk(f"http://127.0.0.1:{port}", 32, args.seconds, script="heartbeat.lua",
@@ -71,6 +98,11 @@ def main():
     spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
     latency = lambda values: {"p50": percentile(values, 50), "p99": percentile(values, 99), "max": max(values)}
     result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat,
+              "websocket_heartbeats": {"clients": 32, "runs": ws_runs,
+                                       "ws_per_second": spread([r["ws"]["presence_per_second"] for r in ws_runs]),
+                                       "errors": sum(r["ws"]["presence_errors"] for r in ws_runs),
+                                       "redis_benchmark_per_second": spread([r["redis_benchmark"] for r in ws_runs]),
+                                       "ratio": spread([r["ratio"] for r in ws_runs])},
               "heartbeats": {"clients": 32, "runs": runs,
                              "api_per_second": spread([r["api"]["requests_per_second"] for r in runs]),
                              "redis_benchmark_per_second": spread([r["redis_benchmark"] for r in runs]),
@@ -82,6 +114,9 @@ def main():
     h = result["heartbeats"]
     fmt = lambda s, f: f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     print(f"heartbeats at 32 clients, {args.repeat} runs of {args.seconds} s, median [min-max]:")
+    w = result["websocket_heartbeats"]
+    print(f"  WebSocket presence ops {fmt(w['ws_per_second'], '.0f')}/s, redis-benchmark same script "
+          f"{fmt(w['redis_benchmark_per_second'], '.0f')}/s, ratio {fmt(w['ratio'], '.2f')}, errors {w['errors']}")
     print(f"  API {fmt(h['api_per_second'], '.0f')}/s, redis-benchmark same script {fmt(h['redis_benchmark_per_second'], '.0f')}/s, "
           f"ratio {fmt(h['ratio'], '.2f')}, non-2xx {sum(r['api']['non_2xx'] for r in runs)}")
     for name in ("acquire", "release"):

@@ -128,6 +128,20 @@ public struct PresenceStore: Sendable {
         return reply.integer == 1
     }
 
+    /// Many conditional leaves (`leave(session:user:ifLastSeenAtOrBefore:on:)`) in one
+    /// round trip; for each, whether the user was present and left.
+    public func leaves(
+        _ keys: [(session: String, user: String, lastSeen: Int64)], on connection: RedisConnection
+    ) throws -> [Bool] {
+        let replies = try connection.pipeline(keys.map { key in
+            ["EVAL", Self.leaveIfUnchangedScript, "1", Self.key(key.session), key.user, String(key.lastSeen), Self.channel(key.session)]
+        })
+        return try replies.map { reply in
+            if case .error(let message) = reply { throw RedisError(.command, message) }
+            return reply.integer == 1
+        }
+    }
+
     /// The work session a presence channel belongs to.
     public static func session(ofChannel channel: String) -> String? {
         let prefix = "roboscope:presence:", suffix = ":events"

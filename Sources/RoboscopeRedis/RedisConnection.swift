@@ -57,26 +57,36 @@ public final class RedisConnection: BlockingConnection {
     /// Sends every command before reading any reply (one write, one round trip) and
     /// returns the replies in order. A command Redis refuses gives an `.error` reply in
     /// its place; only a failure of the connection throws.
+    ///
+    /// At most `Self.pipelineDepth` commands are in flight at a time, so that thousands
+    /// (the leaves of every user of a closed gateway) never sit in one buffer.
     public func pipeline(_ commands: [[String]]) throws -> [RedisReply] {
         guard !isBroken else { throw RedisError(.connection, Self.errorText(context)) }
-        for arguments in commands {
-            let appended = Self.withArgv(arguments) { count, argv, lengths in
-                redisAppendCommandArgv(context, count, argv, lengths)
-            }
-            guard appended == REDIS_OK else { throw RedisError(.connection, Self.errorText(context)) }
-        }
         var replies: [RedisReply] = []
         replies.reserveCapacity(commands.count)
-        for _ in commands {
-            var raw: UnsafeMutableRawPointer?
-            guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
-                throw RedisError(.connection, Self.errorText(context))
+        var start = 0
+        while start < commands.count {
+            let chunk = commands[start..<min(commands.count, start + Self.pipelineDepth)]
+            for arguments in chunk {
+                let appended = Self.withArgv(arguments) { count, argv, lengths in
+                    redisAppendCommandArgv(context, count, argv, lengths)
+                }
+                guard appended == REDIS_OK else { throw RedisError(.connection, Self.errorText(context)) }
             }
-            replies.append(RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self))))
-            freeReplyObject(raw)
+            for _ in chunk {
+                var raw: UnsafeMutableRawPointer?
+                guard redisGetReply(context, &raw) == REDIS_OK, let raw else {
+                    throw RedisError(.connection, Self.errorText(context))
+                }
+                replies.append(RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self))))
+                freeReplyObject(raw)
+            }
+            start += chunk.count
         }
         return replies
     }
+
+    static let pipelineDepth = 512
 
     /// Calls `body` with hiredis's argv form of `arguments`: one buffer holds every
     /// argument (binary-safe, with lengths) and argv points into it for the call.

@@ -1,6 +1,6 @@
 /// Command-line settings of the load generator (see `usage`).
 struct LoadOptions: Sendable {
-    enum Mode: String, Sendable { case gateway, reference }
+    enum Mode: String, Sendable { case gateway, reference, presence }
 
     var mode = Mode.gateway
     var wsPort = 8081
@@ -19,12 +19,16 @@ struct LoadOptions: Sendable {
     var serverPID: Int32 = 0
 
     static let usage = """
-        gateway-load --mode gateway|reference --ws-port P [--ws-path /api/v1/ws] --http-port P
+        gateway-load --mode gateway|reference|presence --ws-port P [--ws-path /api/v1/ws] --http-port P
                      --connections N [--threads T] [--session UUID] [--rate R] [--writers W]
                      [--seconds S] [--hold] [--server-pid PID]
         Opens N WebSocket connections (subscribed to the session in gateway mode), posts
         writes over HTTP, and prints one JSON object: delivery latency from the HTTP
         response to receipt at each subscriber, messages per second, server memory.
+        In presence mode each connection sends `presence` ops for the session, one at a
+        time, each for a user it has not held yet (so each costs the gateway a heartbeat
+        in Redis), the next as soon as the last is answered, for S seconds: the JSON
+        gives the answers per second.
         """
 
     static func parse(_ arguments: [String]) -> LoadOptions? {

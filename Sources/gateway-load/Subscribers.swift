@@ -21,6 +21,9 @@ final class Subscribers: Sendable {
         let subscribed = Atomic<Int>(0)
         let closed = Atomic<Int>(0)
         let receipts = Mutex<[Receipt]>([])
+        /// Presence mode: `present` answers and errors received.
+        let presents = Atomic<Int>(0)
+        let errors = Atomic<Int>(0)
     }
 
     private let readers: [Reader]
@@ -91,11 +94,21 @@ final class Subscribers: Sendable {
     }
 
     var subscribedCount: Int { readers.reduce(0) { $0 + $1.subscribed.load(ordering: .relaxed) } }
+    var presentCount: Int { readers.reduce(0) { $0 + $1.presents.load(ordering: .relaxed) } }
+    var errorCount: Int { readers.reduce(0) { $0 + $1.errors.load(ordering: .relaxed) } }
     var messageCount: Int { readers.reduce(0) { $0 + $1.messages.load(ordering: .relaxed) } }
 
     private static let created = Array(#""type":"marker.created""#.utf8)
     private static let streamID = Array(#""stream_id":""#.utf8)
     private static let subscribedOp = Array(#""op":"subscribed""#.utf8)
+    private static let presentOp = Array(#""op":"present""#.utf8)
+    private static let errorOp = Array(#""op":"error""#.utf8)
+
+    /// A `presence` op for a user this connection has not held: `fd` and a count make it new.
+    private func presenceFrame(fd: Int32, count: Int) -> [UInt8] {
+        let op = #"{"op":"presence","work_session_id":"\#(options.session)","user_id":"load-\#(fd)-\#(count)"}"#
+        return FrameEncoder.frame(.text, Array(op.utf8), maskKey: [1, 2, 3, 4])
+    }
 
     private func run(_ reader: Reader) {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
@@ -104,6 +117,13 @@ final class Subscribers: Sendable {
         for fd in reader.sockets.withLock({ $0 }) { sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20) }
         var receipts: [Receipt] = []
         defer { reader.receipts.withLock { $0 = receipts } }
+        var sent: [Int32: Int] = [:]
+        if options.mode == .presence {
+            for fd in sockets.keys {
+                sent[fd] = 1
+                _ = Blocking.writeAll(fd, presenceFrame(fd: fd, count: 1))
+            }
+        }
         while !stop.load(ordering: .relaxed) {
             let ready = epoll_wait(reader.epoll, &events, 256, 100)
             guard ready > 0 else { continue }
@@ -120,6 +140,7 @@ final class Subscribers: Sendable {
                 guard count > 0 else { continue }
                 let at = nowMicros()
                 var pongs: [[UInt8]] = []
+                var answered = 0
                 buffer[..<count].withUnsafeBytes { bytes in
                     sockets[fd]?.feed(bytes) { output in
                         switch output {
@@ -130,6 +151,13 @@ final class Subscribers: Sendable {
                                 receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
                             } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
                                 reader.subscribed.add(1, ordering: .relaxed)
+                            } else if self.options.mode == .presence {
+                                if Blocking.find(Self.presentOp, in: payload) != nil {
+                                    reader.presents.add(1, ordering: .relaxed)
+                                } else if Blocking.find(Self.errorOp, in: payload) != nil {
+                                    reader.errors.add(1, ordering: .relaxed)
+                                }
+                                answered += 1
                             }
                         case .ping(let payload):
                             pongs.append(FrameEncoder.frame(.pong, payload, maskKey: [1, 2, 3, 4]))
@@ -139,6 +167,12 @@ final class Subscribers: Sendable {
                     }
                 }
                 for pong in pongs { _ = Blocking.writeAll(fd, pong) }
+                // One op in flight per connection: the next goes once the last is answered.
+                if answered > 0, !stop.load(ordering: .relaxed) {
+                    let count = (sent[fd] ?? 0) + 1
+                    sent[fd] = count
+                    _ = Blocking.writeAll(fd, presenceFrame(fd: fd, count: count))
+                }
             }
         }
     }

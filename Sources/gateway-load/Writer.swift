@@ -47,7 +47,7 @@ struct Writer: Sendable {
 
     private func request(id: String, index: Int) -> (String, String) {
         switch options.mode {
-        case .gateway:
+        case .gateway, .presence:
             return ("/api/v1/markers", """
                 {"id":"\(id)","work_session_id":"\(options.session)","label":"load \(index)",\
                 "p1":[0,0,1],"p2":[2,0,1],"p3":[2,0,4],"p4":[0,0,4]}

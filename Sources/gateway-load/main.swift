@@ -33,7 +33,18 @@ var result: [String: Any] = [
     "server_rss_bytes_per_connection": opened > 0 && rssBefore > 0 ? Double(rssOpen - rssBefore) * 1024 / Double(opened) : 0,
 ]
 
-if options.holdOnly {
+if options.mode == .presence {
+    let before = subscribers.presentCount
+    let started = nowMicros()
+    usleep(UInt32(options.seconds * 1_000_000))
+    let answered = subscribers.presentCount - before
+    let seconds = Double(nowMicros() - started) / 1e6
+    let (_, _, closed) = subscribers.finish()
+    result["presence_answered"] = answered
+    result["presence_per_second"] = Double(answered) / seconds
+    result["presence_errors"] = subscribers.errorCount
+    result["closed_during_run"] = closed
+} else if options.holdOnly {
     usleep(UInt32(options.seconds * 1_000_000))
     let (_, _, closed) = subscribers.finish()
     result["held_seconds"] = options.seconds

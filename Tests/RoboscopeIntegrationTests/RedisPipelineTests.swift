@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-import RoboscopeRedis
+@testable import RoboscopeRedis
 
 /// Pipelined commands against the real Redis: every command goes before any reply is
 /// read, the replies come back in order, and a refused command is a reply, not a throw.
@@ -20,6 +20,15 @@ import RoboscopeRedis
         #expect(replies[3].array?.compactMap(\.string) == ["a", "b"])
         #expect(try connection.command(["LLEN", key]).integer == 2, "the connection is usable after the pipeline")
         #expect(try connection.pipeline([]).isEmpty)
+    }
+
+    @Test func morePipelinedCommandsThanTheDepthKeepTheirOrder() throws {
+        let connection = try RedisConnection(try #require(RedisURL(ServerProcess.redisURL)))
+        let key = "roboscope:test:pipeline:\(UUID())"
+        defer { _ = try? connection.command(["DEL", key]) }
+        let count = RedisConnection.pipelineDepth * 2 + 7
+        let replies = try connection.pipeline(Array(repeating: ["INCR", key], count: count))
+        #expect(replies.map(\.integer) == (1...count).map { Int64($0) })
     }
 
     @Test func manyHeartbeatsInOneRoundTripAnswerEach() throws {

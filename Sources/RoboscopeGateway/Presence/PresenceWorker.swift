@@ -170,20 +170,28 @@ final class PresenceWorker: @unchecked Sendable {
         }
     }
 
-    /// The heartbeats and leaves that have fallen due; the heartbeats in one pipeline.
+    /// The heartbeats and leaves that have fallen due, each kind in one pipeline: when
+    /// thousands of users were held by connections that closed at once, their leaves
+    /// come due together.
     private func beatAndLeave(_ redis: RedisConnection) throws {
         var beats: [PresenceKey] = []
+        var leaves: [(key: PresenceKey, lastSeen: Int64)] = []
         for action in holdings.due(now: clock.now) {
             switch action {
             case .heartbeat(let key): beats.append(key)
-            case .leave: try carryOut(action, on: redis)
+            case .leave(let key, let lastSeen): leaves.append((key, lastSeen))
             }
         }
-        guard !beats.isEmpty else { return }
-        let results = try store.heartbeats(beats.map { ($0.workSessionID.description, $0.user) }, on: redis)
-        let now = clock.now
-        for (key, beat) in zip(beats, results) {
-            holdings.beaten(key, redisTime: beat.at, now: now)
+        if !beats.isEmpty {
+            let results = try store.heartbeats(beats.map { ($0.workSessionID.description, $0.user) }, on: redis)
+            let now = clock.now
+            for (key, beat) in zip(beats, results) {
+                holdings.beaten(key, redisTime: beat.at, now: now)
+            }
+        }
+        if !leaves.isEmpty {
+            _ = try store.leaves(leaves.map { ($0.key.workSessionID.description, $0.key.user, $0.lastSeen) }, on: redis)
+            for leave in leaves { holdings.left(leave.key) }
         }
     }
 
