@@ -397,6 +397,35 @@ def sync(r, data):
              w["ratio"]["median"] >= 0.9)
 
 
+def soak(r, data):
+    r.add("## Memory under a long soak", "")
+    if not data:
+        return r.missing("soak", "deploy/local/bench soak")
+    r.add(machine_line(data) + f" {data['minutes']:g} minutes of steady churn: 4 writers at {data['rate']:g} requests/s "
+          f"in all creating, patching, listing and deleting markers ({data['requests']:,} requests, "
+          f"{data['request_failures']} failed), and {data['clients']} WebSocket clients subscribing, staying 1-5 s and "
+          f"leaving, a third without a close frame ({data['ws_connections']:,} connections, {data['ws_vanished']:,} "
+          f"vanished); then a minute without load. Resident memory every {data['sample_seconds']:g} s.", "",
+          "| RSS before | at a third of the load | at the end of the load | a minute after | growth over the last two thirds |",
+          "| --- | --- | --- | --- | --- |",
+          f"| {data['rss_mib_before']:.1f} MiB | {data['rss_mib_at_third']:.1f} MiB | {data['rss_mib_at_end']:.1f} MiB | "
+          f"{data['rss_mib_after']:.1f} MiB | {data['growth_last_two_thirds_mib']:+.2f} MiB |", "",
+          f"Descriptors: {data['fds']['before']} before, at most {data['fds']['max']} under load, {data['fds']['after']} "
+          f"after; threads: {data['threads']['before']}, {data['threads']['max']}, {data['threads']['after']}.", "")
+    samples = data["samples"]
+    plt.figure(figsize=(6, 3.6))
+    plt.plot([s["t"] / 60 for s in samples], [s["rss_kib"] / 1024 for s in samples], "-")
+    plt.axvline(data["minutes"] / 3, color="grey", linestyle=":")
+    plt.axvline(data["minutes"], color="grey", linestyle="--")
+    plt.xlabel("minutes")
+    plt.ylabel("resident memory, MiB")
+    r.plot("soak", "Server RSS under churn (dotted: a third; dashed: load stops)")
+    full = data["minutes"] >= 30
+    r.target(f"memory: RSS growth over the last two thirds of a {data['minutes']:g}-minute soak",
+             f"{data['growth_last_two_thirds_mib']:+.2f} MiB", "< 2 MiB over ≥ 30 min",
+             (data["growth_last_two_thirds_mib"] < 2) if full else None)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -408,7 +437,7 @@ def main():
     r = Report(args.results, args.plots, args.out)
     sections = Report(args.results, args.plots, args.out)
     for build, name in ((write_path, "write_path"), (reads, "reads"), (presence, "presence_locks"), (gateway, "gateway"),
-                        (replay, "investigations"), (growth, "growth"), (hot_plans, "hot_plans"), (sync, "sync")):
+                        (replay, "investigations"), (growth, "growth"), (hot_plans, "hot_plans"), (sync, "sync"), (soak, "soak")):
         build(sections, load(args.results, name))
     r.targets = sections.targets
     r.add("# Benchmarks", "",
