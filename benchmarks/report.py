@@ -43,7 +43,8 @@ class Report:
         self.lines.extend(lines)
 
     def target(self, figure, measured, target, met):
-        state = "no target" if target.startswith("none") else "not measured at that size" if met is None else verdict(met)
+        state = ("no target" if target.startswith("none") else "not measured" if measured.startswith("not measured")
+                 else "not measured at that size" if met is None else verdict(met))
         self.targets.append((figure, measured, target, state))
 
     def plot(self, name, title):
@@ -87,7 +88,10 @@ def write_path(r, data):
         r.add("")
     last = data["write_path"][-1]
     if last["clients"] == 32:
-        r.target("write path: API / pgbench at 32 clients", spread(last["ratio"], "{:.2f}"), "≥ 0.5", last["ratio"]["median"] >= 0.5)
+        r.target("write path: API / pgbench running the service's own append, 32 clients", spread(last["ratio"], "{:.2f}"),
+                 "none set (the SQL measured against itself)", None)
+        r.target("write path: API / the minimal transaction storing the same facts (two events, two upserts), 32 clients",
+                 "not measured yet", "≥ 0.5", None)
     clients = [row["clients"] for row in data["write_path"]]
     x = range(len(clients))
     plt.figure(figsize=(6, 3.6))
@@ -209,9 +213,10 @@ def gateway(r, data):
     thousand = next((p for p in points if p["subscribers"] == 1000), None)
     if thousand and "gateway_latency" in thousand:
         p99 = thousand["gateway_latency"]["latency_ms_p99"]
-        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", f"{p99:.0f} ms", "< 50 ms", p99 < 50 and data["rate"] >= 100)
+        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", f"{p99:.0f} ms", "< 20 ms in every run",
+                 p99 < 20 and data["rate"] >= 100)
     if not thousand:
-        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", "not run", "< 50 ms", None)
+        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", "not run", "< 20 ms in every run", None)
     if thousand and "throughput_ratio" in thousand:
         r.target("fan-out: messages/s vs hummingbird-websocket (1,000 subscribers)", f"{thousand['throughput_ratio']:.1f}x",
                  "≥ 1.5x", thousand["throughput_ratio"] >= 1.5)
@@ -252,6 +257,11 @@ def gateway(r, data):
              f"{held['closed_while_held']} closed", "10,000 held", held["connections_requested"] >= 10000
              and held["connections_opened"] == held["connections_requested"] and held["closed_while_held"] == 0)
     r.target("connections: resident memory per idle connection", f"{kib:.1f} KiB", "< 16 KiB", kib < 16)
+    # Issue 15's shapes of fan-out that the load generator does not drive yet.
+    r.target("fan-out: 10,000 subscribers on one topic at 10 writes/s", "not measured yet",
+             "every event delivered, p99 < 50 ms", None)
+    r.target("fan-out: 10,000 connections over 1,000 work sessions at 500 writes/s", "not measured yet",
+             "p99 < 25 ms, max < 200 ms", None)
 
 
 def replay(r, data):

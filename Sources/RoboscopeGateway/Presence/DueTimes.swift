@@ -4,8 +4,6 @@
 struct DueTimes<Instant: Comparable, Item> {
     private var entries: [(at: Instant, item: Item)] = []
 
-    var count: Int { entries.count }
-
     mutating func schedule(_ item: Item, at time: Instant) {
         entries.append((time, item))
         var child = entries.count - 1
