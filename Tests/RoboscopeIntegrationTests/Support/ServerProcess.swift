@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -88,21 +89,39 @@ struct TestFailure: Error, CustomStringConvertible {
 }
 
 enum FreePort {
-    /// Asks the kernel for an unused loopback port.
+    /// Ports handed out in this process: two tests never get the same one.
+    private static let given = Mutex<Set<Int>>([])
+
+    /// An unused loopback port below the kernel's ephemeral range (32768 and up on
+    /// Linux). A port the kernel picks from that range can be taken, between this check
+    /// and the server's own bind, as the local port of any connection the tests open:
+    /// a CI run failed with `bind: Address already in use` that way.
     static func pick() throws -> Int {
+        for _ in 0..<500 {
+            let port = Int.random(in: 20_000..<32_768)
+            guard given.withLock({ $0.insert(port).inserted }) else { continue }
+            if isFree(port) { return port }
+        }
+        throw TestFailure("no free loopback port below 32768")
+    }
+
+    /// Whether a listener could bind `port` on 127.0.0.1 now (with SO_REUSEADDR, as the
+    /// servers bind, so a port in TIME_WAIT counts as free).
+    private static func isFree(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
-        guard bound else { throw TestFailure("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 
