@@ -8,15 +8,31 @@ rate into one single work session, whose writes take its topic's lock in turn
 
 Prints a table and writes JSON. Started by deploy/local/bench.
 """
-import argparse, http.client, json, os, re, socket, statistics, subprocess, sys, tempfile, time, uuid
+import argparse, http.client, json, os, random, re, socket, statistics, subprocess, sys, tempfile, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+_given_ports = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port below the kernel's ephemeral range (32768 and up on Linux),
+    never the same twice in a run: a port the kernel picks from that range can be taken
+    as the local port of an outbound connection before the server binds it."""
+    for _ in range(500):
+        port = random.randint(20000, 32767)
+        if port in _given_ports:
+            continue
+        _given_ports.add(port)
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
+    raise RuntimeError("no free loopback port below 32768")
 
 
 def request(port, method, path, body=None):
