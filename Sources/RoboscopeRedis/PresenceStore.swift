@@ -88,9 +88,13 @@ public struct PresenceStore: Sendable {
 
     /// A heartbeat; returns whether it was a join and the Redis time it recorded.
     public func heartbeat(session: String, user: String, on connection: RedisConnection) throws -> (joined: Bool, at: Int64) {
-        let reply = try connection.command([
+        Self.beat(try connection.command([
             "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
-        ])
+        ]))
+    }
+
+    /// What the heartbeat script answers: `{added, now}`.
+    private static func beat(_ reply: RedisReply) -> (joined: Bool, at: Int64) {
         let parts = reply.array ?? []
         return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)
     }
@@ -106,8 +110,7 @@ public struct PresenceStore: Sendable {
         })
         return try replies.map { reply in
             if case .error(let message) = reply { throw RedisError(.command, message) }
-            let parts = reply.array ?? []
-            return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)
+            return Self.beat(reply)
         }
     }
 

@@ -57,15 +57,6 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
-    /// Writes an array whose elements are already rendered, comma-separated, in `elements`.
-    public mutating func rawArray(elements: [UInt8]) {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        bytes.append(contentsOf: elements)
-        bytes.append(UInt8(ascii: "]"))
-        needsComma = true
-    }
-
     public mutating func null() {
         separate()
         bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])

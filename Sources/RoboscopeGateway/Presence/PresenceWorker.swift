@@ -153,18 +153,15 @@ final class PresenceWorker: @unchecked Sendable {
         guard !holds.isEmpty else { return }
         let waiting = holds
         holds = []
-        let beats: [(joined: Bool, at: Int64)]
         do {
-            beats = try store.heartbeats(waiting.map { ($0.key.workSessionID.description, $0.key.user) }, on: redis)
+            try beat(waiting.map(\.key), redis)
         } catch {
             for hold in waiting {
                 hold.shard.loop.execute { hold.shard.send(Self.unavailable, to: hold.connectionID) }
             }
             throw error
         }
-        let now = clock.now
-        for (hold, beat) in zip(waiting, beats) {
-            holdings.beaten(hold.key, redisTime: beat.at, now: now)
+        for hold in waiting {
             let message = ServerMessage.present(workSessionID: hold.key.workSessionID, user: hold.key.user)
             hold.shard.loop.execute { hold.shard.send(message, to: hold.connectionID) }
         }
@@ -182,35 +179,35 @@ final class PresenceWorker: @unchecked Sendable {
             case .leave(let key, let lastSeen): leaves.append((key, lastSeen))
             }
         }
-        if !beats.isEmpty {
-            let results = try store.heartbeats(beats.map { ($0.workSessionID.description, $0.user) }, on: redis)
-            let now = clock.now
-            for (key, beat) in zip(beats, results) {
-                holdings.beaten(key, redisTime: beat.at, now: now)
-            }
-        }
-        if !leaves.isEmpty {
-            _ = try store.leaves(leaves.map { ($0.key.workSessionID.description, $0.key.user, $0.lastSeen) }, on: redis)
-            for leave in leaves { holdings.left(leave.key) }
+        try beat(beats, redis)
+        try leave(leaves, redis)
+    }
+
+    /// Heartbeats `keys` in one pipeline and records each beat in the holdings.
+    private func beat(_ keys: [PresenceKey], _ redis: RedisConnection) throws {
+        guard !keys.isEmpty else { return }
+        let beats = try store.heartbeats(keys.map { ($0.workSessionID.description, $0.user) }, on: redis)
+        let now = clock.now
+        for (key, beat) in zip(keys, beats) {
+            holdings.beaten(key, redisTime: beat.at, now: now)
         }
     }
 
-    private func carryOut(_ action: PresenceHoldings<ContinuousClock.Instant>.Action, on redis: RedisConnection) throws {
-        switch action {
-        case .heartbeat(let key):
-            let beat = try store.heartbeat(session: key.workSessionID.description, user: key.user, on: redis)
-            holdings.beaten(key, redisTime: beat.at, now: clock.now)
-        case .leave(let key, let lastSeen):
-            try store.leave(session: key.workSessionID.description, user: key.user, ifLastSeenAtOrBefore: lastSeen, on: redis)
-            holdings.left(key)
-        }
+    /// Leaves for `leaves` in one pipeline (each unless someone heartbeated since) and
+    /// records them in the holdings.
+    private func leave(_ leaves: [(key: PresenceKey, lastSeen: Int64)], _ redis: RedisConnection) throws {
+        guard !leaves.isEmpty else { return }
+        _ = try store.leaves(leaves.map { ($0.key.workSessionID.description, $0.key.user, $0.lastSeen) }, on: redis)
+        for leave in leaves { holdings.left(leave.key) }
     }
 
     private func leaveAll(_ redis: RedisConnection?) {
         guard let redis else { return }
-        for action in holdings.leavingAll() {
-            try? carryOut(action, on: redis)
+        let leaves = holdings.leavingAll().compactMap { action -> (key: PresenceKey, lastSeen: Int64)? in
+            if case .leave(let key, let lastSeen) = action { return (key, lastSeen) }
+            return nil
         }
+        try? leave(leaves, redis)
     }
 
     private func broadcast(_ topic: Topic, _ message: [UInt8]) {

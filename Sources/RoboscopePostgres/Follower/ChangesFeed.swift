@@ -4,7 +4,7 @@ import RoboscopeDomain
 /// order, read through the same query and decoder as the gateways' catch-up.
 public struct ChangesFeed: Sendable {
     public let pool: PostgresPool
-    /// How many decoded events the connection's thread hands over at a time.
+    /// How many rows the connection's thread hands over at a time.
     static let batchSize = 64
 
     public init(pool: PostgresPool) {

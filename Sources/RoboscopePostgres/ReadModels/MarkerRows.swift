@@ -61,7 +61,8 @@ enum MarkerRows {
         }
 
         func int64(_ column: Int) throws -> Int64 {
-            guard let value = Int64(try text(column)) else { throw StoredRowError(column: column, problem: "is not an integer") }
+            guard result.bytes(row, column) != nil else { throw StoredRowError(column: column, problem: "is null") }
+            guard let value = result.int64(row, column) else { throw StoredRowError(column: column, problem: "is not an integer") }
             return value
         }
 
