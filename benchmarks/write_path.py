@@ -2,7 +2,9 @@
 """Write-path benchmark: markers created over HTTP at 1, 8 and 32 concurrent clients,
 each request into one of 64 work sessions at random (collaboration's shape: a few
 devices per session), next to pgbench running the very statement the service runs
-(eventlog.append with the same batch, into the same sessions) in the same run; the
+(eventlog.append with the same batch, into the same sessions) and pgbench running the
+minimal transaction that stores the same facts (benchmarks/minimal_write.pgbench: two
+event rows, two projection upserts, prepared, nothing else) in the same run; the
 rate into one single work session, whose writes take its topic's lock in turn
 (docs/ordering.md); and POST /markers/bulk with 1,000 markers.
 
@@ -95,6 +97,15 @@ def pgbench(url, clients, seconds, space, sessions):
     return float(re.search(r"tps = ([\d.]+)", out).group(1))
 
 
+def minimal(url, clients, seconds, space, sessions):
+    """The ceiling: benchmarks/minimal_write.pgbench, into the bench.sessions that pgbench() left."""
+    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds),
+                          "-f", os.path.join(HERE, "minimal_write.pgbench"), "-D", f"space={space}",
+                          "-D", f"sessions={len(sessions)}", url],
+                         check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"tps = ([\d.]+)", out).group(1))
+
+
 def sessions_in(port, space, count):
     """`count` more work sessions in `space`."""
     return [request(port, "POST", "/api/v1/work-sessions", {"space_id": space})[1]["id"] for _ in range(count)]
@@ -150,6 +161,7 @@ def main():
     url = args.database_url
     subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
     psql(url, open(os.path.join(HERE, "marker_batch.sql")).read())
+    psql(url, open(os.path.join(HERE, "minimal_write.sql")).read())
     server, port, space_id, session_id = start_server(args.binary, "--database-url", url, "--db-pool-size", "32")
     try:
         sessions = [session_id] + sessions_in(port, space_id, args.sessions - 1)
@@ -159,13 +171,17 @@ def main():
             runs = []
             for _ in range(args.repeat):
                 api = post_markers(port, clients, args.seconds, sessions)
-                ceiling = pgbench(url, clients, args.seconds, space_id, sessions)
-                runs.append({"api": api, "pgbench_tps": ceiling, "ratio": api["requests_per_second"] / ceiling})
+                same_sql = pgbench(url, clients, args.seconds, space_id, sessions)
+                ceiling = minimal(url, clients, args.seconds, space_id, sessions)
+                runs.append({"api": api, "pgbench_tps": same_sql, "ratio": api["requests_per_second"] / same_sql,
+                             "minimal_tps": ceiling, "minimal_ratio": api["requests_per_second"] / ceiling})
             spread = lambda values: {"min": min(values), "median": statistics.median(values), "max": max(values)}
             rows.append({"clients": clients, "runs": runs,
                          "api_per_second": spread([r["api"]["requests_per_second"] for r in runs]),
                          "pgbench_tps": spread([r["pgbench_tps"] for r in runs]),
                          "ratio": spread([r["ratio"] for r in runs]),
+                         "minimal_tps": spread([r["minimal_tps"] for r in runs]),
+                         "minimal_ratio": spread([r["minimal_ratio"] for r in runs]),
                          "non_2xx": sum(r["api"]["non_2xx"] for r in runs)})
             if clients > 1:
                 one = [post_markers(port, clients, args.seconds, session_id) for _ in range(args.repeat)]
@@ -196,11 +212,12 @@ def main():
 
     print(f"machine: {result['machine']['cores']} cores, {result['machine']['memory_gib']} GiB; {args.repeat} runs of {args.seconds} s per point; "
           "median [min-max]")
-    print(f"{'clients':>8} {'API markers/s':>22} {'pgbench tps':>22} {'API/pgbench':>20} {'non-2xx':>8}")
+    print(f"{'clients':>8} {'API markers/s':>22} {'pgbench tps':>22} {'API/pgbench':>20} {'minimal tps':>22} {'API/minimal':>20} {'non-2xx':>8}")
     fmt = lambda s, f: f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     for row in rows:
         print(f"{row['clients']:>8} {fmt(row['api_per_second'], '.0f'):>22} {fmt(row['pgbench_tps'], '.0f'):>22} "
-              f"{fmt(row['ratio'], '.2f'):>20} {row['non_2xx']:>8}")
+              f"{fmt(row['ratio'], '.2f'):>20} {fmt(row['minimal_tps'], '.0f'):>22} {fmt(row['minimal_ratio'], '.2f'):>20} "
+              f"{row['non_2xx']:>8}")
         for run in row["runs"]:
             print(f"{'':>8}   run: API p50 {run['api']['p50_ms']:.1f} ms, p99 {run['api']['p99_ms']:.1f} ms")
     for row in single:

@@ -69,21 +69,24 @@ BEGIN
         SELECT DISTINCT stream_id, (data->>'space_id')::uuid AS space_id
         FROM items WHERE stream_type = 'work_session' AND starts_stream
     ),
+    -- The first events are read inline, not through eventlog.parent_of: a SQL function
+    -- that reads a table is planned again at each call, an inline subquery once.
     with_session AS (
         SELECT items.ord, items.stream_type, items.stream_id,
-               CASE items.stream_type
-                   WHEN 'work_session' THEN items.stream_id
-                   WHEN 'work_session_lock' THEN items.stream_id
-                   WHEN 'marker' THEN coalesce(new_markers.work_session_id,
-                                               eventlog.parent_of('marker', items.stream_id, 'work_session_id'))
-                   WHEN 'marker_details' THEN coalesce(new_markers.work_session_id,
-                                                       eventlog.parent_of('marker', items.stream_id, 'work_session_id'))
+               CASE
+                   WHEN items.stream_type IN ('work_session', 'work_session_lock') THEN items.stream_id
+                   WHEN items.stream_type IN ('marker', 'marker_details') THEN
+                       coalesce(new_markers.work_session_id,
+                                (SELECT (f.data->>'work_session_id')::uuid FROM eventlog.events f
+                                 WHERE f.stream_type = 'marker' AND f.stream_id = items.stream_id AND f.stream_version = 1))
                END AS work_session_id
         FROM items LEFT JOIN new_markers ON new_markers.stream_id = items.stream_id
     ),
     session_spaces AS (
         SELECT s.work_session_id,
-               coalesce(n.space_id, eventlog.parent_of('work_session', s.work_session_id, 'space_id')) AS space_id
+               coalesce(n.space_id, (SELECT (f.data->>'space_id')::uuid FROM eventlog.events f
+                                     WHERE f.stream_type = 'work_session' AND f.stream_id = s.work_session_id
+                                       AND f.stream_version = 1)) AS space_id
         FROM (SELECT DISTINCT work_session_id FROM with_session WHERE work_session_id IS NOT NULL) AS s
         LEFT JOIN new_sessions n ON n.stream_id = s.work_session_id
     )

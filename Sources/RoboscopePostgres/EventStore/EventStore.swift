@@ -68,7 +68,7 @@ public struct EventStore: Sendable {
 
     static func append(_ document: String, on connection: PGConnection) throws -> [Appended] {
         do {
-            let result = try connection.query("SELECT event_position, event_version FROM eventlog.append($1::jsonb)", [document])
+            let result = try connection.query(prepared: "SELECT event_position, event_version FROM eventlog.append($1::jsonb)", [document])
             return try (0..<result.rowCount).map { index in
                 let row = RowReader(result, row: index, source: "eventlog.append")
                 return Appended(position: try row.int64(0), version: try row.int64(1))

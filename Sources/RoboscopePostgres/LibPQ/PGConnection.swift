@@ -9,6 +9,11 @@ import Darwin
 /// never from Swift's cooperative pool or an event loop (see `PostgresPool`).
 public final class PGConnection {
     let handle: OpaquePointer
+    /// The names of the statements `query(prepared:)` prepared on this connection, by text.
+    private var preparedNames: [String: String] = [:]
+    /// A bound on them: only a few fixed statements are worth preparing, and a caller
+    /// that passes generated text must not grow the server's memory without end.
+    static let maxPreparedStatements = 32
 
     /// Connects with a libpq connection string or `postgres://` URL.
     public init(_ url: String) throws {
@@ -37,6 +42,30 @@ public final class PGConnection {
             PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
         return try check(result)
+    }
+
+    /// Runs one statement of fixed text prepared on this connection, so that the server
+    /// parses and plans it once per connection instead of at each call (the hot writes
+    /// and reads; a statement whose best plan depends on its parameters stays with
+    /// `query`). Past `maxPreparedStatements` texts it runs unprepared.
+    @discardableResult
+    public func query(prepared sql: String, _ parameters: PostgresBinds = []) throws -> PGResult {
+        guard let name = try preparedName(sql, parameterCount: parameters.count) else {
+            return try query(sql, parameters)
+        }
+        let result = withParameterValues(parameters) { values in
+            PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+        }
+        return try check(result)
+    }
+
+    private func preparedName(_ sql: String, parameterCount: Int) throws -> String? {
+        if let name = preparedNames[sql] { return name }
+        guard preparedNames.count < Self.maxPreparedStatements else { return nil }
+        let name = "roboscope_\(preparedNames.count)"
+        try check(PQprepare(handle, name, sql, Int32(parameterCount), nil))
+        preparedNames[sql] = name
+        return name
     }
 
     /// Runs `body` with the parameters as the C strings libpq takes, nil for SQL NULL.
@@ -68,6 +97,7 @@ public final class PGConnection {
         }
     }
 
+    @discardableResult
     func check(_ result: OpaquePointer?) throws -> PGResult {
         guard let result else {
             throw connectionError

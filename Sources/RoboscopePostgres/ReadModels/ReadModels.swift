@@ -58,7 +58,7 @@ public struct ReadModels: Sendable {
     }
 
     static func workSession(_ id: EntityID, on connection: PGConnection) throws -> WorkSession? {
-        try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], on: connection).first
+        try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], prepared: true, on: connection).first
     }
 
     public func workSessions(
@@ -232,9 +232,9 @@ public struct ReadModels: Sendable {
     }
 
     static func rows<T: Decodable & Sendable>(
-        _ type: T.Type, _ sql: String, _ parameters: PostgresBinds, on connection: PGConnection
+        _ type: T.Type, _ sql: String, _ parameters: PostgresBinds, prepared: Bool = false, on connection: PGConnection
     ) throws -> [T] {
-        let result = try connection.query(sql, parameters)
+        let result = try prepared ? connection.query(prepared: sql, parameters) : connection.query(sql, parameters)
         return try (0..<result.rowCount).map { row in
             try StorageJSON.decode(T.self, try RowReader(result, row: row, source: "\(T.self) rows").borrowedBytes(0))
         }
