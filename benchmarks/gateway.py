@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Gateway benchmark: N WebSocket subscribers on one work session while a writer posts
-markers over HTTP. Reports delivery latency from the HTTP response to receipt at every
+markers over HTTP; and the shapes collaboration has (`--shapes`: C connections over S
+work sessions at R writes/s, each connection following one session, the writes going
+round them), every delivery counted. Reports delivery latency from the HTTP response to receipt at every
 subscriber (p50, p99), messages delivered per second, 10,000 held connections and the
 server's resident memory per idle connection. In the same run, the same load against
 a broadcast server built on hummingbird-websocket (benchmarks/reference-broadcast),
@@ -12,7 +14,7 @@ import argparse, json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, start_server  # noqa: E402
+from write_path import free_port, sessions_in, start_server  # noqa: E402
 
 
 def load(tool, **options):
@@ -65,6 +67,20 @@ def sweep_point(args, count, port, ws_port, session, server, reference, referenc
     return point
 
 
+def shape(args, text, port, ws_port, space, first_session, server):
+    """One shape "CxS@R": `repeat` runs of C connections over S work sessions at R writes/s."""
+    connections, rest = text.split("x")
+    count, rate = rest.split("@")
+    connections, count, rate = int(connections), int(count), float(rate)
+    sessions = [first_session] + sessions_in(port, space, count - 1)
+    # A writer waits for each response: enough of them that the rate is not capped by one's latency.
+    writers = max(1, int(rate // 40))
+    runs = [load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=",".join(sessions),
+                 connections=connections, threads=2, seconds=args.seconds, rate=rate, writers=writers,
+                 server_pid=server.pid) for _ in range(args.repeat)]
+    return {"shape": text, "connections": connections, "sessions": count, "rate": rate, "writers": writers, "runs": runs}
+
+
 def hold(args, port, ws_port, session, server):
     return load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
                 connections=args.held, threads=2, seconds=min(10, args.seconds), hold=True, server_pid=server.pid)
@@ -83,6 +99,11 @@ def held_only(args):
         server.wait()
     with open(args.out, "w") as file:
         json.dump(results, file, indent=2, sort_keys=True)
+    for point in results.get("shapes", []):
+        print(f"{point['connections']} connections over {point['sessions']} work sessions at {point['rate']:.0f} writes/s "
+              f"({point['writers']} writers):")
+        for r in point["runs"]:
+            print(row("  run", r) + f"  max {r['latency_ms_max']:.1f} ms, closed {r['closed_during_run']}")
     held = results["held"]
     print(f"held: {held['connections_opened']} of {held['connections_requested']} connections, "
           f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
@@ -100,6 +121,9 @@ def main():
     parser.add_argument("--held", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each latency and throughput scenario")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "gateway.json"))
+    parser.add_argument("--shapes", default="10000x1@10,10000x1000@500",
+                        help="connections x work sessions @ writes/s, comma-separated; empty for none")
+    parser.add_argument("--shapes-only", action="store_true", help="measure only the shapes, into the existing results")
     parser.add_argument("--held-only", action="store_true", help="measure only the held connections, into the existing results")
     args = parser.parse_args()
     if args.held_only:
@@ -107,18 +131,25 @@ def main():
     if not args.reference and not args.no_reference:
         parser.error("--reference or --no-reference is required")
 
-    counts = [int(c) for c in args.subscribers.split(",")]
-    results = {"machine": {"cores": os.cpu_count()}, "rate": args.rate, "seconds": args.seconds, "repeat": args.repeat,
-               "fanout": []}
-    server, port, _, session = start_server(
+    counts = [int(c) for c in args.subscribers.split(",")] if args.subscribers else []
+    if args.shapes_only:
+        with open(args.out) as file:
+            results = json.load(file)
+    else:
+        results = {"machine": {"cores": os.cpu_count()}, "rate": args.rate, "seconds": args.seconds, "repeat": args.repeat,
+                   "fanout": []}
+    server, port, space, session = start_server(
         args.binary, "--ws-port", str(ws_port := free_port()), "--ws-max-connections-per-client", "50000")
-    reference, reference_port = start_reference(args.reference) if args.reference else (None, None)
+    reference, reference_port = start_reference(args.reference) if args.reference and not args.shapes_only else (None, None)
     try:
-        # Held connections first, while the process has never held more: its resident
-        # memory before and after is then the connections' own.
-        results["held"] = hold(args, port, ws_port, session, server)
-        for count in counts:
-            results["fanout"].append(sweep_point(args, count, port, ws_port, session, server, reference, reference_port))
+        if not args.shapes_only:
+            # Held connections first, while the process has never held more: its resident
+            # memory before and after is then the connections' own.
+            results["held"] = hold(args, port, ws_port, session, server)
+            for count in counts:
+                results["fanout"].append(sweep_point(args, count, port, ws_port, session, server, reference, reference_port))
+        results["shapes"] = [shape(args, text, port, ws_port, space, session, server)
+                             for text in args.shapes.split(",") if text]
     finally:
         for process in (server, reference):
             if process:
@@ -145,6 +176,11 @@ def main():
             print(f"{'':<22} all runs: {', '.join(f'{v:.1f}' for v in spread)}")
         if "throughput_ratio" in point:
             print(f"{point['subscribers']} subscribers: messages/s, gateway vs hummingbird-websocket: {point['throughput_ratio']:.2f}x")
+    for point in results.get("shapes", []):
+        print(f"{point['connections']} connections over {point['sessions']} work sessions at {point['rate']:.0f} writes/s "
+              f"({point['writers']} writers):")
+        for r in point["runs"]:
+            print(row("  run", r) + f"  max {r['latency_ms_max']:.1f} ms, closed {r['closed_during_run']}")
     held = results["held"]
     print(f"held: {held['connections_opened']} of {held['connections_requested']} connections opened in "
           f"{held['open_seconds']:.1f} s, {held['closed_while_held']} closed while held, "

@@ -1,45 +1,127 @@
 #!/usr/bin/env python3
-"""Cost growth: how write latency and rebuild time change as the log grows. For each
-size (10^4, 10^5, 10^6 events by default) a fresh database gets a generated log of
-that size (investigations.py's generator), `roboscope rebuild` is timed, then markers
-are created over HTTP by 8 clients with wrk (requests per second, p50, p99).
+"""Cost growth: what the hot paths cost as the log grows. For each size (10^4, 10^6 and
+10^7 events by default) a fresh database gets a generated log of that size
+(investigations.py's generator, rows written in SQL), and then, on that log:
+
+- `roboscope rebuild`, timed;
+- writes: markers created over HTTP by 8 clients with wrk (requests/s, p50, p99);
+- fan-out: 100 WebSocket subscribers of one work session while markers are written
+  into it at 50/s (gateway-load; p50, p99, max, every delivery counted): a load this
+  machine carries with room to spare, so that what changes between sizes is the log;
+- catch-up: the last 10,000 events of one of the log's work sessions read through
+  GET /api/v1/changes in pages of 1,000 (events/s);
+- the hot statements of hot_plans.py under EXPLAIN (ANALYZE, BUFFERS): median time and
+  plan (with --plans).
+
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, json, os, sys
+import argparse, http.client, json, os, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import generated_logs, timed  # noqa: E402
-from write_path import machine, post_markers, psql, start_server  # noqa: E402
+from hot_plans import explain, statements  # noqa: E402
+from write_path import free_port, machine, post_markers, psql, start_server  # noqa: E402
+
+# A work session of the generated log (investigations.GENERATE names them so).
+LOG_SESSION_SQL = "md5('session' || 3)::uuid"
+
+
+def fan_out(load, port, ws_port, session, server, subscribers, rate, seconds):
+    out = subprocess.run([load, "--mode", "gateway", "--ws-port", str(ws_port), "--http-port", str(port),
+                          "--connections", str(subscribers), "--session", session, "--rate", str(rate),
+                          "--seconds", str(seconds), "--server-pid", str(server.pid)],
+                         check=True, capture_output=True, text=True, timeout=300).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    return {key: r[key] for key in ("writes_per_second", "latency_ms_p50", "latency_ms_p99", "latency_ms_max",
+                                    "deliveries_matched", "deliveries_expected")}
+
+
+def catch_up(url, port, events):
+    """Events/s of reading a work session's last `events` events through the changes feed."""
+    session = psql(url, f"SELECT {LOG_SESSION_SQL}")
+    since = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = '{session}'
+                                 ORDER BY position DESC OFFSET {events} LIMIT 1), 0)"""))
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    read, started = 0, time.perf_counter()
+    while True:
+        connection.request("GET", f"/api/v1/changes?topic=work_session:{session}&since={since}&limit=1000")
+        reply = connection.getresponse()
+        page = json.loads(reply.read())
+        assert reply.status == 200, reply.status
+        read += len(page["data"])
+        since = page["next_since"]
+        if not page["has_more"]:
+            break
+    seconds = time.perf_counter() - started
+    connection.close()
+    return {"events": read, "events_per_second": read / seconds}
+
+
+def hot_statements(url):
+    psql(url, "VACUUM ANALYZE eventlog.events")
+    head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events "
+                                        "ORDER BY position DESC LIMIT 1").split("|")
+    catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events
+                                          WHERE work_session_id = {LOG_SESSION_SQL}
+                                          ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
+    rows = []
+    for label, sql, calls, *settings in statements(head_xid, int(head_position), catch_up_after):
+        runs = explain(url, sql, calls, *settings)
+        later = runs[5:] if len(runs) > 5 else runs
+        rows.append({"statement": label, "median_ms": statistics.median(r["execution_ms"] for r in later),
+                     "buffers": later[-1]["buffers"], "plan": later[-1]["nodes"]})
+    return rows
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--admin-url", required=True, help="a database URL of the server; benches make their own databases")
     parser.add_argument("--binary", required=True)
-    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--load", help="the gateway-load binary (fan-out is skipped without it)")
+    parser.add_argument("--sizes", default="10000,1000000,10000000")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--subscribers", type=int, default=100)
+    parser.add_argument("--rate", type=float, default=50)
+    parser.add_argument("--catch-up-events", type=int, default=10000)
+    parser.add_argument("--plans", action="store_true", help="also EXPLAIN ANALYZE the hot statements at each size")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "growth.json"))
     args = parser.parse_args()
 
     points = []
     for url, events in generated_logs(args.admin_url, args.binary, "growth", args.sizes):
         rebuild_seconds, _ = timed([args.binary, "rebuild", "--database-url", url])
+        psql(url, "VACUUM ANALYZE")
         psql(url, "CHECKPOINT")
-        server, port, _, session = start_server(args.binary, "--database-url", url, "--db-pool-size", str(args.clients))
+        point = {"events": events, "rebuild_seconds": rebuild_seconds, "rebuild_events_per_second": events / rebuild_seconds}
+        ws_port = free_port()
+        server, port, _, session = start_server(args.binary, "--database-url", url, "--db-pool-size", str(args.clients),
+                                                "--ws-port", str(ws_port))
         try:
-            writes = post_markers(port, args.clients, args.seconds, session)
+            point["catch_up"] = catch_up(url, port, args.catch_up_events)
+            if args.load:
+                point["fan_out"] = fan_out(args.load, port, ws_port, session, server, args.subscribers, args.rate, args.seconds)
+            point["writes"] = post_markers(port, args.clients, args.seconds, session)
         finally:
             server.terminate()
             server.wait(timeout=30)
-        points.append({"events": events, "rebuild_seconds": rebuild_seconds, "rebuild_events_per_second": events / rebuild_seconds,
-                       "writes": writes})
-        print(f"{events:>9} events: rebuild {rebuild_seconds:7.2f} s ({events / rebuild_seconds:,.0f} events/s); "
-              f"writes at {args.clients} clients {writes['requests_per_second']:.0f}/s, p50 {writes['p50_ms']:.1f} ms, "
-              f"p99 {writes['p99_ms']:.1f} ms", flush=True)
+        if args.plans:
+            point["plans"] = hot_statements(url)
+        points.append(point)
+        fan = point.get("fan_out")
+        print(f"{events:>10,} events: rebuild {rebuild_seconds:7.2f} s ({events / rebuild_seconds:,.0f} events/s); "
+              f"writes at {args.clients} clients {point['writes']['requests_per_second']:.0f}/s, "
+              f"p50 {point['writes']['p50_ms']:.1f} ms, p99 {point['writes']['p99_ms']:.1f} ms; "
+              f"catch-up {point['catch_up']['events_per_second']:,.0f} events/s"
+              + (f"; fan-out p50 {fan['latency_ms_p50']:.1f} ms, p99 {fan['latency_ms_p99']:.1f} ms, "
+                 f"{fan['deliveries_matched']}/{fan['deliveries_expected']}" if fan else ""), flush=True)
+        for row in point.get("plans", []):
+            print(f"    {row['statement']:<70} {row['median_ms']:9.3f} ms  {row['buffers']:>6} buffers  "
+                  f"{', '.join(row['plan'][:4])}", flush=True)
 
-    result = {"machine": machine(), "clients": args.clients, "seconds_per_run": args.seconds, "points": points}
+    result = {"machine": machine(), "clients": args.clients, "seconds_per_run": args.seconds,
+              "subscribers": args.subscribers, "rate": args.rate, "points": points}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as f:
         json.dump(result, f, indent=2)

@@ -22,6 +22,9 @@ from write_path import machine, psql  # noqa: E402
 
 
 SESSION = "md5('session' || 3)::uuid"
+# A topic as DeliveryReader.membership names it: the id as a range of one value, ordered
+# by (id, position), so that only the topic's index serves the order.
+IN_SESSION = f"work_session_id >= {SESSION} AND work_session_id <= {SESSION}"
 SPACE = "'00000000-0000-4000-8000-000000000001'::uuid"
 
 
@@ -39,19 +42,19 @@ def statements(head_xid, head_position, catch_up_after):
         ("follow head (eventlog.follow_head)", "SELECT * FROM eventlog.follow_head()", 5),
         ("newest position", "SELECT coalesce(max(position), 0) FROM eventlog.events", 5),
         ("catch-up: a session's last 1,000 events up to the cursor",
-         f"""SELECT * FROM eventlog.delivery_rows WHERE work_session_id = {SESSION}
+         f"""SELECT * FROM eventlog.delivery_rows WHERE {IN_SESSION}
              AND position > {catch_up_after}
              AND (transaction_id, position) <= ('{head_xid}'::xid8, {head_position})
-             ORDER BY position LIMIT 1000""", 5, TOPIC_PAGE_SETTINGS),
+             ORDER BY work_session_id, position LIMIT 1000""", 5, TOPIC_PAGE_SETTINGS),
         ("changes feed: a session's next 100 events after the middle of the log",
-         f"""SELECT * FROM eventlog.delivery_rows WHERE work_session_id = {SESSION}
-             AND position > {head_position // 2} ORDER BY position LIMIT 100""", 5, TOPIC_PAGE_SETTINGS),
+         f"""SELECT * FROM eventlog.delivery_rows WHERE {IN_SESSION}
+             AND position > {head_position // 2} ORDER BY work_session_id, position LIMIT 100""", 5, TOPIC_PAGE_SETTINGS),
         ("snapshot head: a session's newest event",
-         f"""SELECT position, work_session_seq FROM eventlog.events WHERE work_session_id = {SESSION}
-             ORDER BY position DESC LIMIT 1""", 5),
+         f"""SELECT position, work_session_seq FROM eventlog.events WHERE {IN_SESSION}
+             ORDER BY work_session_id DESC, position DESC LIMIT 1""", 5),
         ("space topic head",
-         f"""SELECT position, space_seq FROM eventlog.events WHERE space_id = {SPACE} AND space_seq IS NOT NULL
-             ORDER BY position DESC LIMIT 1""", 5),
+         f"""SELECT position, space_seq FROM eventlog.events WHERE space_id >= {SPACE} AND space_id <= {SPACE}
+             AND space_seq IS NOT NULL ORDER BY space_id DESC, position DESC LIMIT 1""", 5),
         ("as_of: a marker at a position (its last event at or before)",
          f"""SELECT e.position, e.type, e.data::text FROM eventlog.events e
              WHERE e.stream_type = 'marker' AND e.stream_id = md5('marker' || 7)::uuid

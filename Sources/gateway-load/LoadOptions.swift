@@ -8,8 +8,11 @@ struct LoadOptions: Sendable {
     var httpPort = 8080
     var connections = 100
     var threads = 2
-    /// Work session the subscribers follow and the writer posts markers into (gateway mode).
-    var session = ""
+    /// Work sessions the subscribers follow and the writers post markers into (gateway
+    /// mode): connection i follows the (i mod n)th, and writes go round the list. One
+    /// session is a broadcast; many are collaboration's shape (a few devices per session).
+    var sessions: [String] = []
+    var session: String { sessions.first ?? "" }
     /// Writes per second; 0 writes as fast as `writers` loops can.
     var rate = 100.0
     var writers = 1
@@ -20,11 +23,12 @@ struct LoadOptions: Sendable {
 
     static let usage = """
         gateway-load --mode gateway|reference|presence --ws-port P [--ws-path /api/v1/ws] --http-port P
-                     --connections N [--threads T] [--session UUID] [--rate R] [--writers W]
+                     --connections N [--threads T] [--session UUID[,UUID...]] [--rate R] [--writers W]
                      [--seconds S] [--hold] [--server-pid PID]
-        Opens N WebSocket connections (subscribed to the session in gateway mode), posts
-        writes over HTTP, and prints one JSON object: delivery latency from the HTTP
-        response to receipt at each subscriber, messages per second, server memory.
+        Opens N WebSocket connections (in gateway mode each subscribed to one of the
+        sessions, in turn), posts writes over HTTP (spread over the sessions in turn), and
+        prints one JSON object: delivery latency from the HTTP response to receipt at
+        each subscriber, deliveries expected and matched, messages per second, server memory.
         In presence mode each connection sends `presence` ops for the session, one at a
         time, each for a user it has not held yet (so each costs the gateway a heartbeat
         in Redis), the next as soon as the last is answered, for S seconds: the JSON
@@ -44,7 +48,7 @@ struct LoadOptions: Sendable {
             case "--http-port": options.httpPort = Int(value) ?? 0
             case "--connections": options.connections = Int(value) ?? 0
             case "--threads": options.threads = max(1, Int(value) ?? 1)
-            case "--session": options.session = value
+            case "--session": options.sessions = value.split(separator: ",").map(String.init)
             case "--rate": options.rate = Double(value) ?? 0
             case "--writers": options.writers = max(1, Int(value) ?? 1)
             case "--seconds": options.seconds = Double(value) ?? 0

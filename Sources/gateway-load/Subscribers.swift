@@ -21,6 +21,8 @@ final class Subscribers: Sendable {
         let subscribed = Atomic<Int>(0)
         let closed = Atomic<Int>(0)
         let receipts = Mutex<[Receipt]>([])
+        /// Connections opened, by the index of the session they follow.
+        let followers = Mutex<[Int: Int]>([:])
         /// Presence mode: `present` answers and errors received.
         let presents = Atomic<Int>(0)
         let errors = Atomic<Int>(0)
@@ -43,8 +45,13 @@ final class Subscribers: Sendable {
         for (index, reader) in readers.enumerated() {
             group.enter()
             Thread {
-                for _ in 0..<max(0, min(perThread, self.options.connections - index * perThread)) {
-                    guard let fd = self.upgrade() else { continue }
+                for offset in 0..<max(0, min(perThread, self.options.connections - index * perThread)) {
+                    let number = index * perThread + offset
+                    let sessions = self.options.sessions
+                    guard let fd = self.upgrade(session: sessions.isEmpty ? "" : sessions[number % sessions.count]) else {
+                        continue
+                    }
+                    reader.followers.withLock { $0[number % max(1, sessions.count), default: 0] += 1 }
                     var event = epoll_event()
                     event.events = EPOLLIN.rawValue
                     event.data.fd = fd
@@ -58,7 +65,7 @@ final class Subscribers: Sendable {
         return readers.reduce(0) { $0 + $1.sockets.withLock(\.count) }
     }
 
-    private func upgrade() -> Int32? {
+    private func upgrade(session: String) -> Int32? {
         guard let fd = Blocking.connect(port: options.wsPort) else { return nil }
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -70,7 +77,7 @@ final class Subscribers: Sendable {
             return nil
         }
         if options.mode == .gateway {
-            let subscribe = #"{"op":"subscribe","topic":"work_session:\#(options.session)"}"#
+            let subscribe = #"{"op":"subscribe","topic":"work_session:\#(session)"}"#
             _ = Blocking.writeAll(fd, FrameEncoder.frame(.text, Array(subscribe.utf8), maskKey: [1, 2, 3, 4]))
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
@@ -91,6 +98,13 @@ final class Subscribers: Sendable {
             messageCount,
             readers.reduce(0) { $0 + $1.closed.load(ordering: .relaxed) }
         )
+    }
+
+    /// Connections that opened, by the index of the session each follows.
+    var followersBySession: [Int: Int] {
+        readers.reduce(into: [:]) { total, reader in
+            reader.followers.withLock { total.merge($0, uniquingKeysWith: +) }
+        }
     }
 
     var subscribedCount: Int { readers.reduce(0) { $0 + $1.subscribed.load(ordering: .relaxed) } }

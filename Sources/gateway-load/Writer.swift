@@ -4,9 +4,11 @@ import WebSocketCodec
 import Glibc
 #endif
 
-/// What one writer did: when each write's response arrived, by id, and how many failed.
+/// What one writer did: when each write's response arrived, by id, how many writes
+/// went to each session (by index), and how many failed.
 struct WriterTally: Sendable {
     var sent: [[UInt8]: Int64] = [:]
+    var perSession: [Int: Int] = [:]
     var failures = 0
 }
 
@@ -15,8 +17,9 @@ struct WriterTally: Sendable {
 struct Writer: Sendable {
     let options: LoadOptions
 
-    /// Writes at `rate` per second (or flat out) until `deadline`.
-    func run(until deadline: Int64, rate: Double) -> WriterTally {
+    /// Writes at `rate` per second (or flat out) until `deadline`; writer `number` of
+    /// `count` takes every count-th session from its own, so writers together go round them.
+    func run(until deadline: Int64, rate: Double, number: Int = 0, count: Int = 1) -> WriterTally {
         var tally = WriterTally()
         guard let fd = Blocking.connect(port: options.httpPort) else { tally.failures += 1; return tally }
         defer { close(fd) }
@@ -30,7 +33,8 @@ struct Writer: Sendable {
                 next += interval
             }
             let id = UUID().uuidString.lowercased()
-            let (path, body) = request(id: id, index: index)
+            let sessionIndex = options.sessions.isEmpty ? 0 : (number + index * count) % options.sessions.count
+            let (path, body) = request(id: id, index: index, session: options.sessions.isEmpty ? "" : options.sessions[sessionIndex])
             index += 1
             let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             guard Blocking.writeAll(fd, Array((head + body).utf8)),
@@ -41,20 +45,21 @@ struct Writer: Sendable {
             let at = nowMicros()
             guard response.starts(with: Array("HTTP/1.1 20".utf8)) else { tally.failures += 1; continue }
             tally.sent[Array(id.utf8)] = at
+            tally.perSession[sessionIndex, default: 0] += 1
         }
         return tally
     }
 
-    private func request(id: String, index: Int) -> (String, String) {
+    private func request(id: String, index: Int, session: String) -> (String, String) {
         switch options.mode {
         case .gateway, .presence:
             return ("/api/v1/markers", """
-                {"id":"\(id)","work_session_id":"\(options.session)","label":"load \(index)",\
+                {"id":"\(id)","work_session_id":"\(session)","label":"load \(index)",\
                 "p1":[0,0,1],"p2":[2,0,1],"p3":[2,0,4],"p4":[0,0,4]}
                 """)
         case .reference:
             // What the gateway would send for that marker: the same size and shape.
-            return ("/publish", Self.referenceEvent(id: id, session: options.session, index: index))
+            return ("/publish", Self.referenceEvent(id: id, session: session, index: index))
         }
     }
 

@@ -56,10 +56,12 @@ if options.mode == .presence {
     let group = DispatchGroup()
     final class Tallies: Sendable { let list = Mutex<[WriterTally]>([]) }
     let tallies = Tallies()
-    for _ in 0..<options.writers {
+    for number in 0..<options.writers {
         group.enter()
         Thread {
-            let tally = Writer(options: options).run(until: deadline, rate: options.rate / Double(options.writers))
+            let tally = Writer(options: options).run(
+                until: deadline, rate: options.rate / Double(options.writers), number: number, count: options.writers
+            )
             tallies.list.withLock { $0.append(tally) }
             group.leave()
         }.start()
@@ -69,7 +71,11 @@ if options.mode == .presence {
     let wrote = nowMicros()
     // Let the tail arrive: until every expected delivery is in, or 5 s.
     let writes = writers.reduce(0) { $0 + $1.sent.count }
-    let expected = writes * opened
+    // Each write is expected at every connection that follows its session.
+    let followers = subscribers.followersBySession
+    let expected = writers.reduce(0) { total, writer in
+        total + writer.perSession.reduce(0) { $0 + $1.value * (followers[$1.key] ?? 0) }
+    }
     while nowMicros() - wrote < 5_000_000 {
         usleep(50_000)
         if subscribers.messageCount >= expected * (options.mode == .gateway ? 2 : 1) { break }
@@ -99,6 +105,7 @@ if options.mode == .presence {
     result["latency_ms_p99"] = percentile(0.99)
     result["latency_ms_max"] = latencies.last.map { Double($0) / 1000 } ?? 0
     result["closed_during_run"] = closed
+    result["sessions"] = max(1, options.sessions.count)
 }
 let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
 print(String(decoding: json, as: UTF8.self))

@@ -2,32 +2,90 @@ import Testing
 import RoboscopeDomain
 @testable import RoboscopePostgres
 
-/// A page of a topic walks the topic's index in position order and stops after the
-/// limit, also when the statistics know nothing of the topic's size. Without the plan
-/// settings, Postgres chose a bitmap scan of the topic's whole rest and a sort here, and
-/// a catch-up of n events cost n².
+/// A page of a topic, and its head, come from the topic's own index whatever the
+/// statistics say and wherever the topic's events lie in the log. Without the plan
+/// settings, Postgres chose a bitmap scan of the topic's whole rest and a sort (a
+/// catch-up of n events cost n²); asked for whole rows, it walked the log's position
+/// index through every other topic's events when it took the topic for a large share
+/// of the log (a quiet session's page or head cost a walk to the end of the log).
 @Suite struct TopicPlanTests {
-    @Test func aTopicPageWalksTheTopicsIndexWhateverTheStatisticsSay() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_plan"))
-        let space = EntityID("00000000-0000-4000-8000-000000000001")!
-        let session = EntityID("00000000-0000-4000-8000-000000000002")!
-        // 5,000 events of one session and its space, written after the table was last analyzed.
+    static let space = EntityID("00000000-0000-4000-8000-000000000001")!
+    static let session = EntityID("00000000-0000-4000-8000-000000000002")!
+    static let busySession = EntityID("00000000-0000-4000-8000-000000000003")!
+
+    /// `count` events of `session` (and its space's topic when `onSpaceTopic`), numbered from `first`.
+    static func insert(_ count: Int, session: EntityID, first: Int = 1, onSpaceTopic: Bool, on connection: PGConnection) throws {
         try connection.execute("""
             ALTER TABLE eventlog.events DISABLE TRIGGER USER;
             INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata,
                                          space_id, work_session_id, hash, work_session_seq, space_seq)
-            SELECT gen_random_uuid(), 'marker', gen_random_uuid(), 1, 'marker.created', '{}', '{}',
-                   '\(space)', '\(session)', sha256(g::text::bytea), g, g
-            FROM generate_series(1, 5000) g;
+            SELECT gen_random_uuid(), 'marker', gen_random_uuid(), 1, 'marker.created', '{}', '{"actor": "test"}',
+                   '\(space)', '\(session)', sha256(g::text::bytea), g, \(onSpaceTopic ? "g" : "NULL")
+            FROM generate_series(\(first), \(first + count - 1)) g;
             ALTER TABLE eventlog.events ENABLE TRIGGER USER;
             """)
-        for topic in [Topic(.workSession, session), Topic(.space, space)] {
-            let plan = try connection.transaction(DeliveryReader.topicPlanSettings) {
-                try connection.query("EXPLAIN " + DeliveryReader.topicStatement(topic), [topic.id, Int64(0), 1000, nil, nil])
-            }
-            let text = (0..<plan.rowCount).compactMap { plan.string($0, 0) }.joined(separator: "\n")
-            #expect(text.contains("Index Scan using events_"), "\(text)")
+    }
+
+    /// The cursor of the event at `position` (a follower that has read up to it).
+    static func cursor(at position: Int64, on connection: PGConnection) throws -> LogCursor {
+        let result = try connection.query("SELECT transaction_id::text FROM eventlog.events WHERE position = $1", [position])
+        return LogCursor(transactionID: UInt64(result.string(0, 0)!)!, position: position)
+    }
+
+    static func plan(_ sql: String, _ parameters: PostgresBinds, settings: String? = nil, on connection: PGConnection) throws -> String {
+        let explain = { try connection.query("EXPLAIN " + sql, parameters) }
+        let plan = try settings.map { try connection.transaction($0, explain) } ?? explain()
+        return (0..<plan.rowCount).compactMap { plan.string($0, 0) }.joined(separator: "\n")
+    }
+
+    @Test func aTopicPageWalksTheTopicsIndexWhateverTheStatisticsSay() throws {
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_plan"))
+        // 5,000 events of one session and its space, written after the table was last analyzed.
+        try Self.insert(5000, session: Self.session, onSpaceTopic: true, on: connection)
+        for (topic, index) in [(Topic(.workSession, Self.session), "events_work_session_idx"), (Topic(.space, Self.space), "events_space_topic_idx")] {
+            let text = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(0), 1000, nil, nil],
+                                     settings: DeliveryReader.topicPlanSettings, on: connection)
+            #expect(text.contains("Index Scan using \(index)"), "\(text)")
             #expect(!text.contains("Bitmap") && !text.contains("Sort"), "\(topic): \(text)")
         }
+    }
+
+    @Test func aQuietTopicsPageAndHeadDoNotWalkTheRestOfTheLog() throws {
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_quiet"))
+        // A session that was busy, then quiet while another wrote 40,000 events; analyzed,
+        // so the planner knows the quiet one for a fifth of the log.
+        try Self.insert(10000, session: Self.session, onSpaceTopic: false, on: connection)
+        try Self.insert(40000, session: Self.busySession, onSpaceTopic: false, on: connection)
+        try connection.execute("ANALYZE eventlog.events")
+        let topic = Topic(.workSession, Self.session)
+        let page = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(9990), 1000, nil, nil],
+                                 settings: DeliveryReader.topicPlanSettings, on: connection)
+        #expect(page.contains("Index Scan using events_work_session_idx"), "\(page)")
+        #expect(!page.contains("events_pkey"), "\(page)")
+        let head = try Self.plan(DeliveryReader.headStatement(topic), [topic.id, nil, nil], on: connection)
+        #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
+        #expect(!head.contains("events_pkey"), "\(head)")
+
+        #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 10000, topicSeq: 10000))
+        let rows = try DeliveryReader.topic(topic, after: 9990, limit: 1000, on: connection)
+        #expect(rows.map(\.cursor.position) == Array(9991...10000))
+    }
+
+    @Test func aHeadWithinACursorIsTheTopicsLastEventAtOrBeforeIt() throws {
+        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_head_cursor"))
+        let topic = Topic(.workSession, Self.session)
+        #expect(try DeliveryReader.head(of: topic, on: connection) == nil)
+        try Self.insert(10, session: Self.session, onSpaceTopic: false, on: connection)
+        let cursor = try Self.cursor(at: 10, on: connection)
+        // Later transactions: past the cursor, whatever their positions.
+        try Self.insert(5, session: Self.session, first: 11, onSpaceTopic: false, on: connection)
+        try Self.insert(5, session: Self.busySession, onSpaceTopic: false, on: connection)
+        #expect(try DeliveryReader.head(of: topic, until: cursor, on: connection) == TopicHead(position: 10, topicSeq: 10))
+        #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 15, topicSeq: 15))
+        let latest = try Self.cursor(at: 20, on: connection)
+        #expect(try DeliveryReader.head(of: topic, until: latest, on: connection) == TopicHead(position: 15, topicSeq: 15))
+        // A page within the cursor ends at it, also when its limit would reach further.
+        let page = try DeliveryReader.topic(topic, after: 5, until: cursor, limit: 100, on: connection)
+        #expect(page.map(\.cursor.position) == Array(6...10))
     }
 }

@@ -16,9 +16,12 @@ SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
     kinds text[];
+    deleted_kinds text[];
     folded bigint;
 BEGIN
-    SELECT array_agg(DISTINCT e.stream_type), count(*) INTO kinds, folded
+    SELECT array_agg(DISTINCT e.stream_type), array_agg(DISTINCT e.stream_type) FILTER (WHERE e.type LIKE '%.deleted'),
+           count(*)
+    INTO kinds, deleted_kinds, folded
     FROM eventlog.events e
     WHERE e.position BETWEEN first_position AND last_position
       AND (only_transaction IS NULL OR e.transaction_id = only_transaction);
@@ -26,14 +29,21 @@ BEGIN
         RETURN 0;
     END IF;
 
-    -- Final states of several spaces can pass a key between them within one range
-    -- (a rename, then a new space with the old key): check keys at commit.
-    SET CONSTRAINTS ALL DEFERRED;
-
+    -- Each statement below costs its executor's start-up even when it has nothing to do
+    -- (a marker create runs a dozen statements in all): a kind with no deletion in the
+    -- range skips its DELETE, and only spaces, whose key is checked at commit, defer.
     IF 'space' = ANY(kinds) THEN
+        -- Final states of several spaces can pass a key between them within one range
+        -- (a rename, then a new space with the old key): check keys at commit.
+        SET CONSTRAINTS ALL DEFERRED;
+    END IF;
+
+    IF 'space' = ANY(deleted_kinds) THEN
         DELETE FROM spaces WHERE id IN (
             SELECT stream_id FROM eventlog.last_events(first_position, last_position, only_transaction, 'space')
             WHERE type = 'space.deleted');
+    END IF;
+    IF 'space' = ANY(kinds) THEN
         INSERT INTO spaces
         SELECT r.* FROM eventlog.last_events(first_position, last_position, only_transaction, 'space') e,
              jsonb_populate_record(NULL::spaces, e.data) r
@@ -47,10 +57,12 @@ BEGIN
             version = EXCLUDED.version, created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at;
     END IF;
 
-    IF 'work_session' = ANY(kinds) THEN
+    IF 'work_session' = ANY(deleted_kinds) THEN
         DELETE FROM work_sessions WHERE id IN (
             SELECT stream_id FROM eventlog.last_events(first_position, last_position, only_transaction, 'work_session')
             WHERE type = 'work_session.deleted');
+    END IF;
+    IF 'work_session' = ANY(kinds) THEN
         INSERT INTO work_sessions
         SELECT r.* FROM eventlog.last_events(first_position, last_position, only_transaction, 'work_session') e,
              jsonb_populate_record(NULL::work_sessions, e.data) r
@@ -63,10 +75,12 @@ BEGIN
             created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at;
     END IF;
 
-    IF 'marker' = ANY(kinds) THEN
+    IF 'marker' = ANY(deleted_kinds) THEN
         DELETE FROM markers WHERE id IN (
             SELECT stream_id FROM eventlog.last_events(first_position, last_position, only_transaction, 'marker')
             WHERE type = 'marker.deleted');
+    END IF;
+    IF 'marker' = ANY(kinds) THEN
         -- A marker row also names its space (the event's route), for queries by place;
         -- `center` is generated from the points.
         INSERT INTO markers (id, work_session_id, label, p1, p2, p3, p4, color, version, meta, custom_props,
@@ -85,10 +99,12 @@ BEGIN
             created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, space_id = EXCLUDED.space_id;
     END IF;
 
-    IF 'marker_details' = ANY(kinds) THEN
+    IF 'marker_details' = ANY(deleted_kinds) THEN
         DELETE FROM marker_details WHERE marker_id IN (
             SELECT stream_id FROM eventlog.last_events(first_position, last_position, only_transaction, 'marker_details')
             WHERE type = 'marker_details.deleted');
+    END IF;
+    IF 'marker_details' = ANY(kinds) THEN
         -- The details row keeps its stream's version as a concurrency token.
         INSERT INTO marker_details
         SELECT r.* FROM eventlog.last_events(first_position, last_position, only_transaction, 'marker_details') e,
