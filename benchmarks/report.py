@@ -223,11 +223,16 @@ def gateway(r, data):
                   f"{thr['messages_per_second']:,.0f} [{', '.join(f'{v:,.0f}' for v in rates)}] | {ratio} |")
     r.add("")
     thousand = next((p for p in points if p["subscribers"] == 1000), None)
-    if thousand and "gateway_latency" in thousand:
+    broadcast = next((p for p in data.get("shapes", []) if p["shape"] == "1000x1@100"), None)
+    if broadcast:
+        p99s = [run["latency_ms_p99"] for run in broadcast["runs"]]
+        r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s (each run)", ", ".join(f"{v:.0f} ms" for v in p99s),
+                 "< 20 ms in every run", max(p99s) < 20)
+    elif thousand and "gateway_latency" in thousand:
         p99 = thousand["gateway_latency"]["latency_ms_p99"]
         r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", f"{p99:.0f} ms", "< 20 ms in every run",
                  p99 < 20 and data["rate"] >= 100)
-    if not thousand:
+    if not thousand and not broadcast:
         r.target("fan-out: p99 with 1,000 subscribers at 100 writes/s", "not run", "< 20 ms in every run", None)
     if thousand and "throughput_ratio" in thousand:
         r.target("fan-out: messages/s vs hummingbird-websocket (1,000 subscribers)", f"{thousand['throughput_ratio']:.1f}x",
