@@ -13,6 +13,8 @@ struct LoadOptions: Sendable {
     /// session is a broadcast; many are collaboration's shape (a few devices per session).
     var sessions: [String] = []
     var session: String { sessions.first ?? "" }
+    /// The session that the `number`th connection follows or write goes to: the list in turn.
+    func session(_ number: Int) -> String { sessions.isEmpty ? "" : sessions[number % sessions.count] }
     /// Writes per second; 0 writes as fast as `writers` loops can.
     var rate = 100.0
     var writers = 1

@@ -47,11 +47,8 @@ final class Subscribers: Sendable {
             Thread {
                 for offset in 0..<max(0, min(perThread, self.options.connections - index * perThread)) {
                     let number = index * perThread + offset
-                    let sessions = self.options.sessions
-                    guard let fd = self.upgrade(session: sessions.isEmpty ? "" : sessions[number % sessions.count]) else {
-                        continue
-                    }
-                    reader.followers.withLock { $0[number % max(1, sessions.count), default: 0] += 1 }
+                    guard let fd = self.upgrade(session: self.options.session(number)) else { continue }
+                    reader.followers.withLock { $0[number % max(1, self.options.sessions.count), default: 0] += 1 }
                     var event = epoll_event()
                     event.events = EPOLLIN.rawValue
                     event.data.fd = fd

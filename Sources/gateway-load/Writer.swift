@@ -33,8 +33,8 @@ struct Writer: Sendable {
                 next += interval
             }
             let id = UUID().uuidString.lowercased()
-            let sessionIndex = options.sessions.isEmpty ? 0 : (number + index * count) % options.sessions.count
-            let (path, body) = request(id: id, index: index, session: options.sessions.isEmpty ? "" : options.sessions[sessionIndex])
+            let sessionIndex = (number + index * count) % max(1, options.sessions.count)
+            let (path, body) = request(id: id, index: index, session: options.session(sessionIndex))
             index += 1
             let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
             guard Blocking.writeAll(fd, Array((head + body).utf8)),
