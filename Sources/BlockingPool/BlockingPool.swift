@@ -8,7 +8,10 @@ import Synchronization
 /// (libpq, hiredis), each driven by a thread of its own, so that blocking calls never
 /// occupy Swift's cooperative pool or an event loop.
 ///
-/// Work is queued; the next free thread runs it on its connection. A broken
+/// Work is queued; the thread that became free last runs it on its connection, so that
+/// work one request after another stays on one warm connection (its prepared statements,
+/// its server-side caches) instead of going round every connection and pinging the ones
+/// idle for too long. A broken
 /// connection is dropped and made again for the next job; while the server is down,
 /// jobs fail at once with the last connect error instead of each waiting for a timeout.
 ///
@@ -23,15 +26,17 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     private let logger: Logger
     private let name: String
     let state: Mutex<State>
-    /// One signal per queued job, and one per thread at shutdown.
-    private let wakeups = DispatchSemaphore(value: 0)
+    /// One per thread, signalled once each time the thread is taken off the idle stack.
+    private let wakeups: [DispatchSemaphore]
     /// Entered once per thread, left as its last act.
     private let threadsRunning = DispatchGroup()
     private let clock = ContinuousClock()
     private let metrics: PoolMetrics
     private let retriesStaleConnections: Bool
 
-    typealias Job = @Sendable (Lease) -> Void
+    /// Runs the work and returns how to hand its result over: the thread counts itself
+    /// free before the caller resumes, so that the caller's next job finds it.
+    typealias Job = @Sendable (Lease) -> @Sendable () -> Void
 
     struct State {
         var queue: [Job] = []
@@ -39,6 +44,8 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         var running = true
         var started = false
         var busy = 0
+        /// Threads waiting for work, the one that became free last on top.
+        var idle: [Int] = []
         var gate: ReconnectGate<ContinuousClock.Instant>
 
         var waiting: Int { queue.count - head }
@@ -100,6 +107,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         self.logger = logger
         self.connect = connect
         self.metrics = PoolMetrics(name: name, size: self.size)
+        wakeups = (0..<self.size).map { _ in DispatchSemaphore(value: 0) }
         state = Mutex(State(gate: ReconnectGate(retryInterval: Self.retryInterval)))
     }
 
@@ -116,7 +124,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         for index in 0..<size {
             threadsRunning.enter()
             let thread = Thread { [self] in
-                work()
+                work(thread: index)
                 threadsRunning.leave()
             }
             thread.name = "\(name)-\(index)"
@@ -129,14 +137,15 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         let retries = retriesStaleConnections
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job: Job = { lease in
-                continuation.resume(with: Result {
+                let result = Result {
                     let current = try lease.get()
                     do {
                         return try body(current.connection)
                     } catch where retries && !current.fresh && current.connection.isBroken {
                         return try body(try lease.renew())
                     }
-                })
+                }
+                return { continuation.resume(with: result) }
             }
             if !enqueue(job) { continuation.resume(throwing: BlockingPoolError.stopped(name)) }
         }
@@ -174,12 +183,12 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     }
 
     private func stopThreads() {
-        let wasRunning = state.withLock { state in
-            defer { state.running = false }
-            return state.running
+        let idle = state.withLock { state in
+            state.running = false
+            defer { state.idle = [] }
+            return state.idle
         }
-        guard wasRunning else { return }
-        for _ in 0..<size { wakeups.signal() }
+        for thread in idle { wakeups[thread].signal() }
     }
 
     private func logStuck() {
@@ -188,33 +197,47 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
 
     /// False once the pool has stopped: no thread would take the job.
     private func enqueue(_ job: @escaping Job) -> Bool {
-        let (accepted, unstarted) = state.withLock { state in
-            guard state.running else { return (false, false) }
+        let (accepted, unstarted, woken) = state.withLock { state -> (Bool, Bool, Int?) in
+            guard state.running else { return (false, false, nil) }
             state.queue.append(job)
             metrics.occupancy(busy: state.busy, waiting: state.waiting)
-            return (true, !state.started)
+            return (true, !state.started, state.idle.popLast())
         }
         if unstarted { startThreads() }
-        if accepted { wakeups.signal() }
+        if let woken { wakeups[woken].signal() }
         return accepted
     }
 
-    /// The next job, or nil when the pool has stopped and its queue is drained. Every
-    /// job and every stopping thread has a signal of its own, so a wait never misses one.
-    private func nextJob() -> Job? {
+    private enum Turn {
+        case run(Job)
+        case wait
+        case stop
+    }
+
+    /// Under the lock: a queued job, the end once the pool has stopped and its queue is
+    /// drained, or else the thread goes on top of the idle stack. A thread is signalled
+    /// only when taken off the stack, so a wait never misses its job or the stop.
+    private func turn(of thread: Int, finishedJob: Bool) -> Turn {
+        state.withLock { state in
+            if finishedJob { state.busy -= 1 }
+            defer { metrics.occupancy(busy: state.busy, waiting: state.waiting) }
+            if let job = state.take() { return .run(job) }
+            guard state.running else { return .stop }
+            state.idle.append(thread)
+            return .wait
+        }
+    }
+
+    /// The next job, or nil when the pool has stopped and its queue is drained.
+    private func nextJob(of thread: Int, after first: Turn) -> Job? {
+        var current = first
         while true {
-            wakeups.wait()
-            let next: Job?? = state.withLock { state in
-                if let job = state.take() {
-                    metrics.occupancy(busy: state.busy, waiting: state.waiting)
-                    return job
-                }
-                return state.running ? .some(nil) : nil
-            }
-            switch next {
-            case .some(.some(let job)): return job
-            case .some(.none): continue
-            case .none: return nil
+            switch current {
+            case .run(let job): return job
+            case .stop: return nil
+            case .wait:
+                wakeups[thread].wait()
+                current = turn(of: thread, finishedJob: false)
             }
         }
     }
@@ -223,10 +246,11 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     /// away (and come back) while it sat unused, which only a round trip reveals.
     public static var idleCheckInterval: Duration { .seconds(2) }
 
-    private func work() {
+    private func work(thread: Int) {
         var connection: Connection?
         var lastUsed = clock.now
-        while let job = nextJob() {
+        var next = nextJob(of: thread, after: turn(of: thread, finishedJob: false))
+        while let job = next {
             if let current = connection {
                 let check = ConnectionCheck.before(
                     broken: current.isBroken, lastUsed: lastUsed, now: clock.now, idleCheckInterval: Self.idleCheckInterval)
@@ -247,12 +271,11 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
             let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [self] in
                 try connectRecordingOutcome()
             }
-            job(lease)
+            let handOver = job(lease)
             connection = lease.connection
-            state.withLock { state in
-                state.busy -= 1
-                metrics.occupancy(busy: state.busy, waiting: state.waiting)
-            }
+            let after = turn(of: thread, finishedJob: true)
+            handOver()
+            next = nextJob(of: thread, after: after)
         }
     }
 

@@ -2,6 +2,7 @@
 import Dispatch
 import Logging
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// The pool's life: work queued before a shutdown still runs, nothing is taken after
@@ -67,6 +68,50 @@ import Testing
         #expect(pool.usage.busy == 1, "returned while the job still ran")
         gate.open()
         try await stuck.value
+    }
+
+    /// A connection made by the test's pool, numbered in the order they were made.
+    final class Numbered: BlockingConnection, Sendable {
+        let number: Int
+        init(_ number: Int) { self.number = number }
+        var isBroken: Bool { false }
+        func check() -> Bool { true }
+    }
+
+    /// Work one request after another reuses the connection that just finished, so that
+    /// a quiet service keeps its prepared statements and caches warm on one connection
+    /// and never pays for a connect or an idle check it need not make.
+    @Test func workOneAfterAnotherStaysOnTheConnectionThatJustFinished() async throws {
+        let made = Mutex(0)
+        let pool = BlockingPool<Numbered>(name: "test", size: 8, logger: Logger(label: "test")) {
+            Numbered(made.withLock { made in made += 1; return made })
+        }
+        // Threads start with the first job; wait until every one of them waits for work.
+        _ = try await pool.withConnection { $0.number }
+        while pool.state.withLock({ $0.idle.count }) < pool.size { await Task.yield() }
+
+        let first = try await pool.withConnection { $0.number }
+        let madeBefore = made.withLock { $0 }
+        var used: Set<Int> = [first]
+        for _ in 0..<50 { used.insert(try await pool.withConnection { $0.number }) }
+        #expect(used == [first])
+        #expect(made.withLock { $0 } == madeBefore, "no connection made for work that never overlapped")
+        await pool.shutdown()
+    }
+
+    /// Overlapping work still spreads over the threads: a job blocked in one thread does
+    /// not hold up the next.
+    @Test func overlappingWorkRunsOnAnotherConnection() async throws {
+        let pool = Self.pool(size: 2)
+        let gate = Gate()
+        let (started, startedSignal) = AsyncStream<Void>.makeStream()
+        let blocked = Task { try await pool.withConnection { _ in startedSignal.yield(); gate.wait(); return 1 } }
+        var iterator = started.makeAsyncIterator()
+        await iterator.next()
+        #expect(try await pool.withConnection { _ in 2 } == 2)
+        gate.open()
+        #expect(try await blocked.value == 1)
+        await pool.shutdown()
     }
 
     /// A service that needs the pool while it shuts down, as the API server's last requests do.

@@ -32,7 +32,9 @@ struct ChangesController {
         let poll = { @Sendable () async throws -> Response in
             while true {
                 let seen = services.changes?.current ?? 0
-                let messages = JSONWriter(timestampStyle: .wire, capacity: 64 * 1024)
+                // A message is about 800 bytes (a marker with its details): room for the page up
+                // front spares a catch-up's pages their growing copies and fresh pages of memory.
+                let messages = JSONWriter(timestampStyle: .wire, capacity: limit * 1024)
                 guard let (page, last, hasMore) = try await feed.page(
                     topic, since: since, limit: limit, into: messages, adding: { try ServerMessage.write($1.change, topic: topic, to: &$0) }
                 ) else {

@@ -120,12 +120,13 @@ public struct ReadModels: Sendable {
         try await query { try Self.markers(filter, on: $0) }
     }
 
-    /// A work session's markers and the head of its topic, in one snapshot.
+    /// A work session's markers and the head of its topic, in one snapshot. A space's
+    /// markers belong to no one topic: one statement, no transaction around it.
     public func markersSnapshot(_ filter: MarkerFilter) async throws -> Snapshot<[MarkerWithDetails]> {
-        try await snapshot { connection in
-            let topic: Topic? = if case .workSession(let id) = filter.scope { Topic(.workSession, id) } else { nil }
-            return (try Self.markers(filter, on: connection), topic)
+        guard case .workSession(let id) = filter.scope else {
+            return Snapshot(value: try await markers(filter), topic: nil, head: .empty)
         }
+        return try await snapshot { connection in (try Self.markers(filter, on: connection), Topic(.workSession, id)) }
     }
 
     static func markers(_ filter: MarkerFilter, on connection: PGConnection) throws -> [MarkerWithDetails] {
@@ -227,8 +228,10 @@ public struct ReadModels: Sendable {
         }
     }
 
+    /// Prepared: the conditions are a handful of fixed texts (by id, by scope, place and
+    /// page), and parsing and planning the wide select cost more than running it.
     static func markerRows(_ condition: String, _ parameters: PostgresBinds, on connection: PGConnection) throws -> [MarkerWithDetails] {
-        try MarkerRows.decode(try connection.query(MarkerRows.select + " " + condition, parameters))
+        try MarkerRows.decode(try connection.query(prepared: MarkerRows.select + " " + condition, parameters))
     }
 
     static func rows<T: Decodable & Sendable>(
