@@ -73,4 +73,44 @@ import RoboscopePostgres
         #expect(verified.status == 1)
         #expect(verified.output.contains("eventlog.events (audit routes) \(target): work_session_id: live"), "\(verified.output)")
     }
+    /// The append hashes an event itself when its stream's previous event is stored (or it
+    /// starts the stream), and leaves one that follows an earlier event of the same batch
+    /// to the trigger: a batch mixing both chains as one event at a time would.
+    @Test func aBatchThatStartsAStreamAndContinuesAStoredOneChainsEveryEvent() async throws {
+        let url = try TestDatabase.fresh("chain_batch")
+        let server = try await ServerProcess(databaseURL: url)
+        let space = try await Fixtures(client: server.client).space()
+        _ = server.terminate()
+        let connection = try TestDatabase.connect(url)
+        let stored = Fixtures.id(space)
+        let fresh = UUID().uuidString.lowercased()
+        func event(_ stream: String, _ type: String, _ expected: String, _ name: String) -> String {
+            """
+            {"event_id": "\(UUID().uuidString.lowercased())", "stream_type": "space", "stream_id": "\(stream)",
+             "expected_version": \(expected), "type": "\(type)", "metadata": {"actor": "test"},
+             "data": {"id": "\(stream)", "key": "\(name)", "name": "\(name)", "meta": {}, "active": true, "version": 1,
+                      "scan_url": null, "description": null, "preview_url": null, "ml_model_url": null,
+                      "model_glb_url": null, "model_usdc_url": null,
+                      "created_at": "2026-11-23T10:00:00.000000Z", "updated_at": "2026-11-23T10:00:00.000000Z"}}
+            """
+        }
+        let batch = """
+            {"locks": [], "events": [
+                \(event(fresh, "space.created", "0", "new-1")),
+                \(event(stored, "space.updated", "null", "stored-2")),
+                \(event(fresh, "space.updated", "null", "new-2")),
+                \(event(fresh, "space.updated", "null", "new-3")),
+                \(event(stored, "space.updated", "null", "stored-3"))]}
+            """
+        try connection.transaction { _ = try connection.query("SELECT * FROM eventlog.append($1::jsonb)", [batch]) }
+
+        let versions = try connection.query("""
+            SELECT string_agg(stream_version::text, ',' ORDER BY position) FROM eventlog.events
+            WHERE stream_id IN ($1::uuid, $2::uuid)
+            """, [fresh, stored])
+        #expect(versions.string(0, 0) == "1,1,2,2,3,3", "the stored space's create, then the batch in its order")
+        let verified = try CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
+        #expect(verified.status == 0)
+        #expect(verified.output.contains("intact"), "\(verified.output)")
+    }
 }

@@ -249,14 +249,36 @@ BEGIN
     SELECT array_agg(session_seq ORDER BY ord), array_agg(space_seq ORDER BY ord)
     INTO session_seqs, space_seqs FROM numbered;
 
+    -- Each event's hash is computed here, set-based, when its stream's previous event is
+    -- already stored (or it starts the stream): the chain trigger then does nothing for
+    -- it (its WHEN clause). An event whose previous one is earlier in this batch is left
+    -- to the trigger, which sees the rows this INSERT wrote before it. The time is taken
+    -- once per event for both the column and its hash: the window function keeps the
+    -- subquery from being merged into the INSERT, which would evaluate the volatile
+    -- clock_timestamp() once for each use.
     WITH inserted AS (
-        INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata,
-                                     work_session_id, space_id, work_session_seq, space_seq)
-        SELECT (item->>'event_id')::uuid, item->>'stream_type', (item->>'stream_id')::uuid,
-               next_versions[ordinality], item->>'type', item->'data', item->'metadata',
-               route_sessions[ordinality], route_spaces[ordinality], session_seqs[ordinality], space_seqs[ordinality]
-        FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
-        ORDER BY ordinality
+        INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, recorded_at,
+                                     hash, work_session_id, space_id, work_session_seq, space_seq)
+        SELECT n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at,
+               CASE WHEN NOT n.follows_in_batch THEN eventlog.event_digest(
+                   CASE WHEN n.stream_version > 1 THEN
+                       (SELECT e.hash FROM eventlog.events e
+                        WHERE e.stream_type = n.stream_type AND e.stream_id = n.stream_id
+                          AND e.stream_version = n.stream_version - 1)
+                   END,
+                   n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at)
+               END,
+               route_sessions[n.ordinality], route_spaces[n.ordinality], session_seqs[n.ordinality], space_seqs[n.ordinality]
+        FROM (
+            SELECT i.ordinality, (i.item->>'event_id')::uuid AS event_id, i.item->>'stream_type' AS stream_type,
+                   (i.item->>'stream_id')::uuid AS stream_id, next_versions[i.ordinality] AS stream_version,
+                   i.item->>'type' AS type, i.item->'data' AS data, i.item->'metadata' AS metadata,
+                   clock_timestamp() AS recorded_at,
+                   row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) > 1
+                       AS follows_in_batch
+            FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+        ) AS n
+        ORDER BY n.ordinality
         RETURNING position, stream_version
     )
     SELECT array_agg(inserted.position ORDER BY inserted.position),

@@ -6,10 +6,10 @@
 -- detected by the chain alone: anchor it by publishing stream heads elsewhere
 -- (docs/investigations.md).
 --
--- A restore (deploy/backup/restore-events) inserts every event with the hash it was
--- stored with: a supplied hash is kept, so that `verify --chain` afterwards checks the
--- backup's own hashes (recomputing would bless whatever the backup holds). Appends
--- never supply one.
+-- eventlog.append supplies the hashes it computed set-based, and a restore
+-- (deploy/backup/restore-events) inserts every event with the hash it was stored with:
+-- a supplied hash is kept, so that `verify --chain` after a restore checks the backup's
+-- own hashes (recomputing would bless whatever the backup holds).
 CREATE OR REPLACE FUNCTION eventlog.chain_hash() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -29,6 +29,8 @@ BEGIN
 END;
 $$;
 
+-- Only for rows that come without a hash: eventlog.append hashes most of its events
+-- itself, set-based, and a row it hashed must not cost a call of this function.
 CREATE OR REPLACE TRIGGER events_hash_chain
     BEFORE INSERT ON eventlog.events
-    FOR EACH ROW EXECUTE FUNCTION eventlog.chain_hash();
+    FOR EACH ROW WHEN (NEW.hash IS NULL) EXECUTE FUNCTION eventlog.chain_hash();
