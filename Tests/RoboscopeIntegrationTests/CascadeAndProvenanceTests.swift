@@ -74,4 +74,40 @@ import RoboscopePostgres
         let actor = try connection.query("SELECT metadata->>'actor' FROM eventlog.events WHERE stream_id = $1", [Fixtures.id(anonymous)])
         #expect(actor.string(0, 0) == "anonymous")
     }
+    /// A batch's document gives the request's metadata once and each event's cause apart:
+    /// every stored event still holds the whole metadata, with its own cause.
+    @Test func aBulkRequestsEventsEachHoldTheWholeMetadataAndTheirOwnCause() async throws {
+        let client = try await SharedServer.client()
+        let fixtures = Fixtures(client: client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let marker: JSONValue = ["work_session_id": .string(Fixtures.id(session)),
+                                 "p1": [0, 0, 0], "p2": [1, 0, 0], "p3": [1, 0, 1], "p4": [0, 0, 1]]
+        let reply = try await client.send(
+            "POST", "/api/v1/markers/bulk", json: ["markers": [marker, marker]],
+            headers: ["X-User-Id": "tech-7", "User-Agent": "RoboscopeApp/3.2", "X-Correlation-Id": "bulk-\(UUID())",
+                      "Idempotency-Key": "bulk-\(UUID())"]
+        )
+        #expect(reply.status == 201)
+        let connection = try TestDatabase.connect(try await SharedServer.database())
+        let rows = try connection.query("""
+            SELECT type, event_id::text, metadata::text FROM eventlog.events
+            WHERE stream_id IN (SELECT (m->>'id')::uuid FROM jsonb_array_elements($1::jsonb) AS m) ORDER BY position
+            """, [String(decoding: try JSONEncoder().encode(reply.json), as: UTF8.self)])
+        #expect(rows.rowCount == 4)
+        var created: String?
+        for row in 0..<rows.rowCount {
+            let metadata = try JSONDecoder().decode(JSONValue.self, from: Data(rows.string(row, 2)!.utf8))
+            #expect(metadata.objectValue.map { Set($0.keys) } == [
+                "actor", "request_id", "correlation_id", "causation_id", "client_address", "user_agent", "client_mutation_id",
+            ])
+            #expect(metadata["actor"] == "tech-7")
+            #expect(metadata["user_agent"] == "RoboscopeApp/3.2")
+            if rows.string(row, 0) == "marker.created" {
+                #expect(metadata["causation_id"] == .null)
+                created = rows.string(row, 1)
+            } else {
+                #expect(metadata["causation_id"] == created.map(JSONValue.string), "details name their marker's creation")
+            }
+        }
+    }
 }

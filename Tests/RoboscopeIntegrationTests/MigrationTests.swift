@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Testing
 import RoboscopeDomain
-import RoboscopePostgres
+@testable import RoboscopePostgres
 
 /// Schema upgrades: a database migrated with the files released before functions moved
 /// to schema/functions (Fixtures/schema-0011) upgrades in place, and an applied
@@ -25,6 +25,13 @@ import RoboscopePostgres
         }
     }
 
+    /// An append as that release's service made it: its function takes metadata only on each event.
+    static func appendAsReleased(_ batch: AppendBatch, on connection: PGConnection) throws {
+        var document = BatchDocument(batch: batch, claim: nil, answer: nil)
+        document.metadataOnEveryEvent = true
+        _ = try EventStore.append(StorageJSON.encodeString(document), on: connection)
+    }
+
     static func context(_ seconds: Int64) -> CommandContext {
         CommandContext(now: Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000 + seconds * 1_000_000),
                        provenance: Provenance(actor: "upgrade", requestID: "r\(seconds)"))
@@ -42,21 +49,21 @@ import RoboscopePostgres
         try Self.migrateAsReleased(connection)
         // A history written by that release's append: two sessions, markers, a delete.
         let (space, spaceBatch) = try SpaceCommands.create(FieldReader(["key": "hull", "name": "Hull"]), Self.context(0))
-        _ = try EventStore.append(spaceBatch, on: connection)
+        try Self.appendAsReleased(spaceBatch, on: connection)
         var sessions: [WorkSession] = []
         for index in 0..<2 {
             let (session, batch) = try WorkSessionCommands.create(FieldReader([:]), space: space, Self.context(Int64(1 + index)))
-            _ = try EventStore.append(batch, on: connection)
+            try Self.appendAsReleased(batch, on: connection)
             sessions.append(session)
         }
         var markers: [MarkerWithDetails] = []
         for index in 0..<6 {
             let body = FieldReader(["p1": [0, 0, 0], "p2": [2, 0, 0], "p3": [2, 0, .integer(Int64(index))], "p4": [0, 0, 4]])
             let (marker, batch) = try MarkerCommands.create(body, session: sessions[index % 2], Self.context(Int64(10 + index)))
-            _ = try EventStore.append(batch, on: connection)
+            try Self.appendAsReleased(batch, on: connection)
             markers.append(marker)
         }
-        _ = try EventStore.append(
+        try Self.appendAsReleased(
             try MarkerCommands.delete(markers[0], session: sessions[0], expectedVersion: nil, Self.context(20)), on: connection
         )
 

@@ -8,8 +8,10 @@
 --         "lock_check": {"work_session_id": "<id>", "token_sha256": "<hex>" | null},  (optional)
 --         "idempotency": {"actor", "key", "fingerprint", "status", "body"},  (optional; without
 --                        status and body the caller stores the answer in the same transaction)
+--         "metadata": {...},  (optional: what every event's metadata holds unless it says otherwise)
 --         "events": [{"event_id", "stream_type", "stream_id",
---                     "expected_version": null | 0 | n, "type", "data", "metadata"}, ...]}
+--                     "expected_version": null | 0 | n, "type", "data",
+--                     "metadata": {...} (optional: the members that differ from the batch's)}, ...]}
 -- expected_version null appends at any version, 0 requires a new stream.
 --
 -- Order (docs/ordering.md): every lock is taken before the first write, in one global
@@ -272,7 +274,7 @@ BEGIN
         FROM (
             SELECT i.ordinality, (i.item->>'event_id')::uuid AS event_id, i.item->>'stream_type' AS stream_type,
                    (i.item->>'stream_id')::uuid AS stream_id, next_versions[i.ordinality] AS stream_version,
-                   i.item->>'type' AS type, i.item->'data' AS data, i.item->'metadata' AS metadata,
+                   i.item->>'type' AS type, i.item->'data' AS data, coalesce(batch->'metadata', '{}') || coalesce(i.item->'metadata', '{}') AS metadata,
                    clock_timestamp() AS recorded_at,
                    row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) > 1
                        AS follows_in_batch

@@ -6,6 +6,9 @@ struct BatchDocument: JSONWritable {
     let claim: IdempotencyClaim?
     /// Stored with the claim; without one the caller stores it in the same transaction.
     let answer: StoredAnswer?
+    /// Metadata on every event, as appends before the batch-level `metadata` took it
+    /// (what a database of that release must be given).
+    var metadataOnEveryEvent = false
 
     func writeJSON(to writer: inout JSONWriter) {
         writer.object { writer in
@@ -50,6 +53,20 @@ struct BatchDocument: JSONWritable {
                     }
                 }
             }
+            // A request's events share their metadata but for the event that caused each
+            // (a bulk's details name their marker's creation): written once for the batch,
+            // with each event's own `causation_id` where it differs, a bulk batch's
+            // document is a third smaller for the server to parse.
+            let base = metadataOnEveryEvent ? nil : batch.events.first.map(\.metadata).flatMap { first in
+                batch.events.allSatisfy { event in
+                    var metadata = event.metadata
+                    metadata.causationID = first.causationID
+                    return metadata == first
+                } ? first : nil
+            }
+            if let base {
+                writer.key("metadata"); writer.value(base)
+            }
             writer.key("events")
             writer.array(batch.events) { writer, event in
                 writer.object { writer in
@@ -64,7 +81,14 @@ struct BatchDocument: JSONWritable {
                     }
                     writer.key("type"); writer.value(event.type.rawValue)
                     writer.key("data"); writer.value(event.payload)
-                    writer.key("metadata"); writer.value(event.metadata)
+                    if let base {
+                        if event.metadata.causationID != base.causationID {
+                            writer.key("metadata")
+                            writer.object { $0.key("causation_id"); $0.value(event.metadata.causationID?.description) }
+                        }
+                    } else {
+                        writer.key("metadata"); writer.value(event.metadata)
+                    }
                 }
             }
         }
