@@ -11,9 +11,9 @@ import Synchronization
 /// Work is queued; the thread that became free last runs it on its connection, so that
 /// work one request after another stays on one warm connection (its prepared statements,
 /// its server-side caches) instead of going round every connection and pinging the ones
-/// idle for too long. A broken
-/// connection is dropped and made again for the next job; while the server is down,
-/// jobs fail at once with the last connect error instead of each waiting for a timeout.
+/// idle for too long. A broken connection is dropped and made again for the next job;
+/// while the server is down, jobs fail at once with the last connect error instead of
+/// each waiting for a timeout.
 ///
 /// The threads start in `run`, or with the first job when nothing runs the pool (a
 /// one-shot command such as `replay`, which stops it with `shutdownBlocking`). In `serve`

@@ -109,6 +109,13 @@ import RoboscopePostgres
             WHERE stream_id IN ($1::uuid, $2::uuid)
             """, [fresh, stored])
         #expect(versions.string(0, 0) == "1,1,2,2,3,3", "the stored space's create, then the batch in its order")
+        // Each event's time is taken once, in the batch's order: a time cut never holds an
+        // event of the batch without the ones before it.
+        let backwards = try connection.query("""
+            SELECT count(*) FROM (SELECT recorded_at < lag(recorded_at) OVER (ORDER BY position) AS back
+                                  FROM eventlog.events) AS steps WHERE back
+            """)
+        #expect(backwards.int64(0, 0) == 0)
         let verified = try CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 0)
         #expect(verified.output.contains("intact"), "\(verified.output)")

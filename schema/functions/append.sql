@@ -38,6 +38,7 @@ DECLARE
     session_seqs bigint[];
     space_seqs bigint[];
     next_versions bigint[];
+    follows_in_batch boolean[];
     last_type text;
     actual_ids uuid[];
     positions bigint[];
@@ -193,12 +194,12 @@ BEGIN
                END + nth - 1 AS current_version
         FROM items
     )
-    SELECT array_agg(current_version + 1 ORDER BY ordinality),
+    SELECT array_agg(current_version + 1 ORDER BY ordinality), array_agg(nth > 1 ORDER BY ordinality),
            (array_agg(jsonb_build_object('stream_type', item->>'stream_type', 'stream_id', item->>'stream_id',
                                          'current_version', current_version, 'expected_version', expected)
                       ORDER BY ordinality)
                 FILTER (WHERE expected IS NOT NULL AND expected <> 0 AND expected <> current_version))[1]
-    INTO next_versions, mismatch FROM versioned;
+    INTO next_versions, follows_in_batch, mismatch FROM versioned;
     IF mismatch IS NOT NULL THEN
         RAISE EXCEPTION '%:% is at version %, expected %', mismatch->>'stream_type', mismatch->>'stream_id',
             mismatch->>'current_version', mismatch->>'expected_version'
@@ -255,14 +256,14 @@ BEGIN
     -- already stored (or it starts the stream): the chain trigger then does nothing for
     -- it (its WHEN clause). An event whose previous one is earlier in this batch is left
     -- to the trigger, which sees the rows this INSERT wrote before it. The time is taken
-    -- once per event for both the column and its hash: the window function keeps the
-    -- subquery from being merged into the INSERT, which would evaluate the volatile
-    -- clock_timestamp() once for each use.
+    -- once per event, in the batch's order, for both the column and its hash: OFFSET 0
+    -- keeps the subquery from being merged into the INSERT, which would evaluate the
+    -- volatile clock_timestamp() once for each use.
     WITH inserted AS (
         INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, recorded_at,
                                      hash, work_session_id, space_id, work_session_seq, space_seq)
         SELECT n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at,
-               CASE WHEN NOT n.follows_in_batch THEN eventlog.event_digest(
+               CASE WHEN NOT follows_in_batch[n.ordinality] THEN eventlog.event_digest(
                    CASE WHEN n.stream_version > 1 THEN
                        (SELECT e.hash FROM eventlog.events e
                         WHERE e.stream_type = n.stream_type AND e.stream_id = n.stream_id
@@ -274,11 +275,11 @@ BEGIN
         FROM (
             SELECT i.ordinality, (i.item->>'event_id')::uuid AS event_id, i.item->>'stream_type' AS stream_type,
                    (i.item->>'stream_id')::uuid AS stream_id, next_versions[i.ordinality] AS stream_version,
-                   i.item->>'type' AS type, i.item->'data' AS data, coalesce(batch->'metadata', '{}') || coalesce(i.item->'metadata', '{}') AS metadata,
-                   clock_timestamp() AS recorded_at,
-                   row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) > 1
-                       AS follows_in_batch
+                   i.item->>'type' AS type, i.item->'data' AS data,
+                   coalesce(batch->'metadata', '{}') || coalesce(i.item->'metadata', '{}') AS metadata,
+                   clock_timestamp() AS recorded_at
             FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+            OFFSET 0
         ) AS n
         ORDER BY n.ordinality
         RETURNING position, stream_version
