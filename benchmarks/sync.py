@@ -12,7 +12,7 @@
 
 Writes JSON and prints a table. Started by deploy/local/bench (`sync`).
 """
-import argparse, http.client, json, os, random, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, http.client, json, os, random, re, statistics, subprocess, sys, tempfile, time
 
 from write_path import fresh_database, free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
 
@@ -153,32 +153,32 @@ def near(binary, admin_url, markers, queries, range_m):
         points = [(rng.uniform(-100, 100), rng.uniform(0, 600)) for _ in range(queries)]
         api_ms, sql_ms, found = [], [], []
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        folder = tempfile.mkdtemp()
-        # The same SQL the service runs, through pgbench (prepared), latencies logged per query.
-        script = os.path.join(folder, "near.sql")
-        with open(script, "w") as f:
-            f.write("\\set x random(-100, 100)\n\\set z random(0, 600)\n"
-                    f"{marker_select()} "
-                    f"WHERE m.space_id = '{space['id']}' AND m.center <@ circle(point(:x, :z), {range_m}) "
-                    "ORDER BY m.center <-> point(:x, :z) LIMIT 10001;\n")
-        # Rounds alternate the API and the SQL, so that both see the same state of the machine.
-        rounds = 5
-        for round in range(rounds):
-            for x, z in points[round::rounds]:
-                started = time.perf_counter()
-                connection.request("GET", f"/api/v1/markers?space_id={space['id']}&near={x:.3f},{z:.3f}&range={range_m}")
-                reply = connection.getresponse()
-                body = reply.read()
-                api_ms.append((time.perf_counter() - started) * 1000)
-                assert reply.status == 200
-                found.append(len(json.loads(body)))
-            prefix = os.path.join(folder, f"log{round}")
-            subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", "1", "-t", str(len(points[round::rounds])), "-f",
-                            script, "-l", "--log-prefix", prefix, url], check=True, capture_output=True, cwd=folder)
-            log = [name for name in os.listdir(folder) if name.startswith(f"log{round}.")][0]
-            sql_ms += [int(line.split()[2]) / 1000 for line in open(os.path.join(folder, log))]
+        with tempfile.TemporaryDirectory() as folder:
+            # The same SQL the service runs, through pgbench (prepared), latencies logged per query.
+            script = os.path.join(folder, "near.sql")
+            with open(script, "w") as f:
+                f.write("\\set x random(-100, 100)\n\\set z random(0, 600)\n"
+                        f"{marker_select()} "
+                        f"WHERE m.space_id = '{space['id']}' AND m.center <@ circle(point(:x, :z), {range_m}) "
+                        "ORDER BY m.center <-> point(:x, :z) LIMIT 10001;\n")
+            # Rounds alternate the API and the SQL, so that both see the same state of the machine.
+            rounds = 5
+            for round in range(rounds):
+                share = points[round::rounds]
+                for x, z in share:
+                    started = time.perf_counter()
+                    connection.request("GET", f"/api/v1/markers?space_id={space['id']}&near={x:.3f},{z:.3f}&range={range_m}")
+                    reply = connection.getresponse()
+                    body = reply.read()
+                    api_ms.append((time.perf_counter() - started) * 1000)
+                    assert reply.status == 200
+                    found.append(len(json.loads(body)))
+                prefix = os.path.join(folder, f"log{round}")
+                subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", "1", "-t", str(len(share)), "-f", script, "-l",
+                                "--log-prefix", prefix, url], check=True, capture_output=True, cwd=folder)
+                log = [name for name in os.listdir(folder) if name.startswith(f"log{round}.")][0]
+                sql_ms += [int(line.split()[2]) / 1000 for line in open(os.path.join(folder, log))]
         connection.close()
-        shutil.rmtree(folder)
         plan = psql(url, "EXPLAIN SELECT m.id FROM markers m WHERE m.space_id = "
                     f"'{space['id']}' AND m.center <@ circle(point(0, 300), {range_m}) ORDER BY m.center <-> point(0, 300)")
         return {"markers": markers, "queries": queries, "range_m": range_m, "found_median": statistics.median(found),
