@@ -19,9 +19,9 @@ from write_path import fresh_database, free_port, machine, percentile, post_mark
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def serve(binary, url, schema=None):
+def serve(binary, url, schema=None, extra=()):
     arguments = [binary, "serve", "--database-url", url, "--host", "127.0.0.1", "--log-level", "error",
-                 "--db-pool-size", "32", "--role", "api"]
+                 "--db-pool-size", "32", "--role", "api", *extra]
     if schema:
         arguments += ["--schema-dir", schema]
     port = free_port()
@@ -71,62 +71,104 @@ def paged_sql(url, session, pages):
                     f"SELECT * FROM eventlog.delivery_rows WHERE work_session_id = '{session}' AND position > :since "
                     "ORDER BY position LIMIT 1001;\nCOMMIT;\n")
         output = subprocess.run(["pgbench", "-n", "-t", str(pages), "-f", script, url],
-                                check=True, capture_output=True, text=True).stdout
+                                check=True, capture_output=True, text=True, env=WITHOUT_JIT).stdout
     tps = float(next(line for line in output.splitlines() if line.startswith("tps")).split()[2])
     return tps * 1000
 
 
+# The ceilings run without JIT: once the statistics know the topic, the planner's estimate for a whole topic
+# (COPY) passes jit_above_cost, and compiling then takes 0.3 s of a 0.75 s read. The service's pages stay
+# far below that cost; the ceiling should be Postgres at its best.
+WITHOUT_JIT = {**os.environ, "PGOPTIONS": "-c jit=off"}
+
+
+def page_through(port, topic, parse=True):
+    """A client catching up: `GET /changes` from 0, page after page, on one kept-alive connection (as a client
+    holds one). Returns (events, seconds exchanging, seconds parsing). The server's part is each request until
+    its whole answer is in; the client's JSON parse is timed apart (a slow parser here would otherwise be the
+    figure), and it is also the time a client spends on a page before asking for the next. Without `parse`, the
+    client asks for the next page at once (it reads only the page's tail), and the server has no time to read
+    ahead in but the answer's own transfer."""
+    since, read, exchanging, parsing = 0, 0, 0.0, 0.0
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    while True:
+        started = time.perf_counter()
+        connection.request("GET", f"/api/v1/changes?topic={topic}&since={since}&limit=1000")
+        reply = connection.getresponse()
+        body = reply.read()
+        exchanged = time.perf_counter()
+        assert reply.status == 200
+        if parse:
+            page = json.loads(body)
+            count, since, more = len(page["data"]), page["next_since"], page["has_more"]
+        else:
+            tail = re.search(rb'"next_since":(\d+),"has_more":(true|false)}$', body)
+            count, since, more = body.count(b'"op":"event"'), int(tail.group(1)), tail.group(2) == b"true"
+        exchanging += exchanged - started
+        parsing += time.perf_counter() - exchanged
+        read += count
+        if not more:
+            break
+    connection.close()
+    return read, exchanging, parsing
+
+
 def catch_up(binary, admin_url, events, repeat):
+    """The changes feed paged from 0 over a topic of `events` events, by two servers on one database: one
+    reading every page when asked (`--changes-read-ahead 0`), one reading the next page while the client
+    takes in the last (the default), in alternating rounds with COPY and pgbench serving the same rows."""
     url = fresh_database(admin_url, "roboscope_bench_sync_feed")
-    server, port = serve(binary, url)
+    server, port = serve(binary, url, extra=["--changes-read-ahead", "0"])
+    ahead, ahead_port = serve(binary, url)
     try:
         _, space = request(port, "POST", "/api/v1/spaces", {"key": "feed", "name": "feed"})
         _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
         fill(port, session["id"], events // 2)  # a marker and its details: two events each
+        psql(url, "VACUUM ANALYZE")
         topic = f"work_session:{session['id']}"
         total = int(psql(url, f"SELECT count(*) FROM eventlog.events WHERE work_session_id = '{session['id']}'"))
-        feed_rates, copy_rates, raw_rates = [], [], []
         query = (f"SELECT * FROM eventlog.delivery_rows WHERE work_session_id = '{session['id']}' ORDER BY position")
-        parse_seconds, paged_rates = [], []
+        feed_rates, ahead_rates, copy_rates, raw_rates, paged_rates = [], [], [], [], []
+        parse_seconds, cold_wall, ahead_wall, eager_rates, eager_ahead_rates = [], [], [], [], []
         for _ in range(repeat):
-            since, read, exchanging, parsing = 0, 0, 0.0, 0.0
-            # One kept-alive connection, as a client catching up holds one. The server's
-            # part is each request until its whole answer is in; the client's JSON parse
-            # is timed apart (a slow parser here would otherwise be the figure).
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            while True:
-                started = time.perf_counter()
-                connection.request("GET", f"/api/v1/changes?topic={topic}&since={since}&limit=1000")
-                reply = connection.getresponse()
-                body = reply.read()
-                exchanged = time.perf_counter()
-                page = json.loads(body)
-                exchanging += exchanged - started
-                parsing += time.perf_counter() - exchanged
-                assert reply.status == 200
-                read += len(page["data"])
-                since = page["next_since"]
-                if not page["has_more"]:
-                    break
-            connection.close()
+            read, exchanging, parsing = page_through(port, topic)
             assert read == total, (read, total)
             feed_rates.append(total / exchanging)
             parse_seconds.append(parsing)
+            cold_wall.append(total / (exchanging + parsing))
+            read, exchanging, parsing = page_through(ahead_port, topic)
+            assert read == total, (read, total)
+            ahead_rates.append(total / exchanging)
+            ahead_wall.append(total / (exchanging + parsing))
+            for rates, client_port in ((eager_rates, port), (eager_ahead_rates, ahead_port)):
+                read, exchanging, _ = page_through(client_port, topic, parse=False)
+                assert read == total, (read, total)
+                rates.append(total / exchanging)
             with open(os.devnull, "w") as sink:
-                copy_rates.append(total / timed(["psql", url, "-qAtc", f"COPY ({query}) TO STDOUT"], stdout=sink))
+                copy_rates.append(total / timed(["psql", url, "-qAtc", f"COPY ({query}) TO STDOUT"], stdout=sink,
+                                                env=WITHOUT_JIT))
                 raw_rates.append(total / timed(["psql", url, "-qAtc", "COPY (SELECT * FROM eventlog.events WHERE "
                                                 f"work_session_id = '{session['id']}' ORDER BY position) TO STDOUT"],
-                                               stdout=sink))
+                                               stdout=sink, env=WITHOUT_JIT))
             paged_rates.append(paged_sql(url, session["id"], pages=50))
-        return {"events": total, "feed_events_per_second": spread(feed_rates),
+        return {"events": total, "rounds": repeat, "feed_events_per_second": spread(feed_rates),
+                "read_ahead_events_per_second": spread(ahead_rates),
                 "client_json_parse_seconds": spread(parse_seconds),
+                "with_client_parse_events_per_second": spread(cold_wall),
+                "read_ahead_with_client_parse_events_per_second": spread(ahead_wall),
                 "paged_sql_events_per_second": spread(paged_rates),
                 "ratio_to_paged_sql": spread([f / p for f, p in zip(feed_rates, paged_rates)]),
                 "copy_same_rows_per_second": spread(copy_rates), "copy_event_rows_per_second": spread(raw_rates),
-                "ratio_to_copy": spread([f / c for f, c in zip(feed_rates, copy_rates)])}
+                "ratio_to_copy": spread([f / c for f, c in zip(feed_rates, copy_rates)]),
+                "read_ahead_ratio_to_copy": spread([f / c for f, c in zip(ahead_rates, copy_rates)]),
+                "read_ahead_speedup_with_client_parse": spread([a / c for a, c in zip(ahead_wall, cold_wall)]),
+                "eager_client_events_per_second": spread(eager_rates),
+                "eager_client_read_ahead_events_per_second": spread(eager_ahead_rates),
+                "eager_client_read_ahead_ratio_to_copy": spread([f / c for f, c in zip(eager_ahead_rates, copy_rates)])}
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for process in (server, ahead):
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def marker_select():
@@ -259,6 +301,13 @@ def main():
               f"COPY of the bare event rows {fmt(c['copy_event_rows_per_second'])}/s; the same pages served by Postgres "
               f"{fmt(c['paged_sql_events_per_second'])}/s (feed / that {fmt(c['ratio_to_paged_sql'], '.2f')}); "
               f"the client's JSON parse {fmt(c['client_json_parse_seconds'], '.2f')} s")
+        print(f"  reading ahead: feed {fmt(c['read_ahead_events_per_second'])}/s, ratio to COPY "
+              f"{fmt(c['read_ahead_ratio_to_copy'], '.2f')}; with the client's parse {fmt(c['with_client_parse_events_per_second'])}/s "
+              f"without, {fmt(c['read_ahead_with_client_parse_events_per_second'])}/s with "
+              f"(x{fmt(c['read_ahead_speedup_with_client_parse'], '.2f')})")
+        print(f"  a client that asks for each page at once: {fmt(c['eager_client_events_per_second'])}/s without reading "
+              f"ahead, {fmt(c['eager_client_read_ahead_events_per_second'])}/s with (ratio to COPY "
+              f"{fmt(c['eager_client_read_ahead_ratio_to_copy'], '.2f')})")
     if "near" in result:
         n = result["near"]
         print(f"near on {n['markers']:,} markers (range {n['range_m']} m, {n['found_median']:.0f} found): API p50 "

@@ -49,6 +49,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
     @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
     @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help) var idempotencyRetentionFlag: Int?
+    @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
 
     func limits() throws -> HTTPLimits {
         HTTPLimits(
@@ -70,6 +71,7 @@ struct Serve: AsyncParsableCommand {
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
     func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
     func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
+    func changesReadAhead() throws -> Int { try Settings.changesReadAhead.value(changesReadAheadFlag) }
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
@@ -91,6 +93,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
+        guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
         }
@@ -140,6 +143,7 @@ struct Serve: AsyncParsableCommand {
         let port = try httpPort()
         if role.runsAPI {
             api.changes = changes
+            api.changesReadAhead = ChangesReadAhead(capacity: try changesReadAhead())
             let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
             // Listed before the API server: they stop after its last request.
             services.append(BackgroundThread(start: { notifier.start() }, stop: { await notifier.stop() }))

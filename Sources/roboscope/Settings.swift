@@ -140,6 +140,8 @@ enum Settings {
                                                   shown: "`./console`, else next to the executable", "the investigations console's files")
     static let idempotencyRetention = Setting<Int>("idempotency-retention", env: "ROBOSCOPE_IDEMPOTENCY_RETENTION", default: 86_400,
                                                    "seconds the answer of a write with an `Idempotency-Key` is kept for retries; the api role purges older ones every half retention (at most hourly)")
+    static let changesReadAhead = Setting<Int>("changes-read-ahead", env: "ROBOSCOPE_CHANGES_READ_AHEAD", default: 16,
+                                               "pages of the changes feed read ahead for clients catching up, kept in memory (up to about 1 MB each; 0: none)")
     static let authJWTSecret = Setting<String>("auth-jwt-secret", env: "ROBOSCOPE_AUTH_JWT_SECRET", default: nil,
                                                "HS256 secret, 32 bytes at least ([authentication](#authentication))")
     static let authTokensFile = Setting<String>("auth-tokens-file", env: "ROBOSCOPE_AUTH_TOKENS_FILE", default: nil, "static API tokens file")
@@ -170,7 +172,7 @@ enum Settings {
         SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(consoleDirectory),
-        SettingRow(idempotencyRetention), SettingRow(authJWTSecret), SettingRow(authTokensFile),
+        SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
         SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),

@@ -16,6 +16,8 @@ public struct APIServices: Sendable {
     let sessionLocks: SessionLocks
     /// Wakes long polls of the changes feed when events are appended.
     public var changes: ChangeSignal?
+    /// The changes feed's pages read ahead for clients catching up (none by default).
+    public var changesReadAhead = ChangesReadAhead(capacity: 0)
     /// What `GET /realtime` answers.
     public var realtime = RealtimeSettings()
     /// The investigations console's files (`GET /console`); nil serves none.
