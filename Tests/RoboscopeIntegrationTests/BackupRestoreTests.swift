@@ -10,7 +10,7 @@ import RoboscopePostgres
     /// A source database with some history, including refused writes (aborted inserts
     /// leave the table's physical order different from position order).
     static func source() async throws -> (url: String, session: String, markers: JSONValue) {
-        let url = try TestDatabase.fresh("backup_source")
+        let url = try await TestDatabase.fresh("backup_source")
         let server = try await ServerProcess(databaseURL: url)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
@@ -37,7 +37,7 @@ import RoboscopePostgres
         let file = try Self.dump(sourceURL)
         defer { try? FileManager.default.removeItem(at: file) }
 
-        let target = try TestDatabase.fresh("backup_target")
+        let target = try await TestDatabase.fresh("backup_target")
         let restored = try CommandRunner.script("deploy/backup/restore-events", [target, file.path])
         #expect(restored.status == 0, "\(restored.output)")
         #expect(try CommandRunner.roboscope(["rebuild", "--database-url", target]).status == 0)
@@ -85,7 +85,7 @@ import RoboscopePostgres
         lines[index] = lines[index].replacingOccurrences(of: "moved", with: "MOVED")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
 
-        let target = try TestDatabase.fresh("backup_tampered")
+        let target = try await TestDatabase.fresh("backup_tampered")
         #expect(try CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status == 0)
         let chain = try CommandRunner.roboscope(["verify", "--chain", "--database-url", target])
         #expect(chain.status != 0)

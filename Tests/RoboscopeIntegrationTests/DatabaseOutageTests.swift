@@ -5,7 +5,7 @@ import RoboscopeDomain
 /// Postgres goes away under a running service and comes back.
 @Suite(.serialized) struct DatabaseOutageTests {
     @Test func outageGives503ThenRecoversWithoutARestart() async throws {
-        let (url, proxy) = try TCPProxy.freshDatabase("outage")
+        let (url, proxy) = try await TCPProxy.freshDatabase("outage")
         let server = try await ServerProcess(databaseURL: url)
         let client = server.client
         let fixtures = Fixtures(client: client)
@@ -45,7 +45,7 @@ import RoboscopeDomain
     }
 
     @Test func sigtermStopsCleanly() async throws {
-        let server = try await ServerProcess(databaseURL: try TestDatabase.fresh("sigterm"))
+        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("sigterm"))
         _ = try await Fixtures(client: server.client).space()
         #expect(server.terminate() == 0)
     }

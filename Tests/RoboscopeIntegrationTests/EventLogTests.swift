@@ -8,8 +8,8 @@ import RoboscopePostgres
 @Suite(.serialized) struct EventLogTests {
     let databaseURL: String
 
-    init() throws {
-        databaseURL = try TestDatabase.fresh("eventlog")
+    init() async throws {
+        databaseURL = try await TestDatabase.fresh("eventlog")
     }
 
     static let provenance = EventMetadata(Provenance(actor: "test", requestID: "t"), causationID: nil)

@@ -20,7 +20,7 @@ import RoboscopeDomain
     }
 
     @Test func sigtermUnderLoadLosesNoAcknowledgedWrite() async throws {
-        let url = try TestDatabase.fresh("drain")
+        let url = try await TestDatabase.fresh("drain")
         let server = try await ServerProcess(databaseURL: url)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())

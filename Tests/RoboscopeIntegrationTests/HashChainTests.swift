@@ -8,7 +8,7 @@ import RoboscopePostgres
 @Suite(.serialized) struct HashChainTests {
     /// A database with a scripted history and no server left running.
     func history() async throws -> (url: String, connection: PGConnection) {
-        let url = try TestDatabase.fresh("chain")
+        let url = try await TestDatabase.fresh("chain")
         let server = try await ServerProcess(databaseURL: url)
         try await ProjectionTests.scriptedHistory(server.client)
         _ = server.terminate()
@@ -77,7 +77,7 @@ import RoboscopePostgres
     /// starts the stream), and leaves one that follows an earlier event of the same batch
     /// to the trigger: a batch mixing both chains as one event at a time would.
     @Test func aBatchThatStartsAStreamAndContinuesAStoredOneChainsEveryEvent() async throws {
-        let url = try TestDatabase.fresh("chain_batch")
+        let url = try await TestDatabase.fresh("chain_batch")
         let server = try await ServerProcess(databaseURL: url)
         let space = try await Fixtures(client: server.client).space()
         _ = server.terminate()

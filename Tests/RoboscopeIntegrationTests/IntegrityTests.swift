@@ -8,7 +8,7 @@ import RoboscopePostgres
 @Suite(.serialized) struct IntegrityTests {
     /// Two sessions in a space, markers moved in both.
     func history() async throws -> (ServerProcess, url: String, sessions: [JSONValue], space: JSONValue) {
-        let url = try TestDatabase.fresh("integrity")
+        let url = try await TestDatabase.fresh("integrity")
         let server = try await ServerProcess(databaseURL: url)
         let fixtures = Fixtures(client: server.client)
         let space = try await fixtures.space()

@@ -6,7 +6,7 @@ import Testing
 @Suite(.serialized) struct LoggingTests {
     @Test func jsonLinesWithTheRequestIDOnEachRequest() async throws {
         let server = try await ServerProcess(
-            databaseURL: try TestDatabase.fresh("logging"), extraArguments: ["--log-format", "json", "--log-level", "info"]
+            databaseURL: try await TestDatabase.fresh("logging"), extraArguments: ["--log-format", "json", "--log-level", "info"]
         )
         let reply = try await server.client.send("GET", "/api/v1/spaces", headers: ["X-Request-Id": "trace-json-1"])
         #expect(reply.header("X-Request-Id") == "trace-json-1")

@@ -13,7 +13,7 @@ import RoboscopeDomain
     }
 
     @Test func metricsMoveWithRequestsAppendsAndWebSockets() async throws {
-        let server = try await ServerProcess(databaseURL: try TestDatabase.fresh("metrics"))
+        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("metrics"))
         let before = try await server.client.get("/metrics")
         #expect(before.status == 200)
         #expect(before.header("Content-Type")?.hasPrefix("text/plain") == true)

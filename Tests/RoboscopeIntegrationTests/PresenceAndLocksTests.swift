@@ -236,7 +236,7 @@ import RoboscopePostgres
         try proxy.start()
         var viaProxy = redis
         viaProxy.port = proxy.port
-        let server = try await ServerProcess(databaseURL: try TestDatabase.fresh("redisoutage"), redisURL: viaProxy.string!)
+        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("redisoutage"), redisURL: viaProxy.string!)
         let client = server.client
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())

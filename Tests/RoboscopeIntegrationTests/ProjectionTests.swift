@@ -54,7 +54,7 @@ import RoboscopePostgres
     }
 
     @Test func rebuildReproducesTheLiveTablesExactly() async throws {
-        let url = try TestDatabase.fresh("rebuild")
+        let url = try await TestDatabase.fresh("rebuild")
         let server = try await ServerProcess(databaseURL: url)
         try await Self.scriptedHistory(server.client)
         let before = try Self.snapshot(url)
@@ -76,7 +76,7 @@ import RoboscopePostgres
     }
 
     @Test func verifyNamesEveryCorruptedRow() async throws {
-        let url = try TestDatabase.fresh("verify")
+        let url = try await TestDatabase.fresh("verify")
         let server = try await ServerProcess(databaseURL: url)
         try await Self.scriptedHistory(server.client)
         _ = server.terminate()

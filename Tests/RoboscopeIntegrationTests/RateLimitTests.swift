@@ -6,7 +6,7 @@ import RoboscopeDomain
 @Suite(.serialized) struct RateLimitTests {
     @Test func pastTheBurstRequestsAre429UntilTokensRefill() async throws {
         let server = try await ServerProcess(
-            databaseURL: try TestDatabase.fresh("ratelimit"), extraArguments: ["--rate-limit", "0.2", "--rate-burst", "3"]
+            databaseURL: try await TestDatabase.fresh("ratelimit"), extraArguments: ["--rate-limit", "0.2", "--rate-burst", "3"]
         )
         var statuses: [Int] = []
         var refused: HTTPClient.Reply?

@@ -5,8 +5,8 @@ import RoboscopeDomain
 /// A stored row that does not hold what its column must throws, naming the source,
 /// the column and the row; it never becomes a default (an epoch, an empty id, 0).
 @Suite struct RowReaderTests {
-    @Test func aCellThatIsNotWhatItsColumnMustHoldNamesItself() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("rowreader"))
+    @Test func aCellThatIsNotWhatItsColumnMustHoldNamesItself() async throws {
+        let connection = try TestDatabase.connect(try await TestDatabase.fresh("rowreader"))
         let result = try connection.query(
             "SELECT 'x'::text AS position, NULL::text AS type, 'not-a-uuid'::text AS stream_id, 7::bigint AS version"
         )
@@ -29,8 +29,8 @@ import RoboscopeDomain
         #expect(try cells.optionalInt64(1) == nil, "a null where one is allowed is nil, not 0")
     }
 
-    @Test func integersAreReadFromTheirDigitsAcrossTheWholeRange() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("rowints"))
+    @Test func integersAreReadFromTheirDigitsAcrossTheWholeRange() async throws {
+        let connection = try TestDatabase.connect(try await TestDatabase.fresh("rowints"))
         let result = try connection.query(
             "SELECT (-9223372036854775808)::bigint, 9223372036854775807::bigint, -5::bigint, 0::bigint, "
                 + "'9223372036854775808'::text, '-'::text, ''::text, '1e3'::text, '18446744073709551615'::text, "
@@ -48,8 +48,8 @@ import RoboscopeDomain
         #expect(throws: CorruptRow.self) { try cells.uint64(2) }
     }
 
-    @Test func typedBindsReachPostgresAsTheirOwnValues() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("binds"))
+    @Test func typedBindsReachPostgresAsTheirOwnValues() async throws {
+        let connection = try TestDatabase.connect(try await TestDatabase.fresh("binds"))
         let id = EntityID("0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!
         let result = try connection.query(
             "SELECT $1::bigint = 9007199254740993, $2::uuid = '0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11', $3::boolean, $4::float8 = 0.1, $5::text, $6::text IS NULL, $7::text",

@@ -38,8 +38,8 @@ import RoboscopeDomain
         return (0..<plan.rowCount).compactMap { plan.string($0, 0) }.joined(separator: "\n")
     }
 
-    @Test func aTopicPageWalksTheTopicsIndexWhateverTheStatisticsSay() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_plan"))
+    @Test func aTopicPageWalksTheTopicsIndexWhateverTheStatisticsSay() async throws {
+        let connection = try TestDatabase.connect(try await TestDatabase.fresh("topic_plan"))
         // 5,000 events of one session and its space, written after the table was last analyzed.
         try Self.insert(5000, session: Self.session, onSpaceTopic: true, on: connection)
         for (topic, index) in [(Topic(.workSession, Self.session), "events_work_session_idx"), (Topic(.space, Self.space), "events_space_topic_idx")] {
@@ -50,8 +50,8 @@ import RoboscopeDomain
         }
     }
 
-    @Test func aQuietTopicsPageAndHeadDoNotWalkTheRestOfTheLog() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_quiet"))
+    @Test func aQuietTopicsPageAndHeadDoNotWalkTheRestOfTheLog() async throws {
+        let connection = try TestDatabase.connect(try await TestDatabase.fresh("topic_quiet"))
         // A session that was busy, then quiet while another wrote 40,000 events; analyzed,
         // so the planner knows the quiet one for a fifth of the log.
         try Self.insert(10000, session: Self.session, onSpaceTopic: false, on: connection)
@@ -71,8 +71,8 @@ import RoboscopeDomain
         #expect(rows.map(\.cursor.position) == Array(9991...10000))
     }
 
-    @Test func aHeadWithinACursorIsTheTopicsLastEventAtOrBeforeIt() throws {
-        let connection = try TestDatabase.connect(try TestDatabase.fresh("topic_head_cursor"))
+    @Test func aHeadWithinACursorIsTheTopicsLastEventAtOrBeforeIt() async throws {
+        let connection = try TestDatabase.connect(try await TestDatabase.fresh("topic_head_cursor"))
         let topic = Topic(.workSession, Self.session)
         #expect(try DeliveryReader.head(of: topic, on: connection) == nil)
         try Self.insert(10, session: Self.session, onSpaceTopic: false, on: connection)

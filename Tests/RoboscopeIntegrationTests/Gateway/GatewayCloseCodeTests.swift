@@ -105,7 +105,7 @@ import WebSocketCodec
     }
 
     @Test func sigtermClosesEverySocketWith1001() async throws {
-        let server = try await ServerProcess(databaseURL: try TestDatabase.fresh("sigterm"))
+        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("sigterm"))
         let sockets = try (0..<3).map { _ in try WebSocketClient(port: server.wsPort) }
         // Make sure the server holds them open before the signal.
         for socket in sockets {

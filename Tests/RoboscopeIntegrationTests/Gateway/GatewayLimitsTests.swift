@@ -10,7 +10,7 @@ import Glibc
 @Suite(.serialized) struct GatewayLimitsTests {
     @Test func connectionAndSubscriptionLimitsAreEnforced() async throws {
         let server = try await ServerProcess(
-            databaseURL: try TestDatabase.fresh("wslimits"),
+            databaseURL: try await TestDatabase.fresh("wslimits"),
             extraArguments: ["--ws-max-connections-per-client", "2", "--ws-max-subscriptions", "2"]
         )
         let fixtures = Fixtures(client: server.client)
@@ -35,7 +35,7 @@ import Glibc
 
     @Test func aSlowReaderIsClosedWhileAFastOneKeepsReceiving() async throws {
         let server = try await ServerProcess(
-            databaseURL: try TestDatabase.fresh("wsslow"), extraArguments: ["--ws-max-buffered", "65536"]
+            databaseURL: try await TestDatabase.fresh("wsslow"), extraArguments: ["--ws-max-buffered", "65536"]
         )
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
@@ -94,7 +94,7 @@ import Glibc
         let server = try await ServerProcess(
             // 2 s leaves a loaded test machine time to answer; the live client has as long
             // again after each ping.
-            databaseURL: try TestDatabase.fresh("wsping"), extraArguments: ["--ws-ping-interval", "2"]
+            databaseURL: try await TestDatabase.fresh("wsping"), extraArguments: ["--ws-ping-interval", "2"]
         )
         let alive = try WebSocketClient(port: server.wsPort)
         let dead = try WebSocketClient(port: server.wsPort)

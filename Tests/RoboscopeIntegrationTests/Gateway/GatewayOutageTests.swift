@@ -6,7 +6,7 @@ import RoboscopeDomain
 /// refused meanwhile, then delivery resumes where it stopped, without a restart.
 @Suite(.serialized) struct GatewayOutageTests {
     @Test func subscribersKeepReceivingAfterAPostgresOutage() async throws {
-        let (url, proxy) = try TCPProxy.freshDatabase("wsoutage")
+        let (url, proxy) = try await TCPProxy.freshDatabase("wsoutage")
         let server = try await ServerProcess(databaseURL: url)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())

@@ -81,7 +81,7 @@ import RoboscopeDomain
     }
 
     @Test func twoGatewaysOnOneDatabaseBothDeliverEveryEvent() async throws {
-        let database = try TestDatabase.fresh("twogateways")
+        let database = try await TestDatabase.fresh("twogateways")
         let first = try await ServerProcess(databaseURL: database)
         let second = try await ServerProcess(databaseURL: database)
         let fixtures = Fixtures(client: first.client)
@@ -108,7 +108,7 @@ import RoboscopeDomain
     }
 
     @Test func apiAndGatewayRolesRunApart() async throws {
-        let database = try TestDatabase.fresh("roles")
+        let database = try await TestDatabase.fresh("roles")
         let api = try await ServerProcess(databaseURL: database, extraArguments: ["--role", "api"])
         let gateway = try await ServerProcess(databaseURL: database, extraArguments: ["--role", "gateway"])
         // The API process has no WebSocket port; the gateway process answers probes and scrapes only.

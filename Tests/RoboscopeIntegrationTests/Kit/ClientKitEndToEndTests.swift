@@ -29,7 +29,7 @@ import Glibc
     /// restarted and while Postgres is cut off and back; after its own restart it resumes
     /// from the cursor it kept.
     @Test func watchPrintsEveryEventOnceThroughCrashes() async throws {
-        let (databaseURL, proxy) = try TCPProxy.freshDatabase("kit_watch")
+        let (databaseURL, proxy) = try await TCPProxy.freshDatabase("kit_watch")
         var server = try await ServerProcess(databaseURL: databaseURL)
         let ports = (http: server.port, ws: server.wsPort)
         let client = Self.kit(server)
@@ -87,7 +87,7 @@ import Glibc
     /// `apply` started while the server is down finishes once it is up; a line that is
     /// not a mutation gets an error line and is not sent.
     @Test func applyStartedWhileTheServerIsDownFinishesOnceItIsUp() async throws {
-        let databaseURL = try TestDatabase.fresh("kit_apply_down")
+        let databaseURL = try await TestDatabase.fresh("kit_apply_down")
         let seed = try await ServerProcess(databaseURL: databaseURL)
         let session = try await Self.session(Self.kit(seed))
         let ports = (http: seed.port, ws: seed.wsPort)
@@ -114,7 +114,7 @@ import Glibc
     /// Killed (SIGKILL) mid-run and restarted with the same state and the same input, it
     /// applies nothing twice.
     @Test func applyKilledAndRestartedAppliesNothingTwice() async throws {
-        let databaseURL = try TestDatabase.fresh("kit_apply_kill")
+        let databaseURL = try await TestDatabase.fresh("kit_apply_kill")
         let server = try await ServerProcess(databaseURL: databaseURL)
         defer { _ = server.terminate() }
         let session = try await Self.session(Self.kit(server))
@@ -143,7 +143,7 @@ import Glibc
     /// Cancelling the task that awaits a long poll closes its connection: the server's
     /// count of waiting polls drops back while the poll had 20 s left.
     @Test func aCancelledCallClosesItsConnection() async throws {
-        let databaseURL = try TestDatabase.fresh("kit_cancel")
+        let databaseURL = try await TestDatabase.fresh("kit_cancel")
         let server = try await ServerProcess(databaseURL: databaseURL)
         defer { _ = server.terminate() }
         let client = Self.kit(server)

@@ -17,7 +17,7 @@ actor LazyServer {
         if starting == nil {
             let label = label, arguments = arguments
             starting = Task {
-                let url = try TestDatabase.fresh(label)
+                let url = try await TestDatabase.fresh(label)
                 return (try await ServerProcess(databaseURL: url, extraArguments: try arguments()), url)
             }
         }

@@ -10,7 +10,7 @@ actor SharedServer {
     func get() async throws -> (server: ServerProcess, databaseURL: String) {
         if starting == nil {
             starting = Task {
-                let databaseURL = try TestDatabase.fresh("contract")
+                let databaseURL = try await TestDatabase.fresh("contract")
                 return (try await ServerProcess(databaseURL: databaseURL), databaseURL)
             }
         }

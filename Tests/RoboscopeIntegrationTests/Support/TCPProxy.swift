@@ -69,8 +69,8 @@ final class TCPProxy: @unchecked Sendable {
 extension TCPProxy {
     /// A fresh database reached through a started proxy: the URL to give the server,
     /// and the proxy to cut and restore.
-    static func freshDatabase(_ label: String) throws -> (url: String, proxy: TCPProxy) {
-        let components = URLComponents(string: try TestDatabase.fresh(label))!
+    static func freshDatabase(_ label: String) async throws -> (url: String, proxy: TCPProxy) {
+        let components = URLComponents(string: try await TestDatabase.fresh(label))!
         let proxy = try TCPProxy(to: (components.host ?? "127.0.0.1", components.port ?? 5432))
         try proxy.start()
         var viaProxy = components

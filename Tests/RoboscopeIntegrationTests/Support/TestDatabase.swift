@@ -31,7 +31,20 @@ enum TestDatabase {
     }
 
     /// Creates a new database named after `label`, applies every migration, returns its URL.
-    static func fresh(_ label: String) throws -> String {
+    ///
+    /// On a thread of its own: creating and migrating takes a second or more while dozens
+    /// of suites do it at once, and done on the cooperative pool (two threads on two cores)
+    /// it left every other test's task waiting meanwhile. A test that advances a manual
+    /// clock a few dozen times then ran out of its time bound before it was scheduled.
+    static func fresh(_ label: String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try freshNow(label) })
+            }
+        }
+    }
+
+    private static func freshNow(_ label: String) throws -> String {
         BrokenPipes.ignored
         let name = "rbtest_\(label)_\(UInt32.random(in: 0...UInt32.max))".lowercased()
         let admin = try TestDatabase.connect(url(of: "postgres"))

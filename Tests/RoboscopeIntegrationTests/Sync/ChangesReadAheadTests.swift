@@ -78,7 +78,7 @@ import RoboscopeDomain
     }
 
     @Test func aServerReadsNothingAheadWhenToldNot() async throws {
-        let url = try TestDatabase.fresh("changes_no_read_ahead")
+        let url = try await TestDatabase.fresh("changes_no_read_ahead")
         let server = try await ServerProcess(databaseURL: url, extraArguments: ["--changes-read-ahead", "0"])
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())

@@ -198,7 +198,7 @@ import Glibc
     /// The process dies (SIGKILL) after the commit, before the client read an answer; the
     /// retry after the restart gets the original answer and one marker exists.
     @Test func aRetryAfterACrashGetsTheOriginalAnswer() async throws {
-        let url = try TestDatabase.fresh("idempotency_crash")
+        let url = try await TestDatabase.fresh("idempotency_crash")
         let server = try await ServerProcess(databaseURL: url)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
@@ -224,7 +224,7 @@ import Glibc
     }
 
     @Test func keysArePurgedAfterTheirRetention() async throws {
-        let url = try TestDatabase.fresh("idempotency_purge")
+        let url = try await TestDatabase.fresh("idempotency_purge")
         // Long enough to see the key stored on a loaded machine; the purge runs every 2 s.
         let server = try await ServerProcess(databaseURL: url, extraArguments: ["--idempotency-retention", "5"])
         defer { _ = server.terminate() }

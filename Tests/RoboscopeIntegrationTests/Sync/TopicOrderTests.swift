@@ -7,7 +7,7 @@ import RoboscopeDomain
 /// topic_seq 1, 2, 3, … without a jump, the same on two gateways and in the changes feed.
 @Suite struct TopicOrderTests {
     @Test func sixteenWritersGiveEveryTopicOneCheckableOrder() async throws {
-        let url = try TestDatabase.fresh("topic_order")
+        let url = try await TestDatabase.fresh("topic_order")
         let api = try await ServerProcess(databaseURL: url)
         let second = try await ServerProcess(databaseURL: url, extraArguments: ["--role", "gateway"])
         defer { _ = api.terminate(); _ = second.terminate() }
