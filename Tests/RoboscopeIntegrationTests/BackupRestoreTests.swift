@@ -21,32 +21,32 @@ import RoboscopePostgres
         #expect(try await server.client.delete("/api/v1/markers/\(ids[2])").status == 204)
         _ = try await server.client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 5])
         let markers = try await server.client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))").json
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
         return (url, Fixtures.id(session), markers)
     }
 
-    static func dump(_ url: String) throws -> URL {
+    static func dump(_ url: String) async throws -> URL {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID()).copy")
-        let dumped = try CommandRunner.script("deploy/backup/dump-events", [url, file.path])
+        let dumped = try await CommandRunner.script("deploy/backup/dump-events", [url, file.path])
         #expect(dumped.status == 0, "\(dumped.output)")
         return file
     }
 
     @Test func aRestoredLogServesTheSameStateAndCarriesOn() async throws {
         let (sourceURL, session, markers) = try await Self.source()
-        let file = try Self.dump(sourceURL)
+        let file = try await Self.dump(sourceURL)
         defer { try? FileManager.default.removeItem(at: file) }
 
         let target = try await TestDatabase.fresh("backup_target")
-        let restored = try CommandRunner.script("deploy/backup/restore-events", [target, file.path])
+        let restored = try await CommandRunner.script("deploy/backup/restore-events", [target, file.path])
         #expect(restored.status == 0, "\(restored.output)")
-        #expect(try CommandRunner.roboscope(["rebuild", "--database-url", target]).status == 0)
-        let chain = try CommandRunner.roboscope(["verify", "--chain", "--database-url", target])
+        #expect(try await CommandRunner.roboscope(["rebuild", "--database-url", target]).status == 0)
+        let chain = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", target])
         #expect(chain.status == 0 && chain.output.contains("intact"), "\(chain.output)")
-        let verify = try CommandRunner.roboscope(["verify", "--database-url", target])
+        let verify = try await CommandRunner.roboscope(["verify", "--database-url", target])
         #expect(verify.status == 0, "\(verify.output)")
         // A second restore into a non-empty log is refused.
-        #expect(try CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status != 0)
+        #expect(try await CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status != 0)
 
         let source = try TestDatabase.connect(sourceURL), copy = try TestDatabase.connect(target)
         let compare = "SELECT position, event_id, encode(hash, 'hex'), space_id, work_session_id FROM eventlog.events ORDER BY position"
@@ -73,12 +73,12 @@ import RoboscopePostgres
             positions.append(event["position"]?.int ?? -1)
         }
         #expect(positions == positions.sorted() && positions.count >= 10)
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 
     @Test func anEventEditedInTheBackupIsNamedAfterTheRestore() async throws {
         let (sourceURL, _, _) = try await Self.source()
-        let file = try Self.dump(sourceURL)
+        let file = try await Self.dump(sourceURL)
         defer { try? FileManager.default.removeItem(at: file) }
         var lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let index = try #require(lines.firstIndex { $0.contains("\tmarker.updated\t") })
@@ -86,8 +86,8 @@ import RoboscopePostgres
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
 
         let target = try await TestDatabase.fresh("backup_tampered")
-        #expect(try CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status == 0)
-        let chain = try CommandRunner.roboscope(["verify", "--chain", "--database-url", target])
+        #expect(try await CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status == 0)
+        let chain = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", target])
         #expect(chain.status != 0)
         #expect(chain.output.contains("broken link"), "\(chain.output)")
     }

@@ -40,13 +40,13 @@ import RoboscopeDomain
         #expect(recovered)
         #expect(try await client.get("/api/v1/spaces/\(Fixtures.id(space))").status == 200)
         _ = try await fixtures.space()
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
         proxy.stop()
     }
 
     @Test func sigtermStopsCleanly() async throws {
         let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("sigterm"))
         _ = try await Fixtures(client: server.client).space()
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 }

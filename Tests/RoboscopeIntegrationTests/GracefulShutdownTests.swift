@@ -51,7 +51,7 @@ import RoboscopeDomain
         let acknowledgedBeforeSignal = await outcomes.acknowledged.count
         kill(server.process.processIdentifier, SIGTERM)
         for writer in writers { await writer.value }
-        server.process.waitUntilExit()
+        _ = await server.process.exitStatus()
 
         #expect(server.process.terminationStatus == 0, "\(server.log().suffix(2000))")
         #expect(acknowledgedBeforeSignal > 0)

@@ -11,7 +11,7 @@ import RoboscopePostgres
         let url = try await TestDatabase.fresh("chain")
         let server = try await ServerProcess(databaseURL: url)
         try await ProjectionTests.scriptedHistory(server.client)
-        _ = server.terminate()
+        _ = await server.terminate()
         return (url, try TestDatabase.connect(url))
     }
 
@@ -28,7 +28,7 @@ import RoboscopePostgres
         let (url, connection) = try await history()
         let unchained = try connection.query("SELECT count(*) FROM eventlog.events WHERE hash IS NULL OR length(hash) <> 32")
         #expect(unchained.int64(0, 0) == 0)
-        let verified = try CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 0)
         #expect(verified.output.contains("intact"), "\(verified.output)")
     }
@@ -40,7 +40,7 @@ import RoboscopePostgres
             """).int64(0, 0)!
         try tamper(connection, "UPDATE eventlog.events SET data = jsonb_set(data, '{label}', '\"forged\"') WHERE position = $1",
                    [String(target)])
-        let verified = try CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 1)
         #expect(verified.output.contains("broken link at position \(target) "), "\(verified.output)")
         #expect(verified.output.contains("does not match"))
@@ -58,7 +58,7 @@ import RoboscopePostgres
         let (type, id) = (row.string(0, 0)!, row.string(0, 1)!)
         try tamper(connection, "DELETE FROM eventlog.events WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 2",
                    [type, id])
-        let verified = try CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 1)
         #expect(verified.output.contains("\(type):\(id) version 3"), "\(verified.output)")
         #expect(verified.output.contains("version 2 of the stream is missing"))
@@ -66,10 +66,10 @@ import RoboscopePostgres
 
     @Test func verifyChecksTheAuditTrailsRoutesToo() async throws {
         let (url, connection) = try await history()
-        #expect(try CommandRunner.roboscope(["verify", "--database-url", url]).status == 0)
+        #expect(try await CommandRunner.roboscope(["verify", "--database-url", url]).status == 0)
         let target = try connection.query("SELECT position FROM eventlog.events WHERE stream_type = 'marker' LIMIT 1").int64(0, 0)!
         try tamper(connection, "UPDATE eventlog.events SET work_session_id = gen_random_uuid() WHERE position = $1", [String(target)])
-        let verified = try CommandRunner.roboscope(["verify", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--database-url", url])
         #expect(verified.status == 1)
         #expect(verified.output.contains("eventlog.events (audit routes) \(target): work_session_id: live"), "\(verified.output)")
     }
@@ -80,7 +80,7 @@ import RoboscopePostgres
         let url = try await TestDatabase.fresh("chain_batch")
         let server = try await ServerProcess(databaseURL: url)
         let space = try await Fixtures(client: server.client).space()
-        _ = server.terminate()
+        _ = await server.terminate()
         let connection = try TestDatabase.connect(url)
         let stored = Fixtures.id(space)
         let fresh = UUID().uuidString.lowercased()
@@ -116,7 +116,7 @@ import RoboscopePostgres
                                   FROM eventlog.events) AS steps WHERE back
             """)
         #expect(backwards.int64(0, 0) == 0)
-        let verified = try CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 0)
         #expect(verified.output.contains("intact"), "\(verified.output)")
     }

@@ -42,7 +42,7 @@ import RoboscopePostgres
 
     @Test func anIntactSessionSpaceAndLog() async throws {
         let (server, url, sessions, space) = try await history()
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         let session = try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))")
         #expect(session.status == 200)
         #expect(session.json["intact"] == true)
@@ -63,7 +63,7 @@ import RoboscopePostgres
 
     @Test func anEditedEventIsNamedInItsScopeOnly() async throws {
         let (server, url, sessions, space) = try await history()
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         let (position, _, _) = try markerEvents(url, sessions[1])[1]
         try tamper(url, "UPDATE eventlog.events SET metadata = jsonb_set(metadata, '{actor}', '\"someone else\"') WHERE position = $1",
                    [String(position)])
@@ -78,7 +78,7 @@ import RoboscopePostgres
 
     @Test func aRemovedEventIsNamedAtTheNextOne() async throws {
         let (server, url, sessions, _) = try await history()
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         let events = try markerEvents(url, sessions[0])
         let (_, stream, _) = events[1]
         try tamper(url, "DELETE FROM eventlog.events WHERE stream_type = 'marker' AND stream_id = $1::uuid AND stream_version = 2", [stream])
@@ -91,7 +91,7 @@ import RoboscopePostgres
 
     @Test func badScopesAreRefused() async throws {
         let (server, _, sessions, space) = try await history()
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         #expect(try await server.client.get("/api/v1/integrity?work_session_id=nope").json["error"]?["field"] == "work_session_id")
         #expect(try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))&space_id=\(Fixtures.id(space))").status == 400)
         #expect(try await server.client.get("/api/v1/integrity?space_id=\(UUID().uuidString)").status == 404)

@@ -11,7 +11,7 @@ import Testing
         let reply = try await server.client.send("GET", "/api/v1/spaces", headers: ["X-Request-Id": "trace-json-1"])
         #expect(reply.header("X-Request-Id") == "trace-json-1")
         _ = try await server.client.get("/api/v1/markers/not-a-uuid")
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
 
         let lines = server.log().split(separator: "\n").filter { !$0.isEmpty }
         let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }

@@ -51,6 +51,6 @@ import RoboscopeDomain
             #expect(Self.value(after, "roboscope_pool_connect_failures_total", labels: "pool=\"\(pool)\"") == 0, "\(pool)")
         }
         _ = socket
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 }

@@ -65,7 +65,7 @@ import RoboscopePostgres
         try await eventually("four presence events published") { lines().count >= 4 }
         // redis-cli keeps reading a subscription through SIGTERM.
         kill(subscriber.processIdentifier, SIGKILL)
-        subscriber.waitUntilExit()
+        _ = await subscriber.exitStatus()
         output.fileHandleForReading.readabilityHandler = nil
         let events = lines()
         #expect(events.count == 4, "\(events)")
@@ -266,7 +266,7 @@ import RoboscopePostgres
         #expect(recovered)
         let acquired = try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 5])
         #expect(acquired.json["acquired"] == true, "\(acquired.status) \(acquired.json)")
-        _ = server.terminate()
+        _ = await server.terminate()
         proxy.stop()
     }
 }

@@ -62,24 +62,24 @@ import RoboscopePostgres
         let indexes = try Self.indexes(url)
         #expect(indexes.contains { $0.contains("markers_place_idx") })
 
-        let rebuilt = try CommandRunner.roboscope(["rebuild", "--database-url", url])
+        let rebuilt = try await CommandRunner.roboscope(["rebuild", "--database-url", url])
         #expect(rebuilt.status == 0, "\(rebuilt.output)")
         #expect(rebuilt.output.contains("rebuilt projections from"))
         #expect(try Self.snapshot(url) == before)
         // The fold drops the secondary indexes and builds them again: the same ones.
         #expect(try Self.indexes(url) == indexes)
 
-        let verified = try CommandRunner.roboscope(["verify", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--database-url", url])
         #expect(verified.status == 0, "\(verified.output)")
         #expect(verified.output.contains("projections match the log"))
-        _ = server.terminate()
+        _ = await server.terminate()
     }
 
     @Test func verifyNamesEveryCorruptedRow() async throws {
         let url = try await TestDatabase.fresh("verify")
         let server = try await ServerProcess(databaseURL: url)
         try await Self.scriptedHistory(server.client)
-        _ = server.terminate()
+        _ = await server.terminate()
 
         let connection = try TestDatabase.connect(url)
         let marker = try connection.query("SELECT id::text FROM markers ORDER BY id LIMIT 1").string(0, 0)!
@@ -92,15 +92,15 @@ import RoboscopePostgres
             VALUES ($1, 'stray', 'stray', '{}', true, 1, now(), now())
             """, [stray])
 
-        let verified = try CommandRunner.roboscope(["verify", "--database-url", url])
+        let verified = try await CommandRunner.roboscope(["verify", "--database-url", url])
         #expect(verified.status == 1)
         #expect(verified.output.contains("markers \(marker): label: live \"tampered\""), "\(verified.output)")
         #expect(verified.output.contains("marker_details \(details): missing from the live table"))
         #expect(verified.output.contains("spaces \(stray): in the live table but not in the log"))
         #expect(verified.output.contains("3 difference(s)"))
 
-        let repaired = try CommandRunner.roboscope(["rebuild", "--database-url", url])
+        let repaired = try await CommandRunner.roboscope(["rebuild", "--database-url", url])
         #expect(repaired.status == 0)
-        #expect(try CommandRunner.roboscope(["verify", "--database-url", url]).status == 0)
+        #expect(try await CommandRunner.roboscope(["verify", "--database-url", url]).status == 0)
     }
 }

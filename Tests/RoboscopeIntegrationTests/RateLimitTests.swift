@@ -27,6 +27,6 @@ import RoboscopeDomain
         try await eventually("a token refills", within: Double(wait) + 10) {
             try await server.client.get("/api/v1/spaces").status == 200
         }
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
     }
 }

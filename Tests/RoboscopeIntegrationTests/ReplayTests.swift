@@ -20,7 +20,7 @@ import RoboscopeDomain
         _ = try await client.put("/api/v1/markers/\(Fixtures.id(second))/details", ["custom_props": ["ok": true]])
         let sessionID = Fixtures.id(session)
 
-        let replayed = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
+        let replayed = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
                                                     "--work-session", sessionID])
         #expect(replayed.status == 0, "\(replayed.output)")
         let state = try JSONParser.parse(Array(replayed.output.utf8))
@@ -28,19 +28,19 @@ import RoboscopeDomain
         #expect(entry?["work_session"] == (try await client.get("/api/v1/work-sessions/\(sessionID)").json))
         #expect(entry?["markers"] == (try await client.get("/api/v1/markers?work_session_id=\(sessionID)").json))
 
-        let then = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", String(earlier),
+        let then = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", String(earlier),
                                                 "--space", Fixtures.id(space)])
         let spaces = try JSONParser.parse(Array(then.output.utf8))["spaces"]
         #expect(spaces?[0]?["space"] == space)
         #expect(spaces?[0]?["work_sessions"]?[0]?["markers"] == [first])
 
-        let table = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
+        let table = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
                                                  "--work-session", sessionID, "--format", "table"])
         #expect(table.output.contains("marker \(Fixtures.id(first))  one, moved  v2"), "\(table.output)")
 
-        let missing = try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "0", "--work-session", sessionID])
+        let missing = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "0", "--work-session", sessionID])
         #expect(missing.status == 1)
         #expect(missing.output.contains("did not exist yet"))
-        #expect(try CommandRunner.roboscope(["replay", "--database-url", url, "--until", "soon"]).status != 0)
+        #expect(try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "soon"]).status != 0)
     }
 }

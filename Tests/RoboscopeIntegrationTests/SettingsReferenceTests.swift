@@ -4,8 +4,8 @@ import Testing
 /// docs/operations.md's configuration reference is what `roboscope settings` prints from
 /// the declarations the flags are parsed with.
 @Suite struct SettingsReferenceTests {
-    @Test func theReferenceIsTheDeclaredSettings() throws {
-        let printed = try CommandRunner.roboscope(["settings"])
+    @Test func theReferenceIsTheDeclaredSettings() async throws {
+        let printed = try await CommandRunner.roboscope(["settings"])
         #expect(printed.status == 0)
         let operations = try String(contentsOf: TestDatabase.repositoryRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         guard let begin = operations.range(of: "<!-- settings:begin"), let end = operations.range(of: "<!-- settings:end -->") else {

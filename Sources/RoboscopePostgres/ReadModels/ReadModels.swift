@@ -164,8 +164,18 @@ public struct ReadModels: Sendable {
         if let after = filter.page.after, let createdAt = try createdAt(of: after, .marker, on: connection) {
             conditions.append("(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after))::uuid)")
         }
-        let sql = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(filter.page.limit))"
-        return try markerRows(sql, parameters, on: connection)
+        let filtered = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(filter.page.limit))"
+        // A box on the floor plan is sorted, every match first (no index gives its order:
+        // a work session's list comes from its index, and `near` from the place index's
+        // nearest-first walk, both stopping at the limit). So a box chooses its page by the
+        // keys and the row address (`ctid`) alone, then fetches and renders only the page's
+        // rows by address, in the statement's one snapshot. Sorting every match with its
+        // rendered columns and details took a box of 30,000 markers 470-520 ms for a page
+        // of 10,000 through the API, 290-300 ms so (benchmarks/analysis.md). A space's list
+        // without a box was measured no faster this way (328 against 359 ms), and is left.
+        guard case .box? = filter.place else { return try markerRows(filtered, parameters, on: connection) }
+        return try markerRows("JOIN (SELECT m.ctid AS row FROM markers m \(filtered)) AS page ON m.ctid = page.row ORDER BY \(order)",
+                              parameters, on: connection)
     }
 
     /// A marker and the work session it belongs to, for writes that need both.

@@ -118,7 +118,7 @@ import WebSocketCodec
             #expect(close?.code == .goingAway)
             try socket.sendClose(.goingAway)
         }
-        server.process.waitUntilExit()
+        _ = await server.process.exitStatus()
         #expect(server.process.terminationStatus == 0)
     }
 }

@@ -39,7 +39,7 @@ import RoboscopeDomain
         }
         let event = try await socket.nextEvent(streamType: "marker", timeout: 10)
         #expect(event["stream_id"] == marker?["id"])
-        #expect(server.terminate() == 0)
+        #expect(await server.terminate() == 0)
         proxy.stop()
     }
 }

@@ -125,7 +125,7 @@ import RoboscopeDomain
         #expect(try await socket.nextEvent(streamType: "marker")["stream_id"] == marker["id"])
         let metrics = String(decoding: try await gateway.client.get("/metrics").body, as: UTF8.self)
         #expect(metrics.contains("roboscope_ws_connections 1"))
-        #expect(api.terminate() == 0)
-        #expect(gateway.terminate() == 0)
+        #expect(await api.terminate() == 0)
+        #expect(await gateway.terminate() == 0)
     }
 }

@@ -41,7 +41,7 @@ import Glibc
         for index in 0..<30 {
             if index == 10 {
                 kill(server.process.processIdentifier, SIGKILL)
-                server.process.waitUntilExit()
+                _ = await server.process.exitStatus()
                 server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
             }
             if index == 20 {
@@ -57,7 +57,7 @@ import Glibc
         }
         let all = try await Self.feed(client, topic)
         try await eventually("watch printed every event", within: 60) { watch.lines.count >= all.count }
-        #expect(watch.stop() == 0, "SIGTERM ends it with 0")
+        #expect(await watch.stop() == 0, "SIGTERM ends it with 0")
         let printed = watch.lines.map { try! WireCoding.decoder().decode(TopicEvent.self, from: Data($0.utf8)) }
         #expect(printed.map(\.position) == all.map(\.position), "each event once, in order")
         #expect(printed.map(\.topicSeq) == Array(1...Int64(all.count)))
@@ -67,10 +67,10 @@ import Glibc
         let again = try ClientProcess(["watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--state", state])
         let marker = try await client.createMarker(Self.marker(session.id, "after the restart"))
         try await eventually("the resumed watch printed the new events") { again.lines.count >= 2 }
-        #expect(again.stop(SIGINT) == 0)
+        #expect(await again.stop(SIGINT) == 0)
         #expect(again.lines.count == 2)
         #expect(again.lines.first?.contains(marker.id.uuidString.lowercased()) == true)
-        _ = server.terminate()
+        _ = await server.terminate()
     }
 
     static func feed(_ client: RoboscopeClient, _ topic: String) async throws -> [TopicEvent] {
@@ -91,7 +91,7 @@ import Glibc
         let seed = try await ServerProcess(databaseURL: databaseURL)
         let session = try await Self.session(Self.kit(seed))
         let ports = (http: seed.port, ws: seed.wsPort)
-        #expect(seed.terminate() == 0)
+        #expect(await seed.terminate() == 0)
 
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state])
@@ -102,8 +102,8 @@ import Glibc
         apply.closeInput()
         try await eventually("the bad line is named") { apply.lines.contains { $0.contains("\"line\":6") && $0.contains("error") } }
         let server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
-        defer { _ = server.terminate() }
-        apply.process.waitUntilExit()
+        defer { server.stopWithoutWaiting() }
+        _ = await apply.process.exitStatus()
         #expect(apply.process.terminationStatus == 1, "a line was not a mutation")
         let settled = apply.lines.filter { $0.contains("\"status\":201") }
         #expect(settled.count == 5)
@@ -116,7 +116,7 @@ import Glibc
     @Test func applyKilledAndRestartedAppliesNothingTwice() async throws {
         let databaseURL = try await TestDatabase.fresh("kit_apply_kill")
         let server = try await ServerProcess(databaseURL: databaseURL)
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         let session = try await Self.session(Self.kit(server))
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
         let input = (1...40).map {
@@ -125,12 +125,12 @@ import Glibc
         let first = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(server.port)", "--state", state])
         first.write(input)
         try await eventually("some lines settled") { first.lines.count >= 5 }
-        _ = first.stop(SIGKILL)
+        _ = await first.stop(SIGKILL)
 
         let second = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(server.port)", "--state", state])
         second.write(input)
         second.closeInput()
-        second.process.waitUntilExit()
+        _ = await second.process.exitStatus()
         #expect(second.process.terminationStatus == 0)
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 40)
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 40)
@@ -145,7 +145,7 @@ import Glibc
     @Test func aCancelledCallClosesItsConnection() async throws {
         let databaseURL = try await TestDatabase.fresh("kit_cancel")
         let server = try await ServerProcess(databaseURL: databaseURL)
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         let client = Self.kit(server)
         let session = try await Self.session(client)
         let head = try await client.changes(.workSession(session.id), since: 0).nextSince

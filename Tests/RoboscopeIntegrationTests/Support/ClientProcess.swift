@@ -48,10 +48,9 @@ final class ClientProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` and waits for the exit status.
-    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+    func stop(_ signal: Int32 = SIGTERM) async -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
-        process.waitUntilExit()
-        return process.terminationStatus
+        return await process.exitStatus()
     }
 
     deinit {

@@ -3,21 +3,26 @@ import Foundation
 /// Runs the real `roboscope` binary (or a script of the repository) with arguments
 /// and captures its output.
 enum CommandRunner {
-    struct Outcome {
+    struct Outcome: Sendable {
         let status: Int32
         let output: String
     }
 
-    static func roboscope(_ arguments: [String]) throws -> Outcome {
-        try run(ServerProcess.binary, arguments)
+    static func roboscope(_ arguments: [String]) async throws -> Outcome {
+        try await run(ServerProcess.binary, arguments)
     }
 
     /// `path` relative to the repository root, such as `deploy/backup/dump-events`.
-    static func script(_ path: String, _ arguments: [String]) throws -> Outcome {
-        try run(TestDatabase.repositoryRoot.appendingPathComponent(path), arguments)
+    static func script(_ path: String, _ arguments: [String]) async throws -> Outcome {
+        try await run(TestDatabase.repositoryRoot.appendingPathComponent(path), arguments)
     }
 
-    static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
+    /// Off the cooperative pool: a command runs for seconds (onOwnThread).
+    static func run(_ executable: URL, _ arguments: [String]) async throws -> Outcome {
+        try await onOwnThread { try runNow(executable, arguments) }
+    }
+
+    private static func runNow(_ executable: URL, _ arguments: [String]) throws -> Outcome {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

@@ -69,11 +69,16 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Sends SIGTERM and waits for the exit status.
-    func terminate() -> Int32 {
+    func terminate() async -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
         process.terminate()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return await process.exitStatus()
+    }
+
+    /// Sends SIGTERM and goes on (for a `defer`, which cannot wait): the server stops
+    /// by itself, and the process is killed at the latest when this object goes.
+    func stopWithoutWaiting() {
+        if process.isRunning { process.terminate() }
     }
 
     deinit {

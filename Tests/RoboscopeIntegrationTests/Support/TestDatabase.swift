@@ -30,18 +30,10 @@ enum TestDatabase {
         return try PGConnection(url + (url.contains("?") ? "&" : "?") + "connect_timeout=15")
     }
 
-    /// Creates a new database named after `label`, applies every migration, returns its URL.
-    ///
-    /// On a thread of its own: creating and migrating takes a second or more while dozens
-    /// of suites do it at once, and done on the cooperative pool (two threads on two cores)
-    /// it left every other test's task waiting meanwhile. A test that advances a manual
-    /// clock a few dozen times then ran out of its time bound before it was scheduled.
+    /// Creates a new database named after `label`, applies every migration, returns its URL
+    /// (off the cooperative pool: it takes a second or more while dozens of suites do it).
     static func fresh(_ label: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try freshNow(label) })
-            }
-        }
+        try await onOwnThread { try freshNow(label) }
     }
 
     private static func freshNow(_ label: String) throws -> String {

@@ -98,7 +98,7 @@ import RoboscopeDomain
             let series = #"roboscope_changes_read_ahead_reads_total{outcome=""# + outcome + #""}"#
             #expect(try await Self.counter(server, series) == 0, "no page was read ahead")
         }
-        let invalid = try CommandRunner.roboscope(["serve", "--changes-read-ahead", "-1", "--database-url", url])
+        let invalid = try await CommandRunner.roboscope(["serve", "--changes-read-ahead", "-1", "--database-url", url])
         #expect(invalid.status != 0)
         #expect(invalid.output.contains("--changes-read-ahead"))
     }

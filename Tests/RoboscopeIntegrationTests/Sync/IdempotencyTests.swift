@@ -189,7 +189,7 @@ import Glibc
         let key = UUID().uuidString
         let first = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         let other = try await ServerProcess(databaseURL: url)
-        defer { _ = other.terminate() }
+        defer { other.stopWithoutWaiting() }
         let again = try await other.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(again.header("Idempotent-Replayed") == "true")
         #expect(again.body == first.body)
@@ -212,10 +212,10 @@ import Glibc
         _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         try await eventually("the marker is committed") { try scalar(url, "SELECT count(*) FROM markers") == 1 }
         kill(server.process.processIdentifier, SIGKILL)
-        server.process.waitUntilExit()
+        _ = await server.process.exitStatus()
 
         let restarted = try await ServerProcess(databaseURL: url)
-        defer { _ = restarted.terminate() }
+        defer { restarted.stopWithoutWaiting() }
         let retry = try await restarted.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(retry.status == 201)
         #expect(retry.header("Idempotent-Replayed") == "true")
@@ -227,7 +227,7 @@ import Glibc
         let url = try await TestDatabase.fresh("idempotency_purge")
         // Long enough to see the key stored on a loaded machine; the purge runs every 2 s.
         let server = try await ServerProcess(databaseURL: url, extraArguments: ["--idempotency-retention", "5"])
-        defer { _ = server.terminate() }
+        defer { server.stopWithoutWaiting() }
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let key = UUID().uuidString

@@ -73,6 +73,31 @@ import RoboscopeDomain
         #expect(try await client.get("/api/v1/markers?space_id=\(space)").json.count == markers.count)
     }
 
+    /// A space's list and a box are sorted over every match (no index gives their order)
+    /// and then read by the page's rows alone: a box lists the space's markers inside it
+    /// in the space list's order, and pages, each after the last, add up to the list (a
+    /// list out of the order the keyset follows would page into another sequence).
+    @Test func aSpacesListAndABoxComeInOrderAndPageWhole() async throws {
+        let (client, space, _, _) = try await placed()
+        let list = try await client.get("/api/v1/markers?space_id=\(space)").json.array ?? []
+        let box = try await client.get("/api/v1/markers?space_id=\(space)&bbox=-10,10,10,50").json.array ?? []
+        #expect(box == list.filter {
+            let c = Self.centre($0)
+            return c.x >= -10 && c.x <= 10 && c.z >= 10 && c.z <= 50
+        }, "the box keeps the list's order")
+        #expect(box.count > 40 && box.allSatisfy { $0["details"]?["center_location_cross"] != nil })
+        for (query, whole) in [("space_id=\(space)", list), ("space_id=\(space)&bbox=-10,10,10,50", box)] {
+            var paged: [JSONValue] = []
+            var after: String?
+            repeat {
+                let page = try await client.get("/api/v1/markers?\(query)&limit=40" + (after.map { "&after=\($0)" } ?? "")).json.array ?? []
+                paged += page
+                after = page.count == 40 ? page.last!["id"]!.string! : nil
+            } while after != nil
+            #expect(paged == whole, "\(query): the pages are the list")
+        }
+    }
+
     @Test func badPlacesAndPagesAreRefusedNamingTheParameter() async throws {
         let (server, _) = try await Self.server.get()
         let fixtures = Fixtures(client: server.client)

@@ -10,7 +10,7 @@ import RoboscopeDomain
         let url = try await TestDatabase.fresh("topic_order")
         let api = try await ServerProcess(databaseURL: url)
         let second = try await ServerProcess(databaseURL: url, extraArguments: ["--role", "gateway"])
-        defer { _ = api.terminate(); _ = second.terminate() }
+        defer { api.stopWithoutWaiting(); second.stopWithoutWaiting() }
         let fixtures = Fixtures(client: api.client)
         let space = try await fixtures.space()
         var sessions: [JSONValue] = []
