@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import RoboscopeHTTP
+import RoboscopeDomain
+
+/// The read-ahead store's policy with a reader the test controls: which pages it reads,
+/// how many at once, how many it keeps. (The integration tests read real pages.)
+@Suite struct ChangesReadAheadStoreTests {
+    static let topic = Topic(.workSession, EntityID(UUID().uuidString.lowercased())!)
+
+    static func key(_ since: Int64, limit: Int = 10) -> ChangesReadAhead.Key {
+        ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
+    }
+
+    @Test func readsTheNextPagesDepthAheadAndHandsEachOverOnce() async throws {
+        let reader = GatedReader(releasing: true) { since in since < 100 ? since + 10 : nil }
+        let store = ChangesReadAhead(capacity: 16, depth: 2)
+        await store.readAhead(Self.key(0), with: reader.read)
+        // The page after 0 and, once it is in, the one after that.
+        try await reader.waitForReads([0, 10])
+        #expect(await store.take(Self.key(0))?.last == 10)
+        #expect(await store.take(Self.key(0)) == nil, "a page is handed over once")
+        // The client took the first page and asks for more: reading goes on from what is kept.
+        await store.readAhead(Self.key(10), with: reader.read)
+        try await reader.waitForReads([0, 10, 20])
+        #expect(await store.take(Self.key(10))?.last == 20)
+        #expect(await store.take(Self.key(20))?.last == 30)
+    }
+
+    @Test func aPageThatIsNotFinalIsNotKept() async throws {
+        let reader = GatedReader(releasing: true) { _ in nil }
+        let store = ChangesReadAhead(capacity: 16, depth: 2)
+        await store.readAhead(Self.key(50), with: reader.read)
+        #expect(await store.take(Self.key(50)) == nil)
+        // Nothing was left behind: asked again, it reads again.
+        await store.readAhead(Self.key(50), with: reader.read)
+        try await reader.waitForReads([50, 50])
+    }
+
+    @Test func neverMoreReadsAtOnceThanAllowed() async throws {
+        let reader = GatedReader(releasing: false) { since in since + 10 }
+        let store = ChangesReadAhead(capacity: 16, depth: 1, concurrentReads: 2)
+        for since in stride(from: Int64(0), to: 100, by: 10) {
+            await store.readAhead(Self.key(since, limit: 7), with: reader.read)
+        }
+        try await reader.waitForReads([0, 10])
+        #expect(reader.started == [0, 10], "the others were not started")
+        reader.release()
+        #expect(await store.take(Self.key(0, limit: 7))?.last == 10)
+        #expect(await store.take(Self.key(10, limit: 7))?.last == 20)
+        #expect(await store.take(Self.key(20, limit: 7)) == nil)
+    }
+
+    @Test func keepsAtMostItsCapacityDroppingTheOldest() async throws {
+        let reader = GatedReader(releasing: true) { since in since + 1 }
+        let store = ChangesReadAhead(capacity: 3, depth: 1)
+        for since in Int64(0)..<6 {
+            await store.readAhead(Self.key(since * 100), with: reader.read)
+            try await reader.waitForReads((0...since).map { $0 * 100 })
+            try await reader.waitUntilFinished(Int(since) + 1)
+        }
+        for since in Int64(0)..<3 { #expect(await store.take(Self.key(since * 100)) == nil, "dropped: \(since)") }
+        for since in Int64(3)..<6 { #expect(await store.take(Self.key(since * 100))?.last == since * 100 + 1) }
+    }
+
+    @Test func nothingIsReadAheadWithoutCapacity() async throws {
+        let reader = GatedReader(releasing: true) { since in since + 10 }
+        let store = ChangesReadAhead(capacity: 0)
+        await store.readAhead(Self.key(0), with: reader.read)
+        #expect(await store.take(Self.key(0)) == nil)
+        #expect(reader.started.isEmpty)
+    }
+}
+
+/// A reader whose pages end at `last(since)` (nil: not final), that records what it was
+/// asked for and, unless releasing, holds every read until `release()`.
+final class GatedReader: Sendable {
+    private struct State {
+        var started: [Int64] = []
+        var finished = 0
+        var open: Bool
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state: Mutex<State>
+    private let last: @Sendable (Int64) -> Int64?
+
+    init(releasing: Bool, last: @escaping @Sendable (Int64) -> Int64?) {
+        state = Mutex(State(open: releasing))
+        self.last = last
+    }
+
+    var started: [Int64] { state.withLock { $0.started } }
+
+    var read: ChangesReadAhead.Reader {
+        { [self] key in
+            state.withLock { $0.started.append(key.since) }
+            await withCheckedContinuation { continuation in
+                let open = state.withLock { state in
+                    if !state.open { state.held.append(continuation) }
+                    return state.open
+                }
+                if open { continuation.resume() }
+            }
+            defer { state.withLock { $0.finished += 1 } }
+            return last(key.since).map { ChangesReadAhead.Page(messages: [], last: $0) }
+        }
+    }
+
+    func release() {
+        let held = state.withLock { state in
+            state.open = true
+            defer { state.held.removeAll() }
+            return state.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    /// Waits (a condition, polled) until the reads started are exactly `expected`.
+    func waitForReads(_ expected: [Int64]) async throws {
+        try await waitFor("reads \(expected), started \(started)") { self.started == expected }
+    }
+
+    func waitUntilFinished(_ count: Int) async throws {
+        try await waitFor("\(count) reads finished") { self.state.withLock { $0.finished } >= count }
+    }
+
+    private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+        for _ in 0..<2000 {
+            if condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw ReadAheadTestFailure(description: "not within 10 s: \(what)")
+    }
+}
+
+struct ReadAheadTestFailure: Error, CustomStringConvertible {
+    let description: String
+}
