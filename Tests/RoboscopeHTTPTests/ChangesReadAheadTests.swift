@@ -6,7 +6,7 @@ import RoboscopeDomain
 
 /// The read-ahead store's policy with a reader the test controls: which pages it reads,
 /// how many at once, how many it keeps. (The integration tests read real pages.)
-@Suite struct ChangesReadAheadStoreTests {
+@Suite(.timeLimit(.minutes(1))) struct ChangesReadAheadStoreTests {
     static let topic = Topic(.workSession, EntityID(UUID().uuidString.lowercased())!)
 
     static func key(_ since: Int64, limit: Int = 10) -> ChangesReadAhead.Key {
@@ -18,12 +18,12 @@ import RoboscopeDomain
         let store = ChangesReadAhead(capacity: 16, depth: 2)
         await store.readAhead(Self.key(0), with: reader.read)
         // The page after 0 and, once it is in, the one after that.
-        try await reader.waitForReads([0, 10])
+        await reader.waitForReads([0, 10])
         #expect(await store.take(Self.key(0))?.last == 10)
         #expect(await store.take(Self.key(0)) == nil, "a page is handed over once")
         // The client took the first page and asks for more: reading goes on from what is kept.
         await store.readAhead(Self.key(10), with: reader.read)
-        try await reader.waitForReads([0, 10, 20])
+        await reader.waitForReads([0, 10, 20])
         #expect(await store.take(Self.key(10))?.last == 20)
         #expect(await store.take(Self.key(20))?.last == 30)
     }
@@ -35,7 +35,7 @@ import RoboscopeDomain
         #expect(await store.take(Self.key(50)) == nil)
         // Nothing was left behind: asked again, it reads again.
         await store.readAhead(Self.key(50), with: reader.read)
-        try await reader.waitForReads([50, 50])
+        await reader.waitForReads([50, 50])
     }
 
     @Test func neverMoreReadsAtOnceThanAllowed() async throws {
@@ -44,7 +44,7 @@ import RoboscopeDomain
         for since in stride(from: Int64(0), to: 100, by: 10) {
             await store.readAhead(Self.key(since, limit: 7), with: reader.read)
         }
-        try await reader.waitForReads([0, 10])
+        await reader.waitForReads([0, 10])
         #expect(reader.started == [0, 10], "the others were not started")
         reader.release()
         #expect(await store.take(Self.key(0, limit: 7))?.last == 10)
@@ -57,8 +57,8 @@ import RoboscopeDomain
         let store = ChangesReadAhead(capacity: 3, depth: 1)
         for since in Int64(0)..<6 {
             await store.readAhead(Self.key(since * 100), with: reader.read)
-            try await reader.waitForReads((0...since).map { $0 * 100 })
-            try await reader.waitUntilFinished(Int(since) + 1)
+            await reader.waitForReads((0...since).map { $0 * 100 })
+            await reader.waitUntilFinished(Int(since) + 1)
         }
         for since in Int64(0)..<3 { #expect(await store.take(Self.key(since * 100)) == nil, "dropped: \(since)") }
         for since in Int64(3)..<6 { #expect(await store.take(Self.key(since * 100))?.last == since * 100 + 1) }
@@ -74,13 +74,23 @@ import RoboscopeDomain
 }
 
 /// A reader whose pages end at `last(since)` (nil: not final), that records what it was
-/// asked for and, unless releasing, holds every read until `release()`.
+/// asked for and, unless releasing, holds every read until `release()`. Tests wait on
+/// its state changing, not on time (the suite's time limit ends a wait that never holds).
 final class GatedReader: Sendable {
     private struct State {
         var started: [Int64] = []
         var finished = 0
         var open: Bool
         var held: [CheckedContinuation<Void, Never>] = []
+        var waiters: [(holds: @Sendable (State) -> Bool, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// The waiters whose condition now holds, taken out to be resumed.
+        mutating func satisfied() -> [CheckedContinuation<Void, Never>] {
+            let state = self
+            let ready = waiters.filter { $0.holds(state) }.map(\.continuation)
+            waiters.removeAll { $0.holds(state) }
+            return ready
+        }
     }
 
     private let state: Mutex<State>
@@ -95,7 +105,7 @@ final class GatedReader: Sendable {
 
     var read: ChangesReadAhead.Reader {
         { [self] key in
-            state.withLock { $0.started.append(key.since) }
+            change { $0.started.append(key.since) }
             await withCheckedContinuation { continuation in
                 let open = state.withLock { state in
                     if !state.open { state.held.append(continuation) }
@@ -103,7 +113,7 @@ final class GatedReader: Sendable {
                 }
                 if open { continuation.resume() }
             }
-            defer { state.withLock { $0.finished += 1 } }
+            defer { change { $0.finished += 1 } }
             return last(key.since).map { ChangesReadAhead.Page(messages: [], last: $0) }
         }
     }
@@ -117,24 +127,31 @@ final class GatedReader: Sendable {
         for continuation in held { continuation.resume() }
     }
 
-    /// Waits (a condition, polled) until the reads started are exactly `expected`.
-    func waitForReads(_ expected: [Int64]) async throws {
-        try await waitFor("reads \(expected), started \(started)") { self.started == expected }
+    /// Returns once the reads started are exactly `expected`.
+    func waitForReads(_ expected: [Int64]) async {
+        await wait { $0.started == expected }
     }
 
-    func waitUntilFinished(_ count: Int) async throws {
-        try await waitFor("\(count) reads finished") { self.state.withLock { $0.finished } >= count }
+    func waitUntilFinished(_ count: Int) async {
+        await wait { $0.finished >= count }
     }
 
-    private func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-        for _ in 0..<2000 {
-            if condition() { return }
-            try await Task.sleep(for: .milliseconds(5))
+    private func change(_ body: (inout State) -> Void) {
+        let ready = state.withLock { state in
+            body(&state)
+            return state.satisfied()
         }
-        throw ReadAheadTestFailure(description: "not within 10 s: \(what)")
+        for continuation in ready { continuation.resume() }
     }
-}
 
-struct ReadAheadTestFailure: Error, CustomStringConvertible {
-    let description: String
+    private func wait(until holds: @escaping @Sendable (State) -> Bool) async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if holds(state) { return true }
+                state.waiters.append((holds, continuation))
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
 }

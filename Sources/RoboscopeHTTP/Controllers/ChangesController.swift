@@ -73,7 +73,7 @@ struct ChangesController {
     /// Starts reading the pages that follow one ending at `last`, those a client catching
     /// up asks for next; each is kept only if it is final (full, more after it).
     static func readAhead(after last: Int64, of key: ChangesReadAhead.Key, feed: ChangesFeed, into store: ChangesReadAhead) async {
-        await store.readAhead(ChangesReadAhead.Key(topic: key.topic, since: last, limit: key.limit)) { next in
+        await store.readAhead(key.next(after: last)) { next in
             guard let (messages, last, hasMore) = try? await read(next, feed: feed), hasMore, let last else { return nil }
             return ChangesReadAhead.Page(messages: messages, last: last)
         }

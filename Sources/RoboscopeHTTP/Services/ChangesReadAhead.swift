@@ -26,6 +26,11 @@ public actor ChangesReadAhead {
         let topic: Topic
         let since: Int64
         let limit: Int
+
+        /// The page that follows one ending at `last`: the key a client asks with next.
+        func next(after last: Int64) -> Key {
+            Key(topic: topic, since: last, limit: limit)
+        }
     }
 
     /// A rendered page: its messages, comma-separated, and the position of the last.
@@ -70,7 +75,6 @@ public actor ChangesReadAhead {
     /// The page read ahead for `key`, once its read has finished; nil when none was (or
     /// its read failed, or found the page not final). Taken out of the store either way.
     func take(_ key: Key) async -> Page? {
-        guard capacity > 0 else { return nil }
         guard let entry = entries.removeValue(forKey: key) else { return nil }
         order.removeAll { $0 == key }
         let page = await entry.read.value
@@ -89,7 +93,7 @@ public actor ChangesReadAhead {
         guard depth > 0 else { return }
         if var entry = entries[key] {
             if let page = entry.page {
-                readAhead(Key(topic: key.topic, since: page.last, limit: key.limit), depth: depth - 1, with: read)
+                readAhead(key.next(after: page.last), depth: depth - 1, with: read)
             } else if entry.depth < depth {
                 // Still being read: its completion reads on as far as asked.
                 entry.depth = depth
@@ -126,6 +130,6 @@ public actor ChangesReadAhead {
         }
         entry.page = page
         entries[key] = entry
-        readAhead(Key(topic: key.topic, since: page.last, limit: key.limit), depth: entry.depth - 1, with: read)
+        readAhead(key.next(after: page.last), depth: entry.depth - 1, with: read)
     }
 }

@@ -5,10 +5,16 @@ import Foundation
 /// cores: a wait of seconds there left every other test's task without a thread, and a
 /// test that moves a manual clock a few dozen times ran out of its time bound before it
 /// was scheduled (its 30 s passed while servers stopped and databases were migrated).
-func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(returning: work()) }
     }
+}
+
+func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    // Without `try`, only the overload above can take the call.
+    let result: Result<T, any Error> = await onOwnThread { Result { try work() } }
+    return try result.get()
 }
 
 /// A value handed to another thread that only that thread touches from then on.
@@ -21,10 +27,9 @@ extension Process {
     /// Waits for the exit (off the cooperative pool) and returns its status.
     func exitStatus() async -> Int32 {
         let process = Handed(self)
-        // A detached thread's work that cannot throw cannot fail.
-        return (try? await onOwnThread {
+        return await onOwnThread {
             process.value.waitUntilExit()
             return process.value.terminationStatus
-        }) ?? -1
+        }
     }
 }

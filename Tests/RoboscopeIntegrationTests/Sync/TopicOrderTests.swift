@@ -96,11 +96,11 @@ import RoboscopeDomain
     }
 
     /// Every message of the feed after `since`, page by page.
-    static func feed(_ client: HTTPClient, _ topic: String, since: Int64) async throws -> [JSONValue] {
+    static func feed(_ client: HTTPClient, _ topic: String, since: Int64, limit: Int = 200) async throws -> [JSONValue] {
         var messages: [JSONValue] = []
         var since = since
         while true {
-            let page = try await client.get("/api/v1/changes?topic=\(topic)&since=\(since)&limit=200")
+            let page = try await client.get("/api/v1/changes?topic=\(topic)&since=\(since)&limit=\(limit)")
             guard page.status == 200 else { throw TestFailure("feed: \(page.status) \(page.json)") }
             messages += page.json["data"]?.array ?? []
             since = page.json["next_since"]?.int ?? since
