@@ -149,9 +149,28 @@ import RoboscopePostgres
         #expect(delivered[0].cursor.position == slowPosition, "the slow event comes first: its transaction began writing first")
     }
 
-    /// Reads until `count` events arrived (or five seconds passed). Transactions of other
-    /// databases on the cluster count towards xmin too, so delivery can lag a moment
-    /// behind the commit.
+    /// A transaction that writes in another database of the cluster cannot add events to
+    /// this log, so it holds nothing back: the cluster's oldest running transaction (the
+    /// snapshot's xmin) counted every database's, and one long write elsewhere (a batch
+    /// job, a migration, another test's bulk insert) stalled every gateway for as long
+    /// as it ran.
+    @Test func aTransactionInAnotherDatabaseHoldsNothingBack() async throws {
+        let (here, elsewhereURL) = (databaseURL, try await TestDatabase.fresh("eventlog_elsewhere"))
+        try await onOwnThread {
+            let reader = try TestDatabase.connect(here)
+            let elsewhere = try TestDatabase.connect(elsewhereURL)
+            let start = try DeliveryReader.live(after: .start, limit: 100_000, on: reader).last?.cursor ?? .start
+            try elsewhere.execute("BEGIN")
+            _ = try elsewhere.query("SELECT pg_current_xact_id()")  // takes a transaction id, as a write does
+            defer { try? elsewhere.execute("ROLLBACK") }
+            _ = try EventStore.append(Self.spaceCreation(), on: reader)
+            #expect(try DeliveryReader.live(after: start, limit: 100, on: reader).count == 1)
+            #expect(try DeliveryReader.head(on: reader).position > start.position)
+        }
+    }
+
+    /// Reads until `count` events arrived (or five seconds passed): delivery can lag a
+    /// moment behind the commit while another transaction of this database runs.
     static func read(_ count: Int, after cursor: LogCursor, on connection: PGConnection) throws -> [Delivery] {
         var delivered: [Delivery] = []
         for _ in 0..<500 where delivered.count < count {

@@ -1,10 +1,11 @@
+-- requires: delivery_horizon
 -- Where a new follower starts: the last event that no running transaction can precede.
 CREATE OR REPLACE FUNCTION eventlog.follow_head(OUT transaction_id xid8, OUT "position" bigint)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     horizon xid8;
 BEGIN
-    SELECT pg_snapshot_xmin(pg_current_snapshot()) INTO horizon;
+    horizon := eventlog.delivery_horizon();
     SELECT e.transaction_id, e.position INTO transaction_id, "position"
     FROM eventlog.events e
     WHERE e.transaction_id < horizon
