@@ -22,6 +22,12 @@ import RoboscopeDomain
         }
         let write = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
         #expect(write.status == 503)
+        // The changes feed streams its rows from the connection's thread: a read the pool
+        // refuses must end the page too (it used to wait for rows forever).
+        let started = Date()
+        let changes = try await client.get("/api/v1/changes?topic=space:\(Fixtures.id(space))&since=0")
+        #expect(changes.status == 503)
+        #expect(Date().timeIntervalSince(started) < 3)
         #expect(try await client.get("/readyz").status == 503)
         #expect(try await client.get("/healthz").status == 200)
         // The outage shows in the pool's metrics.

@@ -8,6 +8,7 @@ import RoboscopeDomain
 /// catch-up of n events cost n²); asked for whole rows, it walked the log's position
 /// index through every other topic's events when it took the topic for a large share
 /// of the log (a quiet session's page or head cost a walk to the end of the log).
+/// Each test's blocking database work runs on a thread of its own, off the cooperative pool.
 @Suite struct TopicPlanTests {
     static let space = EntityID("00000000-0000-4000-8000-000000000001")!
     static let session = EntityID("00000000-0000-4000-8000-000000000002")!
@@ -39,53 +40,87 @@ import RoboscopeDomain
     }
 
     @Test func aTopicPageWalksTheTopicsIndexWhateverTheStatisticsSay() async throws {
-        let connection = try TestDatabase.connect(try await TestDatabase.fresh("topic_plan"))
-        // 5,000 events of one session and its space, written after the table was last analyzed.
-        try Self.insert(5000, session: Self.session, onSpaceTopic: true, on: connection)
-        for (topic, index) in [(Topic(.workSession, Self.session), "events_work_session_idx"), (Topic(.space, Self.space), "events_space_topic_idx")] {
-            let text = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(0), 1000, nil, nil],
-                                     settings: DeliveryReader.topicPlanSettings, on: connection)
-            #expect(text.contains("Index Scan using \(index)"), "\(text)")
-            #expect(!text.contains("Bitmap") && !text.contains("Sort"), "\(topic): \(text)")
+        let url = try await TestDatabase.fresh("topic_plan")
+        try await onOwnThread {
+            let connection = try TestDatabase.connect(url)
+            // 5,000 events of one session and its space, written after the table was last analyzed.
+            try Self.insert(5000, session: Self.session, onSpaceTopic: true, on: connection)
+            for (topic, index) in [(Topic(.workSession, Self.session), "events_work_session_idx"), (Topic(.space, Self.space), "events_space_topic_idx")] {
+                let text = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(0), 1000, nil, nil],
+                                         settings: DeliveryReader.topicPlanSettings, on: connection)
+                #expect(text.contains("Index Scan using \(index)"), "\(text)")
+                #expect(!text.contains("Bitmap") && !text.contains("Sort"), "\(topic): \(text)")
+            }
         }
     }
 
     @Test func aQuietTopicsPageAndHeadDoNotWalkTheRestOfTheLog() async throws {
-        let connection = try TestDatabase.connect(try await TestDatabase.fresh("topic_quiet"))
-        // A session that was busy, then quiet while another wrote 40,000 events; analyzed,
-        // so the planner knows the quiet one for a fifth of the log.
-        try Self.insert(10000, session: Self.session, onSpaceTopic: false, on: connection)
-        try Self.insert(40000, session: Self.busySession, onSpaceTopic: false, on: connection)
-        try connection.execute("ANALYZE eventlog.events")
-        let topic = Topic(.workSession, Self.session)
-        let page = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(9990), 1000, nil, nil],
-                                 settings: DeliveryReader.topicPlanSettings, on: connection)
-        #expect(page.contains("Index Scan using events_work_session_idx"), "\(page)")
-        #expect(!page.contains("events_pkey"), "\(page)")
-        let head = try Self.plan(DeliveryReader.headStatement(topic), [topic.id, nil, nil], on: connection)
-        #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
-        #expect(!head.contains("events_pkey"), "\(head)")
+        let url = try await TestDatabase.fresh("topic_quiet")
+        try await onOwnThread {
+            let connection = try TestDatabase.connect(url)
+            // A session that was busy, then quiet while another wrote 40,000 events; analyzed,
+            // so the planner knows the quiet one for a fifth of the log.
+            try Self.insert(10000, session: Self.session, onSpaceTopic: false, on: connection)
+            try Self.insert(40000, session: Self.busySession, onSpaceTopic: false, on: connection)
+            try connection.execute("ANALYZE eventlog.events")
+            let topic = Topic(.workSession, Self.session)
+            let page = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(9990), 1000, nil, nil],
+                                     settings: DeliveryReader.topicPlanSettings, on: connection)
+            #expect(page.contains("Index Scan using events_work_session_idx"), "\(page)")
+            #expect(!page.contains("events_pkey"), "\(page)")
+            let head = try Self.plan(DeliveryReader.headStatement(topic), [topic.id, nil, nil], on: connection)
+            #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
+            #expect(!head.contains("events_pkey"), "\(head)")
 
-        #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 10000, topicSeq: 10000))
-        let rows = try DeliveryReader.topic(topic, after: 9990, limit: 1000, on: connection)
-        #expect(rows.map(\.cursor.position) == Array(9991...10000))
+            #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 10000, topicSeq: 10000))
+            let rows = try DeliveryReader.topic(topic, after: 9990, limit: 1000, on: connection)
+            #expect(rows.map(\.cursor.position) == Array(9991...10000))
+        }
+    }
+
+    @Test func aPagesEndIsWhereItsReadEndsFoundInTheTopicsIndexAlone() async throws {
+        let url = try await TestDatabase.fresh("topic_page_end")
+        try await onOwnThread {
+            let connection = try TestDatabase.connect(url)
+            // Two sessions whose events interleave in the log; only the first's are on the space's topic.
+            for round in 0..<5 {
+                try Self.insert(7, session: Self.session, first: round * 7 + 1, onSpaceTopic: true, on: connection)
+                try Self.insert(3, session: Self.busySession, first: round * 3 + 1, onSpaceTopic: false, on: connection)
+            }
+            try connection.execute("VACUUM ANALYZE eventlog.events")
+            for (topic, index) in [(Topic(.workSession, Self.session), "events_work_session_idx"), (Topic(.space, Self.space), "events_space_topic_idx")] {
+                let plan = try Self.plan(DeliveryReader.pageEndStatement(topic), [topic.id, Int64(0), 1000],
+                                         settings: DeliveryReader.topicPlanSettings, on: connection)
+                #expect(plan.contains("Index Only Scan using \(index)"), "\(plan)")
+                for after in [Int64(0), 5, 8, 17, 40, 50] {
+                    for count in [1, 4, 7, 20, 35, 36] {
+                        let page = try DeliveryReader.topic(topic, after: after, limit: count, on: connection)
+                        let end = try DeliveryReader.pageEnd(of: topic, after: after, count: count, on: connection)
+                        #expect(end == (page.count == count ? page.last?.cursor.position : nil), "\(topic) after \(after), \(count)")
+                    }
+                }
+            }
+        }
     }
 
     @Test func aHeadWithinACursorIsTheTopicsLastEventAtOrBeforeIt() async throws {
-        let connection = try TestDatabase.connect(try await TestDatabase.fresh("topic_head_cursor"))
-        let topic = Topic(.workSession, Self.session)
-        #expect(try DeliveryReader.head(of: topic, on: connection) == nil)
-        try Self.insert(10, session: Self.session, onSpaceTopic: false, on: connection)
-        let cursor = try Self.cursor(at: 10, on: connection)
-        // Later transactions: past the cursor, whatever their positions.
-        try Self.insert(5, session: Self.session, first: 11, onSpaceTopic: false, on: connection)
-        try Self.insert(5, session: Self.busySession, onSpaceTopic: false, on: connection)
-        #expect(try DeliveryReader.head(of: topic, until: cursor, on: connection) == TopicHead(position: 10, topicSeq: 10))
-        #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 15, topicSeq: 15))
-        let latest = try Self.cursor(at: 20, on: connection)
-        #expect(try DeliveryReader.head(of: topic, until: latest, on: connection) == TopicHead(position: 15, topicSeq: 15))
-        // A page within the cursor ends at it, also when its limit would reach further.
-        let page = try DeliveryReader.topic(topic, after: 5, until: cursor, limit: 100, on: connection)
-        #expect(page.map(\.cursor.position) == Array(6...10))
+        let url = try await TestDatabase.fresh("topic_head_cursor")
+        try await onOwnThread {
+            let connection = try TestDatabase.connect(url)
+            let topic = Topic(.workSession, Self.session)
+            #expect(try DeliveryReader.head(of: topic, on: connection) == nil)
+            try Self.insert(10, session: Self.session, onSpaceTopic: false, on: connection)
+            let cursor = try Self.cursor(at: 10, on: connection)
+            // Later transactions: past the cursor, whatever their positions.
+            try Self.insert(5, session: Self.session, first: 11, onSpaceTopic: false, on: connection)
+            try Self.insert(5, session: Self.busySession, onSpaceTopic: false, on: connection)
+            #expect(try DeliveryReader.head(of: topic, until: cursor, on: connection) == TopicHead(position: 10, topicSeq: 10))
+            #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 15, topicSeq: 15))
+            let latest = try Self.cursor(at: 20, on: connection)
+            #expect(try DeliveryReader.head(of: topic, until: latest, on: connection) == TopicHead(position: 15, topicSeq: 15))
+            // A page within the cursor ends at it, also when its limit would reach further.
+            let page = try DeliveryReader.topic(topic, after: 5, until: cursor, limit: 100, on: connection)
+            #expect(page.map(\.cursor.position) == Array(6...10))
+        }
     }
 }

@@ -25,7 +25,7 @@ public struct ChangesFeed: Sendable {
         adding add: @escaping @Sendable (inout Page, Delivery) throws -> Void
     ) async throws -> (page: Page, last: Int64?, hasMore: Bool)? {
         let (batches, sink) = AsyncThrowingStream<RowBatch, any Error>.makeStream()
-        async let read = pool.translatingErrors { connection -> (count: Int, exists: Bool) in
+        async let read = Self.finishing(sink, pool.translatingErrors { connection -> (count: Int, exists: Bool) in
             do {
                 var count = 0
                 var batch: [PGResult] = []
@@ -46,7 +46,7 @@ public struct ChangesFeed: Sendable {
                 sink.finish(throwing: error)
                 throw error
             }
-        }
+        })
         var page = page
         var last: Int64?
         do {
@@ -65,6 +65,28 @@ public struct ChangesFeed: Sendable {
         let (count, exists) = try await read
         guard exists else { return nil }
         return (page, last, count > limit)
+    }
+
+    /// `read`'s result, the stream of its rows ended when it fails. The read ends the
+    /// stream itself, but a job the pool refuses (Postgres unreachable) never runs, and
+    /// the page would wait for rows forever.
+    private static func finishing<T: Sendable>(
+        _ sink: AsyncThrowingStream<RowBatch, any Error>.Continuation, _ read: @autoclosure () async throws -> T
+    ) async throws -> T {
+        do {
+            return try await read()
+        } catch {
+            sink.finish(throwing: error)
+            throw error
+        }
+    }
+
+    /// The position of the last event of the page of `limit` after `since`, when the page
+    /// is full (nil otherwise): the `since` of the page after it, known before it is read.
+    public func pageEnd(_ topic: Topic, since: Int64, limit: Int) async throws -> Int64? {
+        try await pool.translatingErrors { connection in
+            try DeliveryReader.pageEnd(of: topic, after: since, count: limit, on: connection)
+        }
     }
 }
 
