@@ -16,25 +16,42 @@ import RoboscopeDomain
     @Test func readsTheNextPagesDepthAheadAndHandsEachOverOnce() async throws {
         let reader = GatedReader(releasing: true) { since in since < 100 ? since + 10 : nil }
         let store = ChangesReadAhead(capacity: 16, depth: 2)
-        await store.readAhead(Self.key(0), with: reader.read)
+        await store.readAhead(Self.key(0), from: reader.source)
         // The page after 0 and, once it is in, the one after that.
         await reader.waitForReads([0, 10])
         #expect(await store.take(Self.key(0))?.last == 10)
         #expect(await store.take(Self.key(0)) == nil, "a page is handed over once")
         // The client took the first page and asks for more: reading goes on from what is kept.
-        await store.readAhead(Self.key(10), with: reader.read)
+        await store.readAhead(Self.key(10), from: reader.source)
         await reader.waitForReads([0, 10, 20])
         #expect(await store.take(Self.key(10))?.last == 20)
         #expect(await store.take(Self.key(20))?.last == 30)
     }
 
+    @Test func readsThePagesAheadSideBySide() async throws {
+        let reader = GatedReader(releasing: false) { since in since < 100 ? since + 10 : nil }
+        let store = ChangesReadAhead(capacity: 16, depth: 2, concurrentReads: 2)
+        await store.readAhead(Self.key(0), from: reader.source)
+        // The second page starts from where the first ends, looked up while both are held.
+        await reader.waitForReads([0, 10])
+        #expect(reader.lookedUp == [0])
+        reader.release()
+        #expect(await store.take(Self.key(0))?.last == 10)
+        // Asked deeper, the page still being read or kept is looked past, not read again.
+        await store.readAhead(Self.key(10), from: reader.source)
+        await reader.waitForReads([0, 10, 20])
+        #expect(await store.take(Self.key(10))?.last == 20)
+        #expect(await store.take(Self.key(20))?.last == 30)
+        #expect(reader.started == [0, 10, 20])
+    }
+
     @Test func aPageThatIsNotFinalIsNotKept() async throws {
         let reader = GatedReader(releasing: true) { _ in nil }
         let store = ChangesReadAhead(capacity: 16, depth: 2)
-        await store.readAhead(Self.key(50), with: reader.read)
+        await store.readAhead(Self.key(50), from: reader.source)
         #expect(await store.take(Self.key(50)) == nil)
         // Nothing was left behind: asked again, it reads again.
-        await store.readAhead(Self.key(50), with: reader.read)
+        await store.readAhead(Self.key(50), from: reader.source)
         await reader.waitForReads([50, 50])
     }
 
@@ -42,7 +59,7 @@ import RoboscopeDomain
         let reader = GatedReader(releasing: false) { since in since + 10 }
         let store = ChangesReadAhead(capacity: 16, depth: 1, concurrentReads: 2)
         for since in stride(from: Int64(0), to: 100, by: 10) {
-            await store.readAhead(Self.key(since, limit: 7), with: reader.read)
+            await store.readAhead(Self.key(since, limit: 7), from: reader.source)
         }
         await reader.waitForReads([0, 10])
         #expect(reader.started == [0, 10], "the others were not started")
@@ -56,7 +73,7 @@ import RoboscopeDomain
         let reader = GatedReader(releasing: true) { since in since + 1 }
         let store = ChangesReadAhead(capacity: 3, depth: 1)
         for since in Int64(0)..<6 {
-            await store.readAhead(Self.key(since * 100), with: reader.read)
+            await store.readAhead(Self.key(since * 100), from: reader.source)
             await reader.waitForReads((0...since).map { $0 * 100 })
             await reader.waitUntilFinished(Int(since) + 1)
         }
@@ -67,7 +84,7 @@ import RoboscopeDomain
     @Test func nothingIsReadAheadWithoutCapacity() async throws {
         let reader = GatedReader(releasing: true) { since in since + 10 }
         let store = ChangesReadAhead(capacity: 0)
-        await store.readAhead(Self.key(0), with: reader.read)
+        await store.readAhead(Self.key(0), from: reader.source)
         #expect(await store.take(Self.key(0)) == nil)
         #expect(reader.started.isEmpty)
     }
@@ -79,6 +96,7 @@ import RoboscopeDomain
 final class GatedReader: Sendable {
     private struct State {
         var started: [Int64] = []
+        var lookedUp: [Int64] = []
         var finished = 0
         var open: Bool
         var held: [CheckedContinuation<Void, Never>] = []
@@ -102,8 +120,18 @@ final class GatedReader: Sendable {
     }
 
     var started: [Int64] { state.withLock { $0.started } }
+    var lookedUp: [Int64] { state.withLock { $0.lookedUp } }
 
-    var read: ChangesReadAhead.Reader {
+    /// Reads pages through `read`; looks a page's end up at once (the end of a full page
+    /// is where a final one ends, in this model).
+    var source: ChangesReadAhead.Source {
+        ChangesReadAhead.Source(read: read, end: { [self] key in
+            change { $0.lookedUp.append(key.since) }
+            return last(key.since)
+        })
+    }
+
+    private var read: @Sendable (ChangesReadAhead.Key) async -> ChangesReadAhead.Page? {
         { [self] key in
             change { $0.started.append(key.since) }
             await withCheckedContinuation { continuation in

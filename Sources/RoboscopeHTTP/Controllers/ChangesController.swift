@@ -29,33 +29,52 @@ struct ChangesController {
         let wait = try input.queryNumber("wait", in: 0...Self.maxWait) ?? 0
         let feed = ChangesFeed(pool: services.store.pool)
         let readAhead = services.changesReadAhead
+        let key = ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
+        if let page = await readAhead.take(key) {
+            await Self.readAhead(after: page.last, of: key, feed: feed, into: readAhead)
+            return Self.answer(page.messages, nextSince: page.last, hasMore: true)
+        }
         let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
-        let poll = { @Sendable () async throws -> Response in
-            let key = ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
-            if let page = await readAhead.take(key) {
-                await Self.readAhead(after: page.last, of: key, feed: feed, into: readAhead)
-                return Self.answer(page.messages, nextSince: page.last, hasMore: true)
-            }
+        // Events at hand are answered at once, on a connection the client keeps.
+        let seen = services.changes?.current ?? 0
+        let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
+        guard found.last == nil, wait > 0, let changes = services.changes else {
+            return Self.answer(found.messages, nextSince: found.last ?? since, hasMore: found.hasMore)
+        }
+        // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
+        // is cancelled when the connection's inbound side closes), instead of holding it
+        // until the time runs out. Hummingbird then closes the connection after the
+        // answer, so the answer says so: a client that sent its next request on it would
+        // find it closed.
+        var response = try await request.body.consumeWithCancellationOnInboundClose { _ in
+            var seen = seen
             while true {
-                let seen = services.changes?.current ?? 0
-                guard let (messages, last, hasMore) = try await Self.read(key, feed: feed) else {
-                    throw DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
-                }
-                if hasMore, let last {
-                    await Self.readAhead(after: last, of: key, feed: feed, into: readAhead)
-                }
                 let remaining = deadline - ContinuousClock.now
-                guard last == nil, remaining > .zero, let changes = services.changes else {
-                    return Self.answer(messages, nextSince: last ?? since, hasMore: hasMore)
-                }
+                guard remaining > .zero else { return Self.answer([], nextSince: since, hasMore: false) }
                 await changes.wait(past: seen, timeout: remaining)
                 try Task.checkCancellation()
+                seen = changes.current
+                let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
+                if found.last != nil {
+                    return Self.answer(found.messages, nextSince: found.last ?? since, hasMore: found.hasMore)
+                }
             }
         }
-        guard wait > 0 else { return try await poll() }
-        // A client that goes away ends its poll at once (the handler is cancelled when the
-        // connection's inbound side closes), instead of holding it until the time runs out.
-        return try await request.body.consumeWithCancellationOnInboundClose { _ in try await poll() }
+        response.headers[.connection] = "close"
+        return response
+    }
+
+    /// The page of `key` read now, and the pages after it read ahead when it has more.
+    static func read(
+        _ key: ChangesReadAhead.Key, feed: ChangesFeed, readingAheadInto store: ChangesReadAhead
+    ) async throws -> (messages: [UInt8], last: Int64?, hasMore: Bool) {
+        guard let found = try await read(key, feed: feed) else {
+            throw DomainError(.notFound, "\(key.topic) has no events: no such work session or space", field: "topic")
+        }
+        if found.hasMore, let last = found.last {
+            await readAhead(after: last, of: key, feed: feed, into: store)
+        }
+        return found
     }
 
     /// The page of `key`, its messages rendered: nil for a topic without events.
@@ -73,10 +92,13 @@ struct ChangesController {
     /// Starts reading the pages that follow one ending at `last`, those a client catching
     /// up asks for next; each is kept only if it is final (full, more after it).
     static func readAhead(after last: Int64, of key: ChangesReadAhead.Key, feed: ChangesFeed, into store: ChangesReadAhead) async {
-        await store.readAhead(key.next(after: last)) { next in
-            guard let (messages, last, hasMore) = try? await read(next, feed: feed), hasMore, let last else { return nil }
-            return ChangesReadAhead.Page(messages: messages, last: last)
-        }
+        await store.readAhead(key.next(after: last), from: ChangesReadAhead.Source(
+            read: { next in
+                guard let (messages, last, hasMore) = try? await read(next, feed: feed), hasMore, let last else { return nil }
+                return ChangesReadAhead.Page(messages: messages, last: last)
+            },
+            end: { next in try? await feed.pageEnd(next.topic, since: next.since, limit: next.limit) }
+        ))
     }
 
     /// `{"data":[…],"next_since":…,"has_more":…}`, the messages copied once, into the body.

@@ -10,6 +10,11 @@ import RoboscopeDomain
 /// are read and rendered meanwhile (`depth` of them), and the next request is answered
 /// from memory.
 ///
+/// The pages ahead are read side by side, not one after the other: where a page ends is
+/// looked up in the topic's index (a fraction of a millisecond) while the page itself is
+/// read, and the page after it starts from there. One backend reading a topic is slower
+/// than a client can take pages in; two keep both cores busy (docs/benchmarks.md).
+///
 /// Only a final page is kept: one that is full and has more after it. On a topic, a
 /// later commit always gets a later position (docs/ordering.md), and a message never
 /// changes once written (a marker's details are those of its own transaction), so such
@@ -18,9 +23,9 @@ import RoboscopeDomain
 /// kept, and its reader reads again.
 ///
 /// Bounded twice: at most `capacity` pages are kept (the oldest go first), and at most
-/// `concurrentReads` are being read at once, so read-ahead never takes more than that
-/// many of the pool's connections from requests. A client that stops leaves at most
-/// `depth` pages behind, dropped as others are read.
+/// `concurrentReads` are being read at once (and as many ends looked up), so read-ahead
+/// never takes more than twice that many of the pool's connections from requests. A
+/// client that stops leaves at most `depth` pages behind, dropped as others are read.
 public actor ChangesReadAhead {
     struct Key: Hashable, Sendable {
         let topic: Topic
@@ -39,8 +44,14 @@ public actor ChangesReadAhead {
         let last: Int64
     }
 
-    /// Reads the page of a key: nil when it is not final (or the read failed).
-    typealias Reader = @Sendable (Key) async -> Page?
+    /// Where pages come from.
+    struct Source: Sendable {
+        /// Reads the page of a key: nil when it is not final (or the read failed).
+        let read: @Sendable (Key) async -> Page?
+        /// Where the page of a key ends (the position of its last event) when it is
+        /// full, without reading it: nil otherwise (or when the look-up failed).
+        let end: @Sendable (Key) async -> Int64?
+    }
 
     private struct Entry {
         let id: UInt64
@@ -49,7 +60,13 @@ public actor ChangesReadAhead {
         var page: Page?
         /// How many pages, this one included, the client should find read ahead.
         var depth: Int
+        /// Where the page ends, once known: looked up, or from the page itself.
+        var end: Int64?
+        /// Whether its end was looked up (once at most: a page not full waits for its read).
+        var lookUp = LookUp.notYet
     }
+
+    private enum LookUp { case notYet, running, done }
 
     let capacity: Int
     /// Pages read ahead of a client's last request.
@@ -59,13 +76,14 @@ public actor ChangesReadAhead {
     /// Keys in the order they were read, oldest first (for eviction).
     private var order: [Key] = []
     private var reading = 0
+    private var lookingUp = 0
     private var nextID: UInt64 = 0
     private let hits = Counter(label: "roboscope_changes_read_ahead_hits_total")
     private let kept = Counter(label: "roboscope_changes_read_ahead_reads_total", dimensions: [("outcome", "kept")])
     private let notKept = Counter(label: "roboscope_changes_read_ahead_reads_total", dimensions: [("outcome", "not_kept")])
 
-    /// `capacity` 0 reads nothing ahead. Two pages ahead keep a Postgres backend reading
-    /// while the last page read is rendered and the one before is sent.
+    /// `capacity` 0 reads nothing ahead. Two pages ahead, read side by side, keep two
+    /// Postgres backends reading while the client takes in the page it was sent.
     public init(capacity: Int, depth: Int = 2, concurrentReads: Int = 2) {
         self.capacity = capacity
         self.depth = min(depth, capacity)
@@ -85,38 +103,62 @@ public actor ChangesReadAhead {
     /// Makes sure the `depth` pages from `key` on are kept or being read, as far as
     /// `concurrentReads` allows: a client that has just been sent the page before `key`
     /// asks for them next.
-    func readAhead(_ key: Key, with read: @escaping Reader) {
-        readAhead(key, depth: depth, with: read)
+    func readAhead(_ key: Key, from source: Source) {
+        readAhead(key, depth: depth, from: source)
     }
 
-    private func readAhead(_ key: Key, depth: Int, with read: @escaping Reader) {
+    private func readAhead(_ key: Key, depth: Int, from source: Source) {
         guard depth > 0 else { return }
         if var entry = entries[key] {
-            if let page = entry.page {
-                readAhead(key.next(after: page.last), depth: depth - 1, with: read)
-            } else if entry.depth < depth {
-                // Still being read: its completion reads on as far as asked.
-                entry.depth = depth
-                entries[key] = entry
-            }
-            return
+            entry.depth = max(entry.depth, depth)
+            entries[key] = entry
+            return readOn(after: key, from: source)
         }
         guard reading < concurrentReads else { return }
         reading += 1
         nextID &+= 1
         let id = nextID
         entries[key] = Entry(id: id, read: Task {
-            let page = await read(key)
-            self.finished(key, id: id, page: page, read: read)
+            let page = await source.read(key)
+            self.finished(key, id: id, page: page, source: source)
             return page
         }, depth: depth)
         order.append(key)
         while order.count > capacity {
             entries.removeValue(forKey: order.removeFirst())?.read.cancel()
         }
+        readOn(after: key, from: source)
     }
 
-    private func finished(_ key: Key, id: UInt64, page: Page?, read: @escaping Reader) {
+    /// Reads ahead past the page of `key` as deep as its entry asks, from where the page
+    /// ends; until that is known, looks it up (while the page is still being read).
+    private func readOn(after key: Key, from source: Source) {
+        guard var entry = entries[key], entry.depth > 1 else { return }
+        if let end = entry.end {
+            return readAhead(key.next(after: end), depth: entry.depth - 1, from: source)
+        }
+        guard entry.lookUp == .notYet, lookingUp < concurrentReads else { return }
+        entry.lookUp = .running
+        entries[key] = entry
+        lookingUp += 1
+        Task { [id = entry.id] in
+            let end = await source.end(key)
+            self.lookedUp(key, id: id, end: end, source: source)
+        }
+    }
+
+    private func lookedUp(_ key: Key, id: UInt64, end: Int64?, source: Source) {
+        lookingUp -= 1
+        guard var entry = entries[key], entry.id == id else { return }
+        entry.lookUp = .done
+        // Not full (yet): its own read decides, and reads on if it is final.
+        guard let end, entry.end == nil else { return entries[key] = entry }
+        entry.end = end
+        entries[key] = entry
+        readOn(after: key, from: source)
+    }
+
+    private func finished(_ key: Key, id: UInt64, page: Page?, source: Source) {
         reading -= 1
         (page != nil ? kept : notKept).increment()
         // A client may have taken the entry already (it then asks for what follows), or
@@ -129,7 +171,8 @@ public actor ChangesReadAhead {
             return
         }
         entry.page = page
+        entry.end = page.last
         entries[key] = entry
-        readAhead(key.next(after: page.last), depth: entry.depth - 1, with: read)
+        readOn(after: key, from: source)
     }
 }

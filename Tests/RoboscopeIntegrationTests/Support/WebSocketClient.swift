@@ -69,6 +69,16 @@ final class WebSocketClient: @unchecked Sendable {
         return readUntilClosed(client, seconds: 5).text
     }
 
+    /// Sends a whole HTTP request as given and reads what comes back until the server
+    /// closes the connection (`closed`) or `idle` seconds pass without a byte: a server
+    /// that keeps the connection for the next request answers and then stays silent.
+    static func rawExchange(port: Int, _ request: String, idle: Int32) throws -> (text: String, closed: Bool) {
+        let client = try connect(port: port)
+        defer { close(client) }
+        _ = Array(request.utf8).withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+        return readUntilClosed(client, seconds: idle)
+    }
+
     /// Reads until the peer closes (`closed`) or `seconds` pass without a byte.
     static func readUntilClosed(_ socket: Int32, seconds: Int32) -> (text: String, closed: Bool) {
         var bytes: [UInt8] = []

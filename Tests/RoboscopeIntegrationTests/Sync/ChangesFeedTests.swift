@@ -62,6 +62,31 @@ import RoboscopeDomain
         #expect(quiet.json["data"] == [])
     }
 
+    /// Hummingbird closes a connection after a handler that watched for the client going
+    /// away, and did so without saying it: a client that sent its next request on it (as
+    /// HTTP/1.1 allows) found it closed, and a test's client waited 30 s for an answer.
+    /// Only a poll that has to wait watches, and its answer says the connection closes.
+    @Test func aPollThatFindsEventsKeepsTheConnectionOneThatWaitedSaysItCloses() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        let port = server.port
+        let request = { @Sendable (query: String) in
+            "GET /api/v1/changes?topic=\(topic)&\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        }
+        let found = try await onOwnThread { try WebSocketClient.rawExchange(port: port, request("since=0&wait=5"), idle: 1) }
+        #expect(found.text.hasPrefix("HTTP/1.1 200"), "\(found.text)")
+        #expect(!found.closed, "the connection stays open for the next request")
+        #expect(!found.text.lowercased().contains("connection: close"))
+        let waited = try await onOwnThread {
+            try WebSocketClient.rawExchange(port: port, request("since=\(Int64.max - 1)&wait=0.2"), idle: 5)
+        }
+        #expect(waited.text.hasPrefix("HTTP/1.1 200"), "\(waited.text)")
+        #expect(waited.text.lowercased().contains("connection: close"), "\(waited.text)")
+        #expect(waited.closed)
+    }
+
     @Test func badInputIsNamedAndUnknownTopicsAreNotFound() async throws {
         let (server, _) = try await Self.server.get()
         let cases: [(String, String)] = [
@@ -85,13 +110,30 @@ import RoboscopeDomain
 @Suite struct GatewaySyncTests {
     static let server = LazyServer("gateway_sync") { ["--ws-max-catch-up", "5"] }
 
+    /// A socket subscribed to `topic` (live events only), to learn when the gateway has
+    /// followed the log up to a write: it follows a moment behind the API, longer on a
+    /// busy machine, and `subscribed` names where the gateway stands, not the API.
+    static func watcher(_ server: ServerProcess, _ topic: String) async throws -> WebSocketClient {
+        let socket = try WebSocketClient(port: server.wsPort)
+        try socket.send(["op": "subscribe", "topic": .string(topic)])
+        _ = try await socket.next(op: "subscribed")
+        return socket
+    }
+
+    /// Returns once `watcher` received the event at `position`.
+    static func delivered(_ position: JSONValue?, to watcher: WebSocketClient) async throws {
+        while try await watcher.next(op: "event")["position"] != position {}
+    }
+
     @Test func subscribedNamesTheTopicsHeadAndItsNumber() async throws {
         let (server, _) = try await Self.server.get()
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        _ = try await fixtures.marker(in: session)
         let topic = "work_session:\(Fixtures.id(session))"
+        let watcher = try await Self.watcher(server, topic)
+        _ = try await fixtures.marker(in: session)
         let last = try await TopicOrderTests.feed(server.client, topic, since: 0).last!
+        try await Self.delivered(last["position"], to: watcher)
         let socket = try WebSocketClient(port: server.wsPort)
         try socket.send(["op": "subscribe", "topic": .string(topic)])
         let subscribed = try await socket.next(op: "subscribed")
@@ -109,8 +151,10 @@ import RoboscopeDomain
         let (server, _) = try await Self.server.get()
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        for _ in 0..<4 { _ = try await fixtures.marker(in: session) }
         let topic = "work_session:\(Fixtures.id(session))"
+        let watcher = try await Self.watcher(server, topic)
+        for _ in 0..<4 { _ = try await fixtures.marker(in: session) }
+        try await Self.delivered(try await TopicOrderTests.feed(server.client, topic, since: 0).last?["position"], to: watcher)
         let socket = try WebSocketClient(port: server.wsPort)
         try socket.send(["op": "subscribe", "topic": .string(topic), "since": 0])
         let refusal = try await socket.next(op: "error")
