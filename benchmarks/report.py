@@ -470,7 +470,8 @@ def sync(r, data):
     if "read_ahead_events_per_second" in c:
         r.add("The same catch-up from a second server on the same database, reading ahead (`--changes-read-ahead`, the "
               "default; the first runs with 0): while the client takes in a page, the server reads and renders the next "
-              "one, and the client's next request is answered from memory (only pages that are full and have more after "
+              "two, side by side on two connections (where a page ends is looked up in the topic's index first), and "
+              "the client's next request is answered from memory (only pages that are full and have more after "
               "them are kept, so the answer is the one a read would give). Measured in the same rounds, alternating: "
               "the client that parses each page before asking for the next, and a client that asks for the next page as "
               "soon as it has the last byte (it reads only the page's tail), so that the server has only the transfer "
