@@ -39,7 +39,7 @@ struct ChangesController {
         let seen = services.changes?.current ?? 0
         let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
         guard found.last == nil, wait > 0, let changes = services.changes else {
-            return Self.answer(found.messages, nextSince: found.last ?? since, hasMore: found.hasMore)
+            return Self.answer(found, since: since)
         }
         // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
         // is cancelled when the connection's inbound side closes), instead of holding it
@@ -50,14 +50,12 @@ struct ChangesController {
             var seen = seen
             while true {
                 let remaining = deadline - ContinuousClock.now
-                guard remaining > .zero else { return Self.answer([], nextSince: since, hasMore: false) }
+                guard remaining > .zero else { return Self.answer(found, since: since) }
                 await changes.wait(past: seen, timeout: remaining)
                 try Task.checkCancellation()
                 seen = changes.current
-                let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
-                if found.last != nil {
-                    return Self.answer(found.messages, nextSince: found.last ?? since, hasMore: found.hasMore)
-                }
+                let arrived = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
+                if arrived.last != nil { return Self.answer(arrived, since: since) }
             }
         }
         response.headers[.connection] = "close"
@@ -99,6 +97,11 @@ struct ChangesController {
             },
             end: { next in try? await feed.pageEnd(next.topic, since: next.since, limit: next.limit) }
         ))
+    }
+
+    /// The answer of a page read after `since` (empty: `next_since` stays `since`).
+    static func answer(_ found: (messages: [UInt8], last: Int64?, hasMore: Bool), since: Int64) -> Response {
+        answer(found.messages, nextSince: found.last ?? since, hasMore: found.hasMore)
     }
 
     /// `{"data":[…],"next_since":…,"has_more":…}`, the messages copied once, into the body.

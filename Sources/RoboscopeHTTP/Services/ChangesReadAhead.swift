@@ -62,11 +62,9 @@ public actor ChangesReadAhead {
         var depth: Int
         /// Where the page ends, once known: looked up, or from the page itself.
         var end: Int64?
-        /// Whether its end was looked up (once at most: a page not full waits for its read).
-        var lookUp = LookUp.notYet
+        /// Whether its end has been looked up (once at most: a page not full waits for its read).
+        var endAsked = false
     }
-
-    private enum LookUp { case notYet, running, done }
 
     let capacity: Int
     /// Pages read ahead of a client's last request.
@@ -137,8 +135,8 @@ public actor ChangesReadAhead {
         if let end = entry.end {
             return readAhead(key.next(after: end), depth: entry.depth - 1, from: source)
         }
-        guard entry.lookUp == .notYet, lookingUp < concurrentReads else { return }
-        entry.lookUp = .running
+        guard !entry.endAsked, lookingUp < concurrentReads else { return }
+        entry.endAsked = true
         entries[key] = entry
         lookingUp += 1
         Task { [id = entry.id] in
@@ -149,10 +147,8 @@ public actor ChangesReadAhead {
 
     private func lookedUp(_ key: Key, id: UInt64, end: Int64?, source: Source) {
         lookingUp -= 1
-        guard var entry = entries[key], entry.id == id else { return }
-        entry.lookUp = .done
         // Not full (yet): its own read decides, and reads on if it is final.
-        guard let end, entry.end == nil else { return entries[key] = entry }
+        guard let end, var entry = entries[key], entry.id == id, entry.end == nil else { return }
         entry.end = end
         entries[key] = entry
         readOn(after: key, from: source)

@@ -26,26 +26,21 @@ public struct ChangesFeed: Sendable {
     ) async throws -> (page: Page, last: Int64?, hasMore: Bool)? {
         let (batches, sink) = AsyncThrowingStream<RowBatch, any Error>.makeStream()
         async let read = Self.finishing(sink, pool.translatingErrors { connection -> (count: Int, exists: Bool) in
-            do {
-                var count = 0
-                var batch: [PGResult] = []
-                try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in
-                    count += 1
-                    guard count <= limit else { return }
-                    batch.append(row)
-                    if batch.count == Self.batchSize {
-                        sink.yield(RowBatch(rows: batch))
-                        batch = []
-                    }
+            var count = 0
+            var batch: [PGResult] = []
+            try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in
+                count += 1
+                guard count <= limit else { return }
+                batch.append(row)
+                if batch.count == Self.batchSize {
+                    sink.yield(RowBatch(rows: batch))
+                    batch = []
                 }
-                if !batch.isEmpty { sink.yield(RowBatch(rows: batch)) }
-                sink.finish()
-                let exists = try count > 0 || DeliveryReader.head(of: topic, on: connection) != nil
-                return (count, exists)
-            } catch {
-                sink.finish(throwing: error)
-                throw error
             }
+            if !batch.isEmpty { sink.yield(RowBatch(rows: batch)) }
+            sink.finish()
+            let exists = try count > 0 || DeliveryReader.head(of: topic, on: connection) != nil
+            return (count, exists)
         })
         var page = page
         var last: Int64?
@@ -67,9 +62,10 @@ public struct ChangesFeed: Sendable {
         return (page, last, count > limit)
     }
 
-    /// `read`'s result, the stream of its rows ended when it fails. The read ends the
-    /// stream itself, but a job the pool refuses (Postgres unreachable) never runs, and
-    /// the page would wait for rows forever.
+    /// `read`'s result, the stream of its rows ended when it fails: whether the read
+    /// threw or never ran (a job the pool refuses while Postgres is unreachable), the
+    /// page would otherwise wait for rows forever. A read that succeeds ends the stream
+    /// itself, once its rows are in and before it looks for the topic's head.
     private static func finishing<T: Sendable>(
         _ sink: AsyncThrowingStream<RowBatch, any Error>.Continuation, _ read: @autoclosure () async throws -> T
     ) async throws -> T {

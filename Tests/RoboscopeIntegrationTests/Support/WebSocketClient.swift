@@ -63,10 +63,7 @@ final class WebSocketClient: @unchecked Sendable {
 
     /// Sends an HTTP request head as given and returns the response head (status line and headers).
     static func rawRequest(port: Int, _ request: String) throws -> String {
-        let client = try connect(port: port)
-        defer { close(client) }
-        _ = Array(request.utf8).withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
-        return readUntilClosed(client, seconds: 5).text
+        try rawExchange(port: port, request, idle: 5).text
     }
 
     /// Sends a whole HTTP request as given and reads what comes back until the server
