@@ -26,7 +26,9 @@ final class Shard: @unchecked Sendable {
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
     private(set) var isShuttingDown = false
+    /// Connections with frames queued by `deliver` since the last `flushDelivered`.
     private var dirty: [Connection] = []
+    private var undeliveredMessages = 0
     private let clock = ContinuousClock()
 
     init(index: Int, hub: Hub) throws {
@@ -35,6 +37,7 @@ final class Shard: @unchecked Sendable {
         loop = try EventLoop(name: "ws-loop-\(index)")
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
         loop.onTick = { [unowned self] now in tick(now) }
+        loop.afterTasks = { [unowned self] in flushDelivered() }
     }
 
     deinit {
@@ -203,27 +206,35 @@ final class Shard: @unchecked Sendable {
 
     // MARK: Fan-out
 
-    /// Queues each item's frame for the topic's subscribers, then writes each touched
-    /// connection once.
+    /// Queues each item's frame for the topic's subscribers; `flushDelivered` writes them
+    /// once the loop has run every task queued so far.
     func deliver(_ items: [LiveItem]) {
-        var messages = 0
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
             for (connection, covered) in receivers.values {
                 if let covered, let position = item.position, position <= covered { continue }
                 connection.enqueue(item.frame)
-                messages += 1
+                undeliveredMessages += 1
                 if !connection.flushPending {
                     connection.flushPending = true
                     dirty.append(connection)
                 }
             }
         }
+    }
+
+    /// Writes each connection that `deliver` touched, once. A loop that falls behind
+    /// finds several of the tailer's batches queued at once: each subscriber then gets
+    /// them all in one `writev`, not one each, so the cost of catching up shrinks as
+    /// the backlog grows instead of growing with it.
+    func flushDelivered() {
+        guard !dirty.isEmpty else { return }
         for connection in dirty {
             connection.flushPending = false
             connection.flush()
         }
-        hub.metrics.delivered(messages: messages, connections: dirty.count)
+        hub.metrics.delivered(messages: undeliveredMessages, connections: dirty.count)
+        undeliveredMessages = 0
         dirty.removeAll(keepingCapacity: true)
     }
 

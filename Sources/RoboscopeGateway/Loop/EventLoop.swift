@@ -28,6 +28,9 @@ final class EventLoop: @unchecked Sendable {
     private let tickInterval: Duration
     /// Runs on the loop's thread about every `tickInterval`.
     var onTick: ((ContinuousClock.Instant) -> Void)?
+    /// Runs on the loop's thread after each round of queued tasks (set before `start`):
+    /// what the tasks left to write goes out once, however many of them there were.
+    var afterTasks: (() -> Void)?
 
     init(name: String, tickInterval: Duration = .milliseconds(250)) throws {
         self.name = name
@@ -98,6 +101,7 @@ final class EventLoop: @unchecked Sendable {
             let stop = stopRequested
             lock.unlock()
             for task in pending { task() }
+            if !pending.isEmpty { afterTasks?() }
             if stop { return }
             let now = clock.now
             if now >= nextTick {
