@@ -121,7 +121,7 @@ def main():
     parser.add_argument("--held", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each latency and throughput scenario")
     parser.add_argument("--out", default=os.path.join(HERE, "results", "gateway.json"))
-    parser.add_argument("--shapes", default="10000x1@10,10000x1000@500",
+    parser.add_argument("--shapes", default="1000x1@100,10000x1@10,10000x1000@500",
                         help="connections x work sessions @ writes/s, comma-separated; empty for none")
     parser.add_argument("--shapes-only", action="store_true", help="measure only the shapes, into the existing results")
     parser.add_argument("--held-only", action="store_true", help="measure only the held connections, into the existing results")

@@ -18,6 +18,8 @@ final class Subscribers: Sendable {
         let epoll = epoll_create1(0)
         let sockets = Mutex<[Int32]>([])
         let messages = Atomic<Int>(0)
+        /// Messages that carry a write (the receipts), apart from acks and presence.
+        let deliveries = Atomic<Int>(0)
         let subscribed = Atomic<Int>(0)
         let closed = Atomic<Int>(0)
         let receipts = Mutex<[Receipt]>([])
@@ -108,6 +110,7 @@ final class Subscribers: Sendable {
     var presentCount: Int { readers.reduce(0) { $0 + $1.presents.load(ordering: .relaxed) } }
     var errorCount: Int { readers.reduce(0) { $0 + $1.errors.load(ordering: .relaxed) } }
     var messageCount: Int { readers.reduce(0) { $0 + $1.messages.load(ordering: .relaxed) } }
+    var deliveryCount: Int { readers.reduce(0) { $0 + $1.deliveries.load(ordering: .relaxed) } }
 
     private static let created = Array(#""type":"marker.created""#.utf8)
     private static let streamID = Array(#""stream_id":""#.utf8)
@@ -160,6 +163,7 @@ final class Subscribers: Sendable {
                             if Blocking.find(Self.created, in: payload) != nil, let start = Blocking.find(Self.streamID, in: payload) {
                                 let from = start + Self.streamID.count
                                 receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
+                                reader.deliveries.add(1, ordering: .relaxed)
                             } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
                                 reader.subscribed.add(1, ordering: .relaxed)
                             } else if self.options.mode == .presence {
