@@ -96,7 +96,11 @@ final class LogTailer: @unchecked Sendable {
                 for request in takeRequests() { try grant(request, on: connection!) }
                 try readLive(on: connection!)
                 try measureLag(on: connection!)
-                if waker.wait(timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection!.socket) {
+                // A notification that came while the reads above ran is in libpq's queue
+                // already, not on the socket: waiting on the socket would sleep through it
+                // until the next poll. Only with none queued is there nothing new to read.
+                if try connection!.drainNotifications().isEmpty,
+                   waker.wait(timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection!.socket) {
                     _ = try connection!.drainNotifications()
                 }
             } catch {
