@@ -6,6 +6,12 @@ syncing client runs all the time is executed with EXPLAIN (ANALYZE, BUFFERS) sev
 times in one session: its median execution time, planning time, the plan's node types
 and buffers touched. A statement whose cost grows with the log shows it here.
 
+Every size is measured in each of several rounds, the sizes alternating within a round
+(the machine's speed drifts by half over minutes: a size measured minutes after another
+compares the minutes, not the sizes). Each statement's growth is the ratio of its times
+on the largest and the smallest log in the same round; the report gives the median of
+those ratios and their spread, and the buffers touched, which no drift changes.
+
 The live tail runs inside `eventlog.deliveries`, a plpgsql function, whose statement
 plans are cached per session: after five calls plpgsql may switch to a generic plan,
 so the tail is called 12 times and the first and the last calls are reported apart.
@@ -17,7 +23,7 @@ import argparse, json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from investigations import generated_logs  # noqa: E402
+from investigations import generated_log  # noqa: E402
 from write_path import machine, psql  # noqa: E402
 
 
@@ -87,41 +93,81 @@ def explain(url, sql, calls, settings=""):
     return runs
 
 
+def measure(url, setup):
+    """Each hot statement on the log at `url` (`setup`: its head and the catch-up cursor),
+    one session per statement: the median of the calls after plpgsql's plan cache settled."""
+    results = []
+    for label, sql, calls, *settings in statements(*setup):
+        runs = explain(url, sql, calls, *settings)
+        later = runs[5:] if len(runs) > 5 else runs
+        results.append({
+            "statement": label, "calls": calls,
+            "first_ms": runs[0]["execution_ms"],
+            "median_ms": statistics.median(r["execution_ms"] for r in later),
+            "planning_ms": statistics.median(r["planning_ms"] for r in later),
+            "buffers": later[-1]["buffers"],
+            "plan": later[-1]["nodes"],
+        })
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--admin-url", required=True, help="a database URL of the server; benches make their own databases")
     parser.add_argument("--binary", required=True)
     parser.add_argument("--sizes", default="10000,1000000")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds, each measuring every size, alternating")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "hot_plans.json"))
     args = parser.parse_args()
 
-    points = []
-    for url, events in generated_logs(args.admin_url, args.binary, "plans", args.sizes):
-        psql(url, "VACUUM ANALYZE eventlog.events")
-        head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
-        # The position a client 1,000 events behind on the session sends as `since`.
-        catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = {SESSION}
-                                                   ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
-        results = []
-        for label, sql, calls, *settings in statements(head_xid, int(head_position), catch_up_after):
-            runs = explain(url, sql, calls, *settings)
-            later = runs[5:] if len(runs) > 5 else runs
-            results.append({
-                "statement": label, "calls": calls,
-                "first_ms": runs[0]["execution_ms"],
-                "median_ms": statistics.median(r["execution_ms"] for r in later),
-                "planning_ms": statistics.median(r["planning_ms"] for r in later),
-                "buffers": later[-1]["buffers"],
-                "plan": later[-1]["nodes"],
-            })
-        points.append({"events": events, "statements": results})
+    logs = []
+    try:
+        for size in [int(text) for text in args.sizes.split(",")]:
+            name = f"roboscope_bench_plans_{size}"
+            url = generated_log(args.admin_url, args.binary, name, size)
+            logs.append((name, url))
+            psql(url, "VACUUM ANALYZE eventlog.events")
+        setups, events = [], []
+        for _, url in logs:
+            head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
+            # The position a client 1,000 events behind on the session sends as `since`.
+            catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = {SESSION}
+                                                       ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
+            setups.append((head_xid, int(head_position), catch_up_after))
+            events.append(int(psql(url, "SELECT count(*) FROM eventlog.events")))
+        rounds = []
+        for number in range(args.rounds):
+            order = list(range(len(logs))) if number % 2 == 0 else list(reversed(range(len(logs))))
+            measured = {index: measure(logs[index][1], setups[index]) for index in order}
+            rounds.append([measured[index] for index in range(len(logs))])
+    finally:
+        for name, _ in logs:
+            psql(args.admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
-    print(f"{'statement':<70} " + " ".join(f"{p['events']:>12,} ev" for p in points))
+    points = []
+    for index, count in enumerate(events):
+        statements_here = []
+        for position in range(len(rounds[0][index])):
+            times = [each[index][position]["median_ms"] for each in rounds]
+            statements_here.append(dict(rounds[-1][index][position], median_ms=statistics.median(times),
+                                        min_ms=min(times), max_ms=max(times), rounds_ms=times))
+        points.append({"events": count, "statements": statements_here})
+    growth = []
+    if len(events) > 1:
+        for position, row in enumerate(points[0]["statements"]):
+            ratios = [each[-1][position]["median_ms"] / max(each[0][position]["median_ms"], 0.001) for each in rounds]
+            growth.append({"statement": row["statement"], "median": statistics.median(ratios), "min": min(ratios),
+                           "max": max(ratios), "buffers": points[-1]["statements"][position]["buffers"] / max(1, row["buffers"])})
+
+    print(f"{args.rounds} rounds, sizes alternating; median [min-max] of each round's median")
+    print(f"{'statement':<70} " + " ".join(f"{p['events']:>22,} ev" for p in points) + "   largest/smallest, same round")
     for index, row in enumerate(points[0]["statements"]):
-        figures = " ".join(f"{p['statements'][index]['median_ms']:>10.3f} ms" for p in points)
-        print(f"{row['statement']:<70} {figures}")
+        figures = " ".join(f"{p['statements'][index]['median_ms']:>8.3f} [{p['statements'][index]['min_ms']:.3f}-{p['statements'][index]['max_ms']:.3f}]"
+                           for p in points)
+        ratio = f"   {growth[index]['median']:.2f} [{growth[index]['min']:.2f}-{growth[index]['max']:.2f}]" if growth else ""
+        print(f"{row['statement']:<70} {figures}{ratio}")
     with open(args.output, "w") as f:
-        json.dump({"machine": machine(), "points": points}, f, indent=1)
+        json.dump({"machine": machine(), "rounds": args.rounds, "points": points, "growth": growth}, f, indent=1)
 
 
 if __name__ == "__main__":
