@@ -76,9 +76,9 @@ if options.mode == .presence {
     let expected = writers.reduce(0) { total, writer in
         total + writer.perSession.reduce(0) { $0 + $1.value * (followers[$1.key] ?? 0) }
     }
-    // Counted by the writes' own messages: the acks and presence frames each subscription
-    // also gets made a count of every message stop the wait while the last write's
-    // deliveries were still arriving, and report them as missing.
+    // Waits for the writes' own messages. Counting every message, the acks and presence
+    // frames each subscription also gets ended the wait while the last write's deliveries
+    // were still arriving, and those were reported missing.
     while nowMicros() - wrote < 5_000_000 {
         usleep(50_000)
         if subscribers.deliveryCount >= expected { break }
