@@ -15,12 +15,12 @@
 
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, http.client, json, os, statistics, subprocess, sys, time
+import argparse, http.client, json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import generated_logs, timed  # noqa: E402
-from hot_plans import explain, statements  # noqa: E402
+from hot_plans import head_and_cursor, measure  # noqa: E402
 from write_path import free_port, machine, post_markers, psql, start_server  # noqa: E402
 
 # A work session of the generated log (investigations.GENERATE names them so).
@@ -60,18 +60,7 @@ def catch_up(url, port, events):
 
 def hot_statements(url):
     psql(url, "VACUUM ANALYZE eventlog.events")
-    head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events "
-                                        "ORDER BY position DESC LIMIT 1").split("|")
-    catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events
-                                          WHERE work_session_id = {LOG_SESSION_SQL}
-                                          ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
-    rows = []
-    for label, sql, calls, *settings in statements(head_xid, int(head_position), catch_up_after):
-        runs = explain(url, sql, calls, *settings)
-        later = runs[5:] if len(runs) > 5 else runs
-        rows.append({"statement": label, "median_ms": statistics.median(r["execution_ms"] for r in later),
-                     "buffers": later[-1]["buffers"], "plan": later[-1]["nodes"]})
-    return rows
+    return measure(url, head_and_cursor(url))
 
 
 def main():

@@ -93,8 +93,17 @@ def explain(url, sql, calls, settings=""):
     return runs
 
 
+def head_and_cursor(url):
+    """What `statements` takes for the log at `url`: its newest event's transaction and
+    position, and the position a client 1,000 events behind on the session sends as `since`."""
+    head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
+    catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = {SESSION}
+                                               ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
+    return head_xid, int(head_position), catch_up_after
+
+
 def measure(url, setup):
-    """Each hot statement on the log at `url` (`setup`: its head and the catch-up cursor),
+    """Each hot statement on the log at `url` (`setup`: `head_and_cursor`'s answer),
     one session per statement: the median of the calls after plpgsql's plan cache settled."""
     results = []
     for label, sql, calls, *settings in statements(*setup):
@@ -127,14 +136,8 @@ def main():
             url = generated_log(args.admin_url, args.binary, name, size)
             logs.append((name, url))
             psql(url, "VACUUM ANALYZE eventlog.events")
-        setups, events = [], []
-        for _, url in logs:
-            head_xid, head_position = psql(url, "SELECT transaction_id, position FROM eventlog.events ORDER BY position DESC LIMIT 1").split("|")
-            # The position a client 1,000 events behind on the session sends as `since`.
-            catch_up_after = int(psql(url, f"""SELECT coalesce((SELECT position FROM eventlog.events WHERE work_session_id = {SESSION}
-                                                       ORDER BY position DESC OFFSET 1000 LIMIT 1), 0)"""))
-            setups.append((head_xid, int(head_position), catch_up_after))
-            events.append(int(psql(url, "SELECT count(*) FROM eventlog.events")))
+        setups = [head_and_cursor(url) for _, url in logs]
+        events = [int(psql(url, "SELECT count(*) FROM eventlog.events")) for _, url in logs]
         rounds = []
         for number in range(args.rounds):
             order = list(range(len(logs))) if number % 2 == 0 else list(reversed(range(len(logs))))
