@@ -19,7 +19,7 @@ import Testing
     let quad = #""p1":[0,0,0],"p2":[1,0,0],"p3":[1,0,1],"p4":[0,0,1]"#
 
     @Test func markerCreateComputesDetailsInTheSameBatch() throws {
-        let (created, batch) = try MarkerCommands.create(body("{\(quad),\"label\":\"crack\"}"), session: session, context)
+        let (created, batch) = try MarkerCommands.create(body("{\(quad),\"label\":\"crack\"}"), session: session.place, context)
         #expect(batch.events.map(\.type) == [.markerCreated, .markerDetailsCalculated])
         #expect(created.details?.measurements.crossSize == 1)
         #expect(batch.events[1].metadata.causationID == batch.events[0].eventID)
@@ -33,9 +33,9 @@ import Testing
         (#""p1":[0,0,0],"p2":[1,0,0],"p3":[1,0,1]"#, "p4"),
     ])
     func badPointsNameTheField(_ points: String, _ expected: String) throws {
-        #expect(throws: DomainError.self) { try MarkerCommands.create(body("{\(points)}"), session: session, context) }
+        #expect(throws: DomainError.self) { try MarkerCommands.create(body("{\(points)}"), session: session.place, context) }
         do {
-            _ = try MarkerCommands.create(body("{\(points)}"), session: session, context)
+            _ = try MarkerCommands.create(body("{\(points)}"), session: session.place, context)
         } catch {
             #expect(field(of: error) == expected)
         }
@@ -48,7 +48,7 @@ import Testing
     ])
     func badMarkerFieldsNameTheField(_ extra: String, _ expected: String) throws {
         do {
-            _ = try MarkerCommands.create(body("{\(quad),\(extra)}"), session: session, context)
+            _ = try MarkerCommands.create(body("{\(quad),\(extra)}"), session: session.place, context)
             Issue.record("expected a validation error for \(extra)")
         } catch {
             #expect(field(of: error) == expected)
@@ -57,7 +57,7 @@ import Testing
 
     @Test func overLongLabelIsRefused() throws {
         let label = String(repeating: "a", count: Limits.labelLength + 1)
-        #expect(throws: DomainError.self) { try MarkerCommands.create(body("{\(quad),\"label\":\"\(label)\"}"), session: session, context) }
+        #expect(throws: DomainError.self) { try MarkerCommands.create(body("{\(quad),\"label\":\"\(label)\"}"), session: session.place, context) }
     }
 
     @Test func bulkNamesTheFailingIndex() throws {
@@ -65,7 +65,7 @@ import Testing
         let bad = #"{"p1":[0,0,0],"p2":[1,0,0],"p3":[1,0,1],"p4":[0,0,"nan"]}"#
         let items = try JSONDecoder().decode([JSONValue].self, from: Data("[\(good),\(good),\(bad)]".utf8))
         do {
-            _ = try MarkerCommands.bulkCreate(items, session: session, context)
+            _ = try MarkerCommands.bulkCreate(items, session: session.place, context)
             Issue.record("expected a validation error")
         } catch let error as DomainError {
             #expect(error.field == "markers[2].p4")
@@ -74,11 +74,11 @@ import Testing
     }
 
     @Test func updateKeepsDetailsCustomPropsWhenPointsMove() throws {
-        let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session, context)
+        let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session.place, context)
         var current = created
         current.details?.customProps = ["note": .string("keep me")]
         let (updated, batch) = try MarkerCommands.update(
-            current, session: session, body(#"{"p3":[2,0,3]}"#), expectedVersion: nil, context
+            current, session: session.place, body(#"{"p3":[2,0,3]}"#), expectedVersion: nil, context
         )
         #expect(updated.marker.version == 2)
         #expect(updated.details?.customProps == ["note": .string("keep me")])
@@ -87,15 +87,15 @@ import Testing
     }
 
     @Test func updateWithoutPointChangesDoesNotRecalculate() throws {
-        let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session, context)
-        let (_, batch) = try MarkerCommands.update(created, session: session, body(#"{"label":"x"}"#), expectedVersion: nil, context)
+        let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session.place, context)
+        let (_, batch) = try MarkerCommands.update(created, session: session.place, body(#"{"label":"x"}"#), expectedVersion: nil, context)
         #expect(batch.events.map(\.type) == [.markerUpdated])
     }
 
     @Test func staleVersionIsAConflictCarryingTheCurrentOne() throws {
-        let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session, context)
+        let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session.place, context)
         do {
-            _ = try MarkerCommands.update(created, session: session, body(#"{"label":"x"}"#), expectedVersion: 7, context)
+            _ = try MarkerCommands.update(created, session: session.place, body(#"{"label":"x"}"#), expectedVersion: 7, context)
             Issue.record("expected a conflict")
         } catch let error as DomainError {
             #expect(error.code == .versionConflict)

@@ -134,6 +134,40 @@ import RoboscopeDomain
         #expect(try await client.get("/api/v1/markers/\(id.string!)").status == 404)
     }
 
+    /// A create reads its session's place once (WorkSessionPlaces); a session deleted
+    /// after that is refused by the append, and the client hears the same 422 as for a
+    /// session that never existed, with nothing stored.
+    @Test func aCreateInASessionDeletedSinceItsLastCreateIsRefusedLikeAnUnknownOne() async throws {
+        let client = try await SharedServer.client()
+        let fixtures = Fixtures(client: client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        _ = try await fixtures.marker(in: session)
+        #expect(try await client.delete("/api/v1/work-sessions/\(Fixtures.id(session))").status == 204)
+
+        var marker = Fixtures.quad
+        marker["work_session_id"] = session["id"]!
+        for _ in 0..<2 {
+            let refused = try await client.post("/api/v1/markers", .object(marker))
+            #expect(refused.status == 422)
+            #expect(refused.json["error"]?["field"] == "work_session_id")
+            #expect(refused.json["error"]?["message"]?.string?.contains("does not exist") == true)
+        }
+        let bulk = try await client.post("/api/v1/markers/bulk", ["markers": [.object(marker)]])
+        #expect(bulk.status == 422)
+        #expect(bulk.json["error"]?["field"] == "markers[0].work_session_id")
+        let unknown = EntityID.random().description
+        marker["work_session_id"] = .string(unknown)
+        let never = try await client.post("/api/v1/markers", .object(marker))
+        #expect(never.status == 422)
+        #expect(never.json["error"]?["message"] == .string("work_session_id: work session \(unknown) does not exist"))
+
+        let connection = try TestDatabase.connect(try await SharedServer.database())
+        let stored = try connection.query(
+            "SELECT count(*) FROM eventlog.events WHERE work_session_id = $1 AND type = 'marker.created'", [Fixtures.id(session)]
+        )
+        #expect(stored.int64(0, 0) == 1)
+    }
+
     @Test func clientChosenIDsAreUniqueAcrossRequests() async throws {
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)

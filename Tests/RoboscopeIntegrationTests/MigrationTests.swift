@@ -59,12 +59,12 @@ import RoboscopeDomain
         var markers: [MarkerWithDetails] = []
         for index in 0..<6 {
             let body = FieldReader(["p1": [0, 0, 0], "p2": [2, 0, 0], "p3": [2, 0, .integer(Int64(index))], "p4": [0, 0, 4]])
-            let (marker, batch) = try MarkerCommands.create(body, session: sessions[index % 2], Self.context(Int64(10 + index)))
+            let (marker, batch) = try MarkerCommands.create(body, session: sessions[index % 2].place, Self.context(Int64(10 + index)))
             try Self.appendAsReleased(batch, on: connection)
             markers.append(marker)
         }
         try Self.appendAsReleased(
-            try MarkerCommands.delete(markers[0], session: sessions[0], expectedVersion: nil, Self.context(20)), on: connection
+            try MarkerCommands.delete(markers[0], session: sessions[0].place, expectedVersion: nil, Self.context(20)), on: connection
         )
 
         let outcome = try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test")).migrate(connection)
@@ -88,7 +88,7 @@ import RoboscopeDomain
             "SELECT max(work_session_seq) FROM eventlog.events WHERE work_session_id = $1", [sessions[1].id.description]
         ).int64(0, 0)!
         let (_, batch) = try MarkerCommands.create(FieldReader(["p1": [0, 0, 0], "p2": [1, 0, 0], "p3": [1, 0, 1], "p4": [0, 0, 1]]),
-                                                   session: sessions[1], Self.context(30))
+                                                   session: sessions[1].place, Self.context(30))
         _ = try EventStore.append(batch, on: connection)
         let after = try connection.query(
             "SELECT array_agg(work_session_seq ORDER BY position)::text FROM eventlog.events WHERE work_session_id = $1 AND work_session_seq > $2",

@@ -2,7 +2,7 @@
 /// whenever the points change, so every response already carries them.
 public enum MarkerCommands {
     public static func create(
-        _ body: FieldReader, session: WorkSession, _ context: CommandContext
+        _ body: FieldReader, session: WorkSessionPlace, _ context: CommandContext
     ) throws -> (MarkerWithDetails, AppendBatch) {
         let (created, events) = try newMarker(body, session: session, context)
         let batch = AppendBatch(events: events, locks: parentLocks(session), requiredStreams: [sessionStream(session)])
@@ -11,7 +11,7 @@ public enum MarkerCommands {
 
     /// All or nothing: the first invalid marker fails the request, naming its index.
     public static func bulkCreate(
-        _ items: [JSONValue], session: WorkSession, _ context: CommandContext
+        _ items: [JSONValue], session: WorkSessionPlace, _ context: CommandContext
     ) throws -> ([MarkerWithDetails], AppendBatch) {
         var created: [MarkerWithDetails] = []
         var batch = AppendBatch(locks: parentLocks(session), requiredStreams: [sessionStream(session)])
@@ -40,7 +40,7 @@ public enum MarkerCommands {
     }
 
     public static func update(
-        _ current: MarkerWithDetails, session: WorkSession, _ body: FieldReader, expectedVersion: Int64?,
+        _ current: MarkerWithDetails, session: WorkSessionPlace, _ body: FieldReader, expectedVersion: Int64?,
         _ context: CommandContext
     ) throws -> (MarkerWithDetails, AppendBatch) {
         let old = current.marker
@@ -72,7 +72,7 @@ public enum MarkerCommands {
     }
 
     public static func delete(
-        _ current: MarkerWithDetails, session: WorkSession, expectedVersion: Int64?, _ context: CommandContext
+        _ current: MarkerWithDetails, session: WorkSessionPlace, expectedVersion: Int64?, _ context: CommandContext
     ) throws -> AppendBatch {
         let marker = current.marker
         try VersionCheck.require(expectedVersion, current: marker.version, entity: "marker", id: marker.id)
@@ -90,7 +90,7 @@ public enum MarkerCommands {
     /// A batch of writes to one existing marker: its locks, and the check that its
     /// details still exist (or still do not) as they did when the command read them.
     static func batch(
-        _ events: [PendingEvent], _ current: MarkerWithDetails, _ session: WorkSession, _ context: CommandContext
+        _ events: [PendingEvent], _ current: MarkerWithDetails, _ session: WorkSessionPlace, _ context: CommandContext
     ) -> AppendBatch {
         let id = current.marker.id
         return AppendBatch(
@@ -113,22 +113,22 @@ public enum MarkerCommands {
 
     /// Writers of a marker hold its space and session shared, so that deleting either
     /// (which holds it exclusively) never overlaps a marker write.
-    static func locks(_ marker: Marker, _ session: WorkSession) -> [StreamLock] {
+    static func locks(_ marker: Marker, _ session: WorkSessionPlace) -> [StreamLock] {
         parentLocks(session) + [.exclusive(StreamRef(.marker, marker.id))]
     }
 
-    static func parentLocks(_ session: WorkSession) -> [StreamLock] {
+    static func parentLocks(_ session: WorkSessionPlace) -> [StreamLock] {
         [.shared(StreamRef(.space, session.spaceID)), .shared(sessionStream(session))]
     }
 
-    static func sessionStream(_ session: WorkSession) -> StreamRef { StreamRef(.workSession, session.id) }
+    static func sessionStream(_ session: WorkSessionPlace) -> StreamRef { StreamRef(.workSession, session.id) }
 
     static var pointFields: [(String, WritableKeyPath<Marker, Point3>)] {
         [("p1", \.p1), ("p2", \.p2), ("p3", \.p3), ("p4", \.p4)]
     }
 
     static func newMarker(
-        _ body: FieldReader, session: WorkSession, _ context: CommandContext
+        _ body: FieldReader, session: WorkSessionPlace, _ context: CommandContext
     ) throws -> (MarkerWithDetails, [PendingEvent]) {
         let id = try body.id("id") ?? .random()
         let origin = Point3(x: 0, y: 0, z: 0)

@@ -3,7 +3,7 @@ public enum MarkerDetailsCommands {
     /// `PUT`: figures the client gives replace computed ones; `custom_props` replaces
     /// the stored ones when given and is kept otherwise.
     public static func put(
-        _ current: MarkerWithDetails, session: WorkSession, _ body: FieldReader, _ context: CommandContext
+        _ current: MarkerWithDetails, session: WorkSessionPlace, _ body: FieldReader, _ context: CommandContext
     ) throws -> (MarkerDetails, AppendBatch) {
         var measurements = current.details?.measurements ?? MarkerMeasurements(corners: current.marker.corners)
         for field in MarkerMeasurements.fieldNames where body.contains(field) {
@@ -29,14 +29,14 @@ public enum MarkerDetailsCommands {
 
     /// `POST …/details/calculate`: compute from the points now, keeping `custom_props`.
     public static func calculate(
-        _ current: MarkerWithDetails, session: WorkSession, _ context: CommandContext
+        _ current: MarkerWithDetails, session: WorkSessionPlace, _ context: CommandContext
     ) -> (MarkerDetails, AppendBatch) {
         let result = calculated(current.marker, keeping: current.details, now: context.now, causedBy: nil, context)
         return (result.details, MarkerCommands.batch([result.event], current, session, context))
     }
 
     public static func delete(
-        _ current: MarkerWithDetails, session: WorkSession, _ context: CommandContext
+        _ current: MarkerWithDetails, session: WorkSessionPlace, _ context: CommandContext
     ) throws -> AppendBatch {
         guard current.details != nil else {
             throw DomainError(.notFound, "marker \(current.marker.id) has no details")

@@ -41,7 +41,7 @@ public enum WorkSessionCommands {
             stream: stream, expectedVersion: .exactly(current.version), type: .workSessionUpdated,
             payload: .workSession(session), metadata: context.metadata()
         )
-        return (session, AppendBatch(events: [event], locks: locks(for: session)).guarded(by: current, context))
+        return (session, AppendBatch(events: [event], locks: locks(for: session)).guarded(by: current.place, context))
     }
 
     public static func delete(
@@ -55,7 +55,7 @@ public enum WorkSessionCommands {
         )
         var batch = AppendBatch(events: [event], locks: locks(for: session), expectedChildren: expectedChildren(contents))
         batch.events += contents.markers.flatMap { MarkerCommands.cascade($0, causedBy: event, context) }
-        return batch.guarded(by: session, context)
+        return batch.guarded(by: session.place, context)
     }
 
     static func expectedChildren(_ contents: SessionContents) -> [ExpectedChildren] {

@@ -65,3 +65,20 @@ extension WorkSession: JSONWritable {
         }
     }
 }
+
+/// Where a work session is: its id and its space. A work session never moves to another
+/// space and an id is never reused, so this never changes once the session exists; a
+/// write to one of its markers needs nothing else of it.
+public struct WorkSessionPlace: Hashable, Sendable {
+    public let id: EntityID
+    public let spaceID: EntityID
+
+    public init(id: EntityID, spaceID: EntityID) {
+        self.id = id
+        self.spaceID = spaceID
+    }
+}
+
+extension WorkSession {
+    public var place: WorkSessionPlace { WorkSessionPlace(id: id, spaceID: spaceID) }
+}

@@ -89,7 +89,7 @@ public struct AppendBatch: Hashable, Sendable {
 
 extension AppendBatch {
     /// The batch, checked against an enforced lock on `session` with the request's token.
-    func guarded(by session: WorkSession, _ context: CommandContext) -> AppendBatch {
+    func guarded(by session: WorkSessionPlace, _ context: CommandContext) -> AppendBatch {
         var batch = self
         batch.lockCheck = LockCheck(workSessionID: session.id, tokenSHA256: context.lockTokenSHA256)
         batch.locks.append(.shared(StreamRef(.workSessionLock, session.id)))

@@ -14,6 +14,8 @@ public struct APIServices: Sendable {
     /// Stored answers of writes with an `Idempotency-Key`.
     public var idempotency: IdempotencyKeys
     let sessionLocks: SessionLocks
+    /// The work sessions' places that marker creates need, read once each.
+    let sessionPlaces: WorkSessionPlaces
     /// Wakes long polls of the changes feed when events are appended.
     public var changes: ChangeSignal?
     /// The changes feed's pages read ahead for clients catching up (none by default).
@@ -43,5 +45,6 @@ public struct APIServices: Sendable {
         self.limits = limits
         idempotency = IdempotencyKeys(pool: store.pool)
         sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis))
+        sessionPlaces = WorkSessionPlaces { [reads] id in try await reads.workSession(id)?.place }
     }
 }

@@ -61,10 +61,12 @@ struct MarkersController {
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
-        let session = try await session(try body.requiredID("work_session_id"))
-        return try await WriteRetry.once(store: services.store, context: context) {
-            let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
-            return (JSONResponse.answer(marker, status: .created), batch)
+        let session = try await place(try body.requiredID("work_session_id"))
+        return try await refusingGone(session) {
+            try await WriteRetry.once(store: services.store, context: context) {
+                let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
+                return (JSONResponse.answer(marker, status: .created), batch)
+            }
         }
     }
 
@@ -80,10 +82,13 @@ struct MarkersController {
         guard let first = items.first?.objectValue, let sessionID = try FieldReader(first).id("work_session_id") else {
             throw DomainError.invalid("markers[0].work_session_id", "is required")
         }
-        let session = try await session(sessionID, field: "markers[0].work_session_id")
-        return try await WriteRetry.once(store: services.store, context: context) {
-            let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
-            return (JSONResponse.answer(markers, status: .created), batch)
+        let field = "markers[0].work_session_id"
+        let session = try await place(sessionID, field: field)
+        return try await refusingGone(session, field: field) {
+            try await WriteRetry.once(store: services.store, context: context) {
+                let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
+                return (JSONResponse.answer(markers, status: .created), batch)
+            }
         }
     }
 
@@ -95,7 +100,7 @@ struct MarkersController {
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let (current, session) = try await services.reads.requiredMarker(id)
             let (marker, batch) = try MarkerCommands.update(
-                current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                current, session: session.place, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
             return (JSONResponse.answer(marker), batch)
         }
@@ -107,16 +112,34 @@ struct MarkersController {
         let expected = try input.expectedVersion(nil)
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            let batch = try MarkerCommands.delete(current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
+            let batch = try MarkerCommands.delete(current, session: session.place, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
         }
     }
 
-    private func session(_ id: EntityID, field: String = "work_session_id") async throws -> WorkSession {
-        guard let session = try await services.reads.workSession(id) else {
-            throw DomainError(.invalidField, "\(field): work session \(id) does not exist", field: field)
+    /// The place of the session a create names; a session that does not exist is the
+    /// request's error (422), not a missing resource.
+    private func place(_ id: EntityID, field: String = "work_session_id") async throws -> WorkSessionPlace {
+        guard let place = try await services.sessionPlaces.place(id) else { throw Self.noSession(id, field: field) }
+        return place
+    }
+
+    /// A create whose session was deleted since its place was read: the append refuses it
+    /// (the session is its one required stream), and the client hears what it would have
+    /// from a fresh read.
+    private func refusingGone(
+        _ session: WorkSessionPlace, field: String = "work_session_id", _ write: () async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await write()
+        } catch let error as DomainError where error.code == .notFound {
+            services.sessionPlaces.forget(session.id)
+            throw Self.noSession(session.id, field: field)
         }
-        return session
+    }
+
+    private static func noSession(_ id: EntityID, field: String) -> DomainError {
+        DomainError(.invalidField, "\(field): work session \(id) does not exist", field: field)
     }
 
     private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {
