@@ -27,7 +27,7 @@ struct MarkerDetailsController {
         let body = try await input.fields()
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            let (details, batch) = try MarkerDetailsCommands.put(current, session: session.place, body, RequestIdentity.commandContext(request, context))
+            let (details, batch) = try MarkerDetailsCommands.put(current, session: session, body, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(details, status: current.details != nil ? .ok : .created), batch)
         }
     }
@@ -36,7 +36,7 @@ struct MarkerDetailsController {
         let id = try input(request, context).pathID()
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            return (JSONResponse.noContentAnswer, try MarkerDetailsCommands.delete(current, session: session.place, RequestIdentity.commandContext(request, context)))
+            return (JSONResponse.noContentAnswer, try MarkerDetailsCommands.delete(current, session: session, RequestIdentity.commandContext(request, context)))
         }
     }
 
@@ -44,7 +44,7 @@ struct MarkerDetailsController {
         let id = try input(request, context).pathID()
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            let (details, batch) = MarkerDetailsCommands.calculate(current, session: session.place, RequestIdentity.commandContext(request, context))
+            let (details, batch) = MarkerDetailsCommands.calculate(current, session: session, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(details), batch)
         }
     }

@@ -100,7 +100,7 @@ struct MarkersController {
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let (current, session) = try await services.reads.requiredMarker(id)
             let (marker, batch) = try MarkerCommands.update(
-                current, session: session.place, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
             return (JSONResponse.answer(marker), batch)
         }
@@ -112,7 +112,7 @@ struct MarkersController {
         let expected = try input.expectedVersion(nil)
         return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
             let (current, session) = try await services.reads.requiredMarker(id)
-            let batch = try MarkerCommands.delete(current, session: session.place, expectedVersion: expected, RequestIdentity.commandContext(request, context))
+            let batch = try MarkerCommands.delete(current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
         }
     }

@@ -13,8 +13,8 @@ extension ReadModels {
         return session
     }
 
-    func requiredMarker(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession) {
-        guard let found = try await markerInSession(id) else { throw DomainError.notFound("marker", id) }
+    func requiredMarker(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSessionPlace) {
+        guard let found = try await markerInPlace(id) else { throw DomainError.notFound("marker", id) }
         return found
     }
 }

@@ -5,16 +5,28 @@ import RoboscopeDomain
 /// request, so the row's columns are read as they are (timestamps as microseconds,
 /// figures as float8 text) and only the JSON columns are parsed.
 enum MarkerRows {
-    static let select = """
-        SELECT m.id, m.work_session_id, m.label, m.p1::text, m.p2::text, m.p3::text, m.p4::text, m.color, m.version,
-               m.meta::text, m.custom_props::text, m.calibrated_data::text,
-               (extract(epoch FROM m.created_at) * 1000000)::bigint, (extract(epoch FROM m.updated_at) * 1000000)::bigint,
-               d.marker_id, d.center_location_long, d.center_location_cross, d.left_distance, d.right_distance,
-               d.far_distance, d.near_distance, d.long_size, d.cross_size, d.custom_props::text,
-               (extract(epoch FROM d.created_at) * 1000000)::bigint, (extract(epoch FROM d.updated_at) * 1000000)::bigint,
-               d.version
-        FROM markers m LEFT JOIN marker_details d ON d.marker_id = m.id
+    static let columns = """
+        m.id, m.work_session_id, m.label, m.p1::text, m.p2::text, m.p3::text, m.p4::text, m.color, m.version,
+        m.meta::text, m.custom_props::text, m.calibrated_data::text,
+        (extract(epoch FROM m.created_at) * 1000000)::bigint, (extract(epoch FROM m.updated_at) * 1000000)::bigint,
+        d.marker_id, d.center_location_long, d.center_location_cross, d.left_distance, d.right_distance,
+        d.far_distance, d.near_distance, d.long_size, d.cross_size, d.custom_props::text,
+        (extract(epoch FROM d.created_at) * 1000000)::bigint, (extract(epoch FROM d.updated_at) * 1000000)::bigint,
+        d.version
         """
+    static let tables = "FROM markers m LEFT JOIN marker_details d ON d.marker_id = m.id"
+    static let select = "SELECT \(columns) \(tables)"
+    /// `select` and, after the columns `decode` reads, the marker's space (the row keeps
+    /// its route): with its work session, the place a write to the marker locks.
+    static let selectWithSpace = "SELECT \(columns), m.space_id \(tables)"
+
+    /// The work session's place of each row read with `selectWithSpace`.
+    static func places(_ result: PGResult) throws -> [WorkSessionPlace] {
+        try (0..<result.rowCount).map { row in
+            let cells = Cells(result: result, row: row)
+            return WorkSessionPlace(id: try cells.id(1), spaceID: try cells.id(27))
+        }
+    }
 
     static func decode(_ result: PGResult) throws -> [MarkerWithDetails] {
         try (0..<result.rowCount).map { row in

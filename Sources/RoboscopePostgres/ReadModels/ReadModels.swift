@@ -178,12 +178,12 @@ public struct ReadModels: Sendable {
                               parameters, on: connection)
     }
 
-    /// A marker and the work session it belongs to, for writes that need both.
-    public func markerInSession(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSession)? {
+    /// A marker and its work session's place, for writes to it: one row.
+    public func markerInPlace(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSessionPlace)? {
         try await query { connection in
-            guard let marker = try Self.markerRows("WHERE m.id = $1", [id], on: connection).first,
-                  let session = try Self.workSession(marker.marker.workSessionID, on: connection) else { return nil }
-            return (marker, session)
+            let result = try connection.query(prepared: MarkerRows.selectWithSpace + " WHERE m.id = $1", [id])
+            guard let marker = try MarkerRows.decode(result).first, let place = try MarkerRows.places(result).first else { return nil }
+            return (marker, place)
         }
     }
 
