@@ -25,8 +25,9 @@ struct MarkerDetailsController {
         let input = input(request, context)
         let id = try input.pathID()
         let body = try await input.fields()
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
-            let (current, session) = try await services.reads.requiredMarker(id)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: nil, reading: { try ReadModels.requiredMarker(id, on: $0) }
+        ) { current, session in
             let (details, batch) = try MarkerDetailsCommands.put(current, session: session, body, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(details, status: current.details != nil ? .ok : .created), batch)
         }
@@ -34,16 +35,18 @@ struct MarkerDetailsController {
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
-            let (current, session) = try await services.reads.requiredMarker(id)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: nil, reading: { try ReadModels.requiredMarker(id, on: $0) }
+        ) { current, session in
             return (JSONResponse.noContentAnswer, try MarkerDetailsCommands.delete(current, session: session, RequestIdentity.commandContext(request, context)))
         }
     }
 
     func calculate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: nil) {
-            let (current, session) = try await services.reads.requiredMarker(id)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: nil, reading: { try ReadModels.requiredMarker(id, on: $0) }
+        ) { current, session in
             let (details, batch) = MarkerDetailsCommands.calculate(current, session: session, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(details), batch)
         }

@@ -97,8 +97,9 @@ struct MarkersController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
-            let (current, session) = try await services.reads.requiredMarker(id)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredMarker(id, on: $0) }
+        ) { current, session in
             let (marker, batch) = try MarkerCommands.update(
                 current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
@@ -110,8 +111,9 @@ struct MarkersController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
-            let (current, session) = try await services.reads.requiredMarker(id)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredMarker(id, on: $0) }
+        ) { current, session in
             let batch = try MarkerCommands.delete(current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
         }

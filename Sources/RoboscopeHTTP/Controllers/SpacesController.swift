@@ -47,9 +47,11 @@ struct SpacesController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredSpace(id, on: $0) }
+        ) { current in
             let (space, batch) = try SpaceCommands.update(
-                try await services.reads.requiredSpace(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                current, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
             return (JSONResponse.answer(space), batch)
         }
@@ -59,9 +61,10 @@ struct SpacesController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
-            let space = try await services.reads.requiredSpace(id)
-            let sessions = try await services.reads.contents(ofSpace: id)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected,
+            reading: { (try ReadModels.requiredSpace(id, on: $0), try ReadModels.contents(ofSpace: id, on: $0)) }
+        ) { space, sessions in
             let batch = try SpaceCommands.delete(
                 space, expectedVersion: expected, sessions: sessions, RequestIdentity.commandContext(request, context)
             )

@@ -61,9 +61,11 @@ struct WorkSessionsController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredWorkSession(id, on: $0) }
+        ) { current in
             let (session, batch) = try WorkSessionCommands.update(
-                try await services.reads.requiredWorkSession(id), body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                current, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
             )
             return (JSONResponse.answer(session), batch)
         }
@@ -73,10 +75,10 @@ struct WorkSessionsController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        return try await WriteRetry.run(store: services.store, context: context, clientVersion: expected) {
-            guard let contents = try await services.reads.contents(ofSession: id) else {
-                throw DomainError.notFound("work session", id)
-            }
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.contents(ofSession: id, on: $0) }
+        ) { contents in
+            guard let contents else { throw DomainError.notFound("work session", id) }
             let batch = try WorkSessionCommands.delete(contents, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
         }

@@ -13,18 +13,18 @@ import RoboscopePostgres
 enum WriteRetry {
     static let attempts = 40
 
-    static func run(
-        store: EventStore, context: RoboscopeRequestContext, clientVersion: Int64?, retryConflicts: Bool = true,
-        _ decide: () async throws -> (StoredAnswer, AppendBatch)
+    /// A write that decides on what it reads: `read` (on the pool's connection, which
+    /// then appends what `decide` returns), in one pool job per attempt.
+    static func run<State: Sendable>(
+        store: EventStore, context: RoboscopeRequestContext, clientVersion: Int64?,
+        reading read: @escaping @Sendable (PGConnection) throws -> State,
+        _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch)
     ) async throws -> Response {
         var attempt = 1
         while true {
-            let (answer, batch) = try await decide()
             do {
-                try await store.append(batch, claim: context.idempotency, answer: answer)
-                return JSONResponse.make(answer)
-            } catch let error as DomainError
-                where error.code == .versionConflict && retryConflicts && clientVersion == nil && attempt < attempts {
+                return JSONResponse.make(try await store.append(after: read, decide, claim: context.idempotency))
+            } catch let error as DomainError where error.code == .versionConflict && clientVersion == nil && attempt < attempts {
                 let ceiling = min(20_000, 500 << min(attempt, 6))
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...ceiling)))
                 attempt += 1
@@ -36,6 +36,8 @@ enum WriteRetry {
     static func once(
         store: EventStore, context: RoboscopeRequestContext, _ decide: () throws -> (StoredAnswer, AppendBatch)
     ) async throws -> Response {
-        try await run(store: store, context: context, clientVersion: nil, retryConflicts: false) { try decide() }
+        let (answer, batch) = try decide()
+        try await store.append(batch, claim: context.idempotency, answer: answer)
+        return JSONResponse.make(answer)
     }
 }

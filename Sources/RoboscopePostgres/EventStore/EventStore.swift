@@ -56,6 +56,26 @@ public struct EventStore: Sendable {
         return (appended, stored)
     }
 
+    /// Reads what a write decides on, decides, and appends the decision, in one pool job
+    /// on one connection: one hand-off to the pool instead of one for the read and one
+    /// for the append. The read and the append are still two statements; the append
+    /// checks the versions the decision was made on, as it would after a separate read.
+    /// With a `claim`, the answer is stored with the events.
+    public func append<State: Sendable>(
+        after read: @escaping @Sendable (PGConnection) throws -> State,
+        _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch),
+        claim: IdempotencyClaim?
+    ) async throws -> StoredAnswer {
+        let (answer, appended) = try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
+            let (answer, batch) = try decide(try read(connection))
+            guard !batch.events.isEmpty else { return (answer, []) }
+            let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer))
+            return (answer, try Self.append(document, on: connection))
+        }
+        if !appended.isEmpty { committed(appended) }
+        return answer
+    }
+
     private func committed(_ appended: [Appended]) {
         notifier?.signal()
         Self.appendedEvents.increment(by: appended.count)

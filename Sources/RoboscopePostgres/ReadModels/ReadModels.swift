@@ -23,7 +23,7 @@ public struct ReadModels: Sendable {
         }
     }
 
-    static func space(_ id: EntityID, on connection: PGConnection) throws -> Space? {
+    public static func space(_ id: EntityID, on connection: PGConnection) throws -> Space? {
         try rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id], on: connection).first
     }
 
@@ -57,7 +57,7 @@ public struct ReadModels: Sendable {
         }
     }
 
-    static func workSession(_ id: EntityID, on connection: PGConnection) throws -> WorkSession? {
+    public static func workSession(_ id: EntityID, on connection: PGConnection) throws -> WorkSession? {
         try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], prepared: true, on: connection).first
     }
 
@@ -178,29 +178,28 @@ public struct ReadModels: Sendable {
                               parameters, on: connection)
     }
 
+    // MARK: What writes decide on
+
+    // On a connection the caller holds: a write reads, decides and appends in one pool
+    // job (`EventStore.append(after:_:claim:)`).
+
     /// A marker and its work session's place, for writes to it: one row.
-    public func markerInPlace(_ id: EntityID) async throws -> (MarkerWithDetails, WorkSessionPlace)? {
-        try await query { connection in
-            let result = try connection.query(prepared: MarkerRows.selectWithSpace + " WHERE m.id = $1", [id])
-            guard let marker = try MarkerRows.decode(result).first, let place = try MarkerRows.places(result).first else { return nil }
-            return (marker, place)
-        }
+    public static func markerInPlace(_ id: EntityID, on connection: PGConnection) throws -> (MarkerWithDetails, WorkSessionPlace)? {
+        let result = try connection.query(prepared: MarkerRows.selectWithSpace + " WHERE m.id = $1", [id])
+        guard let marker = try MarkerRows.decode(result).first, let place = try MarkerRows.places(result).first else { return nil }
+        return (marker, place)
     }
 
     /// A work session with its markers: what deleting it must remove.
-    public func contents(ofSession id: EntityID) async throws -> SessionContents? {
-        try await query { connection in
-            guard let session = try Self.workSession(id, on: connection) else { return nil }
-            return SessionContents(session: session, markers: try Self.markers(MarkerFilter(scope: .workSession(id)), on: connection))
-        }
+    public static func contents(ofSession id: EntityID, on connection: PGConnection) throws -> SessionContents? {
+        guard let session = try workSession(id, on: connection) else { return nil }
+        return SessionContents(session: session, markers: try markers(MarkerFilter(scope: .workSession(id)), on: connection))
     }
 
     /// Every work session of a space with its markers.
-    public func contents(ofSpace id: EntityID) async throws -> [SessionContents] {
-        try await query { connection in
-            try Self.workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, on: connection).map { session in
-                SessionContents(session: session, markers: try Self.markers(MarkerFilter(scope: .workSession(session.id)), on: connection))
-            }
+    public static func contents(ofSpace id: EntityID, on connection: PGConnection) throws -> [SessionContents] {
+        try workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, on: connection).map { session in
+            SessionContents(session: session, markers: try markers(MarkerFilter(scope: .workSession(session.id)), on: connection))
         }
     }
 
