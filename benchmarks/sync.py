@@ -175,8 +175,9 @@ def marker_select():
     """The service's own select of markers with their details (MarkerRows.select), read from its source so that
     the SQL ceiling runs the very statement the API does."""
     source = open(os.path.join(HERE, "..", "Sources", "RoboscopePostgres", "ReadModels", "MarkerRows.swift")).read()
-    text = re.search(r'static let select = """\n(.*?)\n\s*"""', source, re.S).group(1)
-    return " ".join(text.split())
+    columns = re.search(r'static let columns = """\n(.*?)\n\s*"""', source, re.S).group(1)
+    tables = re.search(r'static let tables = "(.*?)"', source).group(1)
+    return " ".join(f"SELECT {columns} {tables}".split())
 
 
 def near(binary, admin_url, markers, queries, range_m):
