@@ -93,6 +93,15 @@ def write_path(r, data):
         for row in data["one_session"]:
             r.add(f"| {row['clients']} | {spread(row['api_per_second'])} | {spread(row['p99_ms'], '{:.1f}')} ms |")
         r.add("")
+    if data.get("keyed"):
+        k = data["keyed"]
+        r.add(f"With a new `Idempotency-Key` on every create, as the iOS app sends its writes ([sync.md](sync.md)), at "
+              f"{k['clients']} clients, each run next to one without keys:", "",
+              "| keyed markers/s | without keys | keyed / without | non-2xx |", "| --- | --- | --- | --- |",
+              f"| {spread(k['keyed_per_second'])} | {spread(k['plain_per_second'])} | {spread(k['ratio'], '{:.2f}')} | "
+              f"{k['non_2xx']} |", "")
+        r.target(f"write path: creates with an Idempotency-Key / without, {k['clients']} clients", spread(k["ratio"], "{:.2f}"),
+                 "none set (reported)", None)
     last = data["write_path"][-1]
     if last["clients"] == 32:
         r.target("write path: API / pgbench running the service's own append, 32 clients", spread(last["ratio"], "{:.2f}"),

@@ -82,6 +82,12 @@ def post_markers(port, clients, seconds, sessions):
                    env=dict(os.environ, BENCH_SESSION_IDS=ids))
 
 
+def post_markers_keyed(port, clients, seconds, sessions):
+    """`post_markers` with a new `Idempotency-Key` on every request, as the iOS app sends."""
+    return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script="post_marker_keyed.lua",
+                   env=dict(os.environ, BENCH_SESSION_IDS=",".join(sessions)))
+
+
 def pgbench(url, clients, seconds, space, sessions):
     """eventlog.append of the service's batch, each transaction into one of `sessions` at random."""
     psql(url, "DROP TABLE IF EXISTS bench.sessions; CREATE TABLE bench.sessions (n int PRIMARY KEY, id uuid NOT NULL);"
@@ -188,6 +194,16 @@ def main():
                 single.append({"clients": clients, "api_per_second": spread([r["requests_per_second"] for r in one]),
                                "p99_ms": spread([r["p99_ms"] for r in one]), "non_2xx": sum(r["non_2xx"] for r in one)})
 
+        # Keyed creates at the most clients, each run next to a plain one.
+        most = max(int(c) for c in args.clients.split(","))
+        keyed = []
+        for _ in range(args.repeat):
+            plain = post_markers(port, most, args.seconds, sessions)
+            with_keys = post_markers_keyed(port, most, args.seconds, sessions)
+            keyed.append({"plain": plain["requests_per_second"], "keyed": with_keys["requests_per_second"],
+                          "ratio": with_keys["requests_per_second"] / plain["requests_per_second"],
+                          "non_2xx": plain["non_2xx"] + with_keys["non_2xx"]})
+
         marker = {"work_session_id": session_id, "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
         bulk_ms = []
         for _ in range(args.bulk_requests):
@@ -203,6 +219,10 @@ def main():
 
     result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat, "sessions": args.sessions,
               "write_path": rows, "one_session": single,
+              "keyed": {"clients": most, "runs": keyed,
+                        "plain_per_second": spread([k["plain"] for k in keyed]),
+                        "keyed_per_second": spread([k["keyed"] for k in keyed]),
+                        "ratio": spread([k["ratio"] for k in keyed]), "non_2xx": sum(k["non_2xx"] for k in keyed)},
               "bulk_1000_ms": {"requests": len(bulk_ms), "min": min(bulk_ms), "p50": percentile(bulk_ms, 50),
                                "p90": percentile(bulk_ms, 90), "max": max(bulk_ms)},
               "events_in_log_after": events}
@@ -223,6 +243,9 @@ def main():
     for row in single:
         print(f"into one work session, {row['clients']} clients: {fmt(row['api_per_second'], '.0f')} markers/s, "
               f"p99 {fmt(row['p99_ms'], '.1f')} ms")
+    k = result["keyed"]
+    print(f"with an Idempotency-Key each, {k['clients']} clients: {fmt(k['keyed_per_second'], '.0f')} markers/s against "
+          f"{fmt(k['plain_per_second'], '.0f')} without, keyed / plain {fmt(k['ratio'], '.2f')}")
     b = result["bulk_1000_ms"]
     print(f"bulk 1000 markers: min {b['min']:.1f} ms, p50 {b['p50']:.1f} ms, p90 {b['p90']:.1f} ms, max {b['max']:.1f} ms "
           f"({b['requests']} requests)")
