@@ -74,18 +74,12 @@ def run_wrk(url, clients, seconds, script=None, env=None):
             "p50_ms": latency["50"], "p99_ms": latency["99"], "non_2xx": int(errors.group(1)) if errors else 0}
 
 
-def post_markers(port, clients, seconds, sessions):
+def post_markers(port, clients, seconds, sessions, keyed=False):
     """`POST /api/v1/markers` with the body the iOS app sends, each into one of `sessions`
-    (a list of ids, or one id) at random."""
+    (a list of ids, or one id) at random; `keyed`: each with a new `Idempotency-Key`."""
     ids = sessions if isinstance(sessions, str) else ",".join(sessions)
     return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script="post_marker.lua",
-                   env=dict(os.environ, BENCH_SESSION_IDS=ids))
-
-
-def post_markers_keyed(port, clients, seconds, sessions):
-    """`post_markers` with a new `Idempotency-Key` on every request, as the iOS app sends."""
-    return run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", clients, seconds, script="post_marker_keyed.lua",
-                   env=dict(os.environ, BENCH_SESSION_IDS=",".join(sessions)))
+                   env=dict(os.environ, BENCH_SESSION_IDS=ids, BENCH_IDEMPOTENCY_KEYS="1" if keyed else "0"))
 
 
 def pgbench(url, clients, seconds, space, sessions):
@@ -199,7 +193,7 @@ def main():
         keyed = []
         for _ in range(args.repeat):
             plain = post_markers(port, most, args.seconds, sessions)
-            with_keys = post_markers_keyed(port, most, args.seconds, sessions)
+            with_keys = post_markers(port, most, args.seconds, sessions, keyed=True)
             keyed.append({"plain": plain["requests_per_second"], "keyed": with_keys["requests_per_second"],
                           "ratio": with_keys["requests_per_second"] / plain["requests_per_second"],
                           "non_2xx": plain["non_2xx"] + with_keys["non_2xx"]})
