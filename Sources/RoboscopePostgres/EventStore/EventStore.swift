@@ -69,8 +69,7 @@ public struct EventStore: Sendable {
         let (answer, appended) = try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
             let (answer, batch) = try decide(try read(connection))
             guard !batch.events.isEmpty else { return (answer, []) }
-            let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer))
-            return (answer, try Self.append(document, on: connection))
+            return (answer, try Self.append(batch, claim: claim, answer: answer, on: connection))
         }
         if !appended.isEmpty { committed(appended) }
         return answer
@@ -81,9 +80,11 @@ public struct EventStore: Sendable {
         Self.appendedEvents.increment(by: appended.count)
     }
 
-    /// Appends on a connection the caller owns (tools, tests).
-    public static func append(_ batch: AppendBatch, on connection: PGConnection) throws -> [Appended] {
-        try append(StorageJSON.encodeString(BatchDocument(batch: batch, claim: nil, answer: nil)), on: connection)
+    /// Appends on a connection the caller holds (a pool job of this store's, tools, tests).
+    public static func append(
+        _ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil, on connection: PGConnection
+    ) throws -> [Appended] {
+        try append(StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer)), on: connection)
     }
 
     static func append(_ document: String, on connection: PGConnection) throws -> [Appended] {
