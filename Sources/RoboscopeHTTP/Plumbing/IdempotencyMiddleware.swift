@@ -11,6 +11,14 @@ import RoboscopePostgres
 /// or 422 when it came with another request; otherwise the request goes on carrying
 /// its claim, and the controller stores its answer with its events. Keys belong to
 /// the actor, so this runs after authentication.
+///
+/// The key is not looked up before the request runs: that would cost every keyed
+/// write a pool job of its own. Whatever a write does, its key is checked before its
+/// answer stands: the append checks it first, under the key's lock (`eventlog.append`);
+/// a write that decides to change nothing checks it on its connection (`EventStore`);
+/// the lock routes check it once they hold the key (`SessionLocks`). A write that fails
+/// first (its entity gone since, its body now invalid) looks the key up here, after the
+/// failure, and a key answered before gets its answer instead.
 struct IdempotencyMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
     static let keyHeader = HTTPField.Name("Idempotency-Key")!
@@ -35,16 +43,17 @@ struct IdempotencyMiddleware: RouterMiddleware {
             actor: RequestIdentity.actor(request, context), key: key,
             fingerprint: Self.fingerprint(method: request.method.rawValue, path: request.uri.path, body: body)
         )
-        if let record = try await keys.record(actor: claim.actor, key: key) {
-            return try Self.replay(record, for: claim)
-        }
         var context = context
         context.idempotency = claim
         do {
             return try await next(request, context)
         } catch let error as DomainError where error.code == .idempotencyKeyAnswered {
-            // Another request with this key committed first.
             guard let record = try await keys.record(actor: claim.actor, key: key) else { throw error }
+            return try Self.replay(record, for: claim)
+        } catch {
+            // A retry whose write can no longer run as it first did. Without the database,
+            // the write's own error says more than the look-up's.
+            guard let record = try? await keys.record(actor: claim.actor, key: key) else { throw error }
             return try Self.replay(record, for: claim)
         }
     }

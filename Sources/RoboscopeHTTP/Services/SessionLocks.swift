@@ -92,7 +92,9 @@ struct SessionLocks: Sendable {
         }
     }
 
-    /// Runs `body` while no other request with the same key runs (409 otherwise).
+    /// Runs `body` while no other request with the same key runs (409 otherwise), and
+    /// only if the key has not been answered: Redis decides a lock step, so no append
+    /// would refuse a retry before it acquired or released again.
     private func exclusively(_ claim: IdempotencyClaim?, _ body: () async throws -> StoredAnswer) async throws -> StoredAnswer {
         guard let claim else { return try await body() }
         let id = sha256("\(claim.actor)\n\(claim.key)")
@@ -101,6 +103,7 @@ struct SessionLocks: Sendable {
                               field: "Idempotency-Key")
         }
         do {
+            try await IdempotencyKeys(pool: store.pool).refuseAnswered(claim)
             let answer = try await body()
             try? await claims.release(id)
             return answer

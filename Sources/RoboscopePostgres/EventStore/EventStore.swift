@@ -28,10 +28,14 @@ public struct EventStore: Sendable {
     }
 
     /// Appends `batch`; with a `claim`, stores `answer` under its key in the same
-    /// transaction (a batch without events changes nothing, so nothing is stored).
+    /// transaction (a batch without events changes nothing, so nothing is stored, but a
+    /// key answered before is refused as the append would refuse it).
     @discardableResult
     public func append(_ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil) async throws -> [Appended] {
-        guard !batch.events.isEmpty else { return [] }
+        guard !batch.events.isEmpty else {
+            if let claim { try await pool.translatingErrors { try IdempotencyKeys.refuseAnswered(claim, on: $0) } }
+            return []
+        }
         let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer))
         let appended = try await pool.translatingErrors { try Self.append(document, on: $0) }
         committed(appended)
@@ -60,7 +64,8 @@ public struct EventStore: Sendable {
     /// on one connection: one hand-off to the pool instead of one for the read and one
     /// for the append. The read and the append are still two statements; the append
     /// checks the versions the decision was made on, as it would after a separate read.
-    /// With a `claim`, the answer is stored with the events.
+    /// With a `claim`, the answer is stored with the events; a decision to change
+    /// nothing is checked against the key here, as the append would check it.
     public func append<State: Sendable>(
         after read: @escaping @Sendable (PGConnection) throws -> State,
         _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch),
@@ -68,7 +73,10 @@ public struct EventStore: Sendable {
     ) async throws -> StoredAnswer {
         let (answer, appended) = try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
             let (answer, batch) = try decide(try read(connection))
-            guard !batch.events.isEmpty else { return (answer, []) }
+            guard !batch.events.isEmpty else {
+                if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
+                return (answer, [])
+            }
             return (answer, try Self.append(batch, claim: claim, answer: answer, on: connection))
         }
         if !appended.isEmpty { committed(appended) }

@@ -26,7 +26,7 @@ public enum StoreErrors {
             return DomainError(.idempotencyKeyInProgress, "a request with this Idempotency-Key is still being processed; retry shortly",
                                field: "Idempotency-Key")
         case ("RBIKA", _):
-            return DomainError(.idempotencyKeyAnswered, "a request with this Idempotency-Key has been answered", field: "Idempotency-Key")
+            return IdempotencyKeys.answered
         case ("RB404", _):
             let type = detail["stream_type"].flatMap { if case .string(let text) = $0 { return text } else { return nil } }
             return DomainError(.notFound, "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)")

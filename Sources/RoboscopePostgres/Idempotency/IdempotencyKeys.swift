@@ -44,18 +44,38 @@ public struct IdempotencyKeys: Sendable {
     }
 
     public func record(actor: String, key: String) async throws -> IdempotencyRecord? {
-        try await pool.translatingErrors { connection in
-            let result = try connection.query(
-                "SELECT fingerprint, status, body FROM idempotency_keys WHERE actor = $1 AND key = $2", [actor, key]
-            )
-            guard result.rowCount == 1 else { return nil }
-            let row = RowReader(result, row: 0, source: "idempotency_keys")
-            return IdempotencyRecord(
-                fingerprint: try row.text(0),
-                answer: StoredAnswer(status: Int(try row.int64(1)), body: try row.bytes(2))
-            )
-        }
+        try await pool.translatingErrors { try Self.record(actor: actor, key: key, on: $0) }
     }
+
+    /// The key's record, read on a connection the caller holds.
+    static func record(actor: String, key: String, on connection: PGConnection) throws -> IdempotencyRecord? {
+        let result = try connection.query(
+            prepared: "SELECT fingerprint, status, body FROM idempotency_keys WHERE actor = $1 AND key = $2", [actor, key]
+        )
+        guard result.rowCount == 1 else { return nil }
+        let row = RowReader(result, row: 0, source: "idempotency_keys")
+        return IdempotencyRecord(
+            fingerprint: try row.text(0),
+            answer: StoredAnswer(status: Int(try row.int64(1)), body: try row.bytes(2))
+        )
+    }
+
+    /// Refuses a claim whose key has been answered (see below), in a pool job.
+    public func refuseAnswered(_ claim: IdempotencyClaim) async throws {
+        try await pool.translatingErrors { try Self.refuseAnswered(claim, on: $0) }
+    }
+
+    /// Refuses a claim whose key has been answered (`idempotencyKeyAnswered`: the caller
+    /// gives the stored answer instead), for a write that would otherwise answer without
+    /// an append to check the key.
+    static func refuseAnswered(_ claim: IdempotencyClaim, on connection: PGConnection) throws {
+        if try record(actor: claim.actor, key: claim.key, on: connection) != nil { throw answered }
+    }
+
+    /// What a keyed write that comes after its key's answer is refused with.
+    public static let answered = DomainError(
+        .idempotencyKeyAnswered, "a request with this Idempotency-Key has been answered", field: "Idempotency-Key"
+    )
 
     /// Stores an answer in the caller's transaction (for writes whose answer depends on
     /// what the append returned).

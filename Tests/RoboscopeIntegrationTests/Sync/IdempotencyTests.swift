@@ -72,6 +72,52 @@ import Glibc
         #expect(try Self.events(url, session) == count)
     }
 
+    @Test func theSameKeyForAnInvalidRequestIsRefusedAsReused() async throws {
+        let (server, _, _, session) = try await setup()
+        let key = UUID().uuidString
+        #expect(try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key]).status == 201)
+        let bad = JSONValue.object(Self.markerBody(session).objectValue!.merging(["p1": [0, 0]]) { $1 })
+        let other = try await server.client.post("/api/v1/markers", bad, headers: ["Idempotency-Key": key])
+        #expect(other.status == 422)
+        #expect(other.json["error"]?["code"] == "idempotency_key_reused", "the key, not the body, is what is wrong")
+    }
+
+    /// A retry whose write would now change nothing still gets the stored answer, not
+    /// the entity as it is now.
+    @Test func aRetryThatWouldNowChangeNothingGetsTheStoredAnswer() async throws {
+        let (server, _, fixtures, session) = try await setup()
+        let marker = try await fixtures.marker(in: session)
+        let path = "/api/v1/markers/\(Fixtures.id(marker))"
+        let key = UUID().uuidString
+        let first = try await server.client.patch(path, ["label": "pump"], headers: ["Idempotency-Key": key])
+        #expect(first.status == 200)
+        #expect(try await server.client.patch(path, ["color": "#00FF00"]).status == 200)
+        let again = try await server.client.patch(path, ["label": "pump"], headers: ["Idempotency-Key": key])
+        #expect(again.status == 200)
+        #expect(again.header("Idempotent-Replayed") == "true")
+        #expect(again.body == first.body)
+    }
+
+    /// A retry of a create whose work session was deleted since, on an instance that never
+    /// saw the session: the stored answer, not the refusal a new create would get.
+    @Test func aRetriedCreateIntoASessionDeletedSinceGetsTheStoredAnswer() async throws {
+        let (server, url, _, session) = try await setup()
+        let key = UUID().uuidString
+        let first = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        #expect(first.status == 201)
+        #expect(try await server.client.delete("/api/v1/work-sessions/\(Fixtures.id(session))").status == 204)
+        let other = try await ServerProcess(databaseURL: url)
+        defer { other.stopWithoutWaiting() }
+        for client in [server.client, other.client] {
+            let again = try await client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+            #expect(again.status == 201)
+            #expect(again.header("Idempotent-Replayed") == "true")
+            #expect(again.body == first.body)
+        }
+        let fresh = try await other.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key + "-new"])
+        #expect(fresh.status == 422)
+    }
+
     @Test func keysBelongToTheirActor() async throws {
         let (server, _, _, session) = try await setup()
         let key = UUID().uuidString
