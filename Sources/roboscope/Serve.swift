@@ -37,6 +37,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.httpPort.name, help: Settings.httpPort.help) var httpPortFlag: Int?
     @Option(name: Settings.wsPort.name, help: Settings.wsPort.help) var wsPortFlag: Int?
     @Option(name: Settings.poolSize.name, help: Settings.poolSize.help) var poolSizeFlag: Int?
+    @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
     @Option(name: Settings.bodyLimit.name, help: Settings.bodyLimit.help) var bodyLimitFlag: Int?
     @Option(name: Settings.headerLimit.name, help: Settings.headerLimit.help) var headerLimitFlag: Int?
@@ -75,6 +76,7 @@ struct Serve: AsyncParsableCommand {
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
+    func appendsAtOnce() throws -> Int { try Settings.appendsAtOnce.value(appendsAtOnceFlag) }
     func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
 
     func validate() throws {
@@ -84,6 +86,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
+        guard try appendsAtOnce() >= 1 else { throw ValidationError("--appends-at-once must be at least 1") }
         guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
         let limits = try limits()
         guard limits.body >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
@@ -124,7 +127,7 @@ struct Serve: AsyncParsableCommand {
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
         var api = APIServices(
-            store: EventStore(pool: pool, notifier: notifier), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
+            store: EventStore(pool: pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
             timeTravel: TimeTravel(pool: pool),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )

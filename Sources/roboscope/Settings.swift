@@ -119,6 +119,8 @@ enum Settings {
     static let wsPort = Setting<Int>("ws-port", env: "ROBOSCOPE_WS_PORT", default: 8081, "the WebSocket gateway")
     static let poolSize = Setting<Int>("db-pool-size", env: "ROBOSCOPE_DB_POOL_SIZE", default: 16,
                                        "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus its tailer's own)")
+    static let appendsAtOnce = Setting<Int>("appends-at-once", env: "ROBOSCOPE_APPENDS_AT_ONCE", default: 2,
+                                            "appends of separate requests run at a time; requests arriving meanwhile are committed together, each with its own outcome ([group commit](ordering.md#group-commit))")
     static let redisPoolSize = Setting<Int>("redis-pool-size", env: "ROBOSCOPE_REDIS_POOL_SIZE", default: 8, "Redis connections")
     static let bodyLimit = Setting<Int>("body-limit", env: "ROBOSCOPE_BODY_LIMIT", default: 1 << 20, "largest request body in bytes (413)")
     static let headerLimit = Setting<Int>("header-limit", env: "ROBOSCOPE_HEADER_LIMIT", default: 16 << 10, "largest request head in bytes (431)")
@@ -169,7 +171,7 @@ enum Settings {
         SettingRow(role),
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
-        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(redisPoolSize),
+        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(authJWTSecret), SettingRow(authTokensFile),

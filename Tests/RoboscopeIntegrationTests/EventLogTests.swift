@@ -32,6 +32,17 @@ import RoboscopePostgres
         )], locks: [.exclusive(stream)])
     }
 
+    /// Two creations of one stream in one batch (what a combined group must never hold)
+    /// are refused, not stored as its versions 1 and 2.
+    @Test func aBatchCreatingOneStreamTwiceIsRefused() throws {
+        let connection = try TestDatabase.connect(databaseURL)
+        let id = EntityID.random()
+        var batch = Self.spaceCreation(id)
+        batch.events += Self.spaceCreation(id).events
+        #expect { try EventStore.append(batch, on: connection) } throws: { ($0 as? DomainError)?.code == .versionConflict }
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description]) == 0)
+    }
+
     /// Writers commit out of order (some sleep inside their transaction after taking a
     /// position); one follower reads concurrently, through the reader the gateways'
     /// tailers use (`eventlog.deliveries`), and must end with every event exactly

@@ -8,6 +8,8 @@
 --         "lock_check": {"work_session_id": "<id>", "token_sha256": "<hex>" | null},  (optional)
 --         "idempotency": {"actor", "key", "fingerprint", "status", "body"},  (optional; without
 --                        status and body the caller stores the answer in the same transaction)
+--         (lock_check and idempotency may also be arrays of such objects: the requests that
+--          EventStore's AppendCombiner commits together, each with its own check and key)
 --         "metadata": {...},  (optional: what every event's metadata holds unless it says otherwise)
 --         "events": [{"event_id", "stream_type", "stream_id",
 --                     "expected_version": null | 0 | n, "type", "data",
@@ -26,7 +28,10 @@ LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-    claim jsonb := batch->'idempotency';
+    claims jsonb := CASE jsonb_typeof(batch->'idempotency')
+                        WHEN 'object' THEN jsonb_build_array(batch->'idempotency') ELSE batch->'idempotency' END;
+    claim jsonb;
+    lock_check jsonb;
     lock_item record;
     required record;
     expectation record;
@@ -46,13 +51,15 @@ DECLARE
 BEGIN
     -- An idempotency key admits one request at a time, and one change ever. The try
     -- never waits, so it cannot deadlock with the sorted locks below.
-    IF claim IS NOT NULL THEN
-        IF NOT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || (claim->>'actor') || ':' || (claim->>'key'), 0)) THEN
-            RAISE EXCEPTION 'a request with this idempotency key is still being processed' USING ERRCODE = 'RBIKP';
-        END IF;
-        IF EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.actor = claim->>'actor' AND k.key = claim->>'key') THEN
-            RAISE EXCEPTION 'a request with this idempotency key has been answered' USING ERRCODE = 'RBIKA';
-        END IF;
+    IF claims IS NOT NULL THEN
+        FOR claim IN SELECT c FROM jsonb_array_elements(claims) AS c LOOP
+            IF NOT pg_try_advisory_xact_lock(hashtextextended('idempotency:' || (claim->>'actor') || ':' || (claim->>'key'), 0)) THEN
+                RAISE EXCEPTION 'a request with this idempotency key is still being processed' USING ERRCODE = 'RBIKP';
+            END IF;
+            IF EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.actor = claim->>'actor' AND k.key = claim->>'key') THEN
+                RAISE EXCEPTION 'a request with this idempotency key has been answered' USING ERRCODE = 'RBIKA';
+            END IF;
+        END LOOP;
     END IF;
 
     -- Routes, the one place they are decided: an event belongs to the work session
@@ -166,20 +173,26 @@ BEGIN
     -- holds the newest acquisition, so a holder whose lock was taken over (a higher
     -- fencing token) is refused too.
     IF batch ? 'lock_check' THEN
-        SELECT * INTO held FROM session_locks l
-        WHERE l.work_session_id = (batch->'lock_check'->>'work_session_id')::uuid
-          AND l.enforce AND l.expires_at > clock_timestamp();
-        IF FOUND AND held.token_sha256 IS DISTINCT FROM batch->'lock_check'->>'token_sha256' THEN
-            RAISE EXCEPTION 'work session % is locked by % until %', held.work_session_id, held.holder, held.expires_at
-                USING ERRCODE = 'RB423',
-                      DETAIL = json_build_object('holder', held.holder, 'fencing_token', held.fencing_token,
-                          'expires_at', to_char(held.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text;
-        END IF;
+        FOR lock_check IN
+            SELECT c FROM jsonb_array_elements(CASE jsonb_typeof(batch->'lock_check')
+                WHEN 'object' THEN jsonb_build_array(batch->'lock_check') ELSE batch->'lock_check' END) AS c
+        LOOP
+            SELECT * INTO held FROM session_locks l
+            WHERE l.work_session_id = (lock_check->>'work_session_id')::uuid
+              AND l.enforce AND l.expires_at > clock_timestamp();
+            IF FOUND AND held.token_sha256 IS DISTINCT FROM lock_check->>'token_sha256' THEN
+                RAISE EXCEPTION 'work session % is locked by % until %', held.work_session_id, held.holder, held.expires_at
+                    USING ERRCODE = 'RB423',
+                          DETAIL = json_build_object('holder', held.holder, 'fencing_token', held.fencing_token,
+                              'expires_at', to_char(held.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))::text;
+            END IF;
+        END LOOP;
     END IF;
 
     -- Versions, set-based: a new stream (expected 0) starts at 1 and the unique
-    -- (stream, version) key refuses a second creator; any other event continues its
-    -- stream, and must find it at the expected version when one is given.
+    -- (stream, version) key refuses a second creator (a second creator in the same
+    -- batch is refused here); any other event continues its stream, and must find it at
+    -- the expected version when one is given.
     WITH items AS (
         SELECT i.ordinality, i.item, (i.item->>'expected_version')::bigint AS expected,
                row_number() OVER (PARTITION BY i.item->>'stream_type', i.item->>'stream_id' ORDER BY i.ordinality) AS nth
@@ -198,7 +211,8 @@ BEGIN
            (array_agg(jsonb_build_object('stream_type', item->>'stream_type', 'stream_id', item->>'stream_id',
                                          'current_version', current_version, 'expected_version', expected)
                       ORDER BY ordinality)
-                FILTER (WHERE expected IS NOT NULL AND expected <> 0 AND expected <> current_version))[1]
+                FILTER (WHERE (expected IS NOT NULL AND expected <> 0 AND expected <> current_version)
+                               OR (expected = 0 AND nth > 1)))[1]
     INTO next_versions, follows_in_batch, mismatch FROM versioned;
     IF mismatch IS NOT NULL THEN
         RAISE EXCEPTION '%:% is at version %, expected %', mismatch->>'stream_type', mismatch->>'stream_id',
@@ -290,9 +304,10 @@ BEGIN
 
     PERFORM eventlog.project(positions[1], positions[cardinality(positions)], pg_current_xact_id());
 
-    IF claim ? 'status' THEN
+    IF claims IS NOT NULL THEN
         INSERT INTO idempotency_keys (actor, key, fingerprint, status, body)
-        VALUES (claim->>'actor', claim->>'key', claim->>'fingerprint', (claim->>'status')::integer, claim->>'body');
+        SELECT c->>'actor', c->>'key', c->>'fingerprint', (c->>'status')::integer, c->>'body'
+        FROM jsonb_array_elements(claims) AS c WHERE c ? 'status';
     END IF;
 
     RETURN QUERY SELECT * FROM unnest(positions, versions);

@@ -10,10 +10,17 @@ public struct EventStore: Sendable {
     /// Told after each commit, so gateways and long polls learn of new events without
     /// a NOTIFY inside the append's transaction.
     public let notifier: AppendNotifier?
+    /// Commits concurrent requests' appends together (`append(_:claim:answer:)`).
+    let combiner: AppendCombiner
 
-    public init(pool: PostgresPool, notifier: AppendNotifier? = nil) {
+    /// `appendsAtOnce`: how many appends of `append(_:claim:answer:)` run at a time;
+    /// requests arriving meanwhile are committed together (`AppendCombiner`).
+    public init(pool: PostgresPool, notifier: AppendNotifier? = nil, appendsAtOnce: Int = 2) {
         self.pool = pool
         self.notifier = notifier
+        var limits = AppendCombiner.Limits.default
+        limits.appendsAtOnce = appendsAtOnce
+        combiner = AppendCombiner(pool: pool, limits: limits)
         // Registered at zero from the start: a fresh deployment's dashboards show 0, not "no data".
         Self.appendedEvents.increment(by: 0)
     }
@@ -29,15 +36,15 @@ public struct EventStore: Sendable {
 
     /// Appends `batch`; with a `claim`, stores `answer` under its key in the same
     /// transaction (a batch without events changes nothing, so nothing is stored, but a
-    /// key answered before is refused as the append would refuse it).
+    /// key answered before is refused as the append would refuse it). Under load, the
+    /// transaction may hold other requests' appends too (`AppendCombiner`).
     @discardableResult
     public func append(_ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil) async throws -> [Appended] {
         guard !batch.events.isEmpty else {
             if let claim { try await pool.translatingErrors { try IdempotencyKeys.refuseAnswered(claim, on: $0) } }
             return []
         }
-        let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer))
-        let appended = try await pool.translatingErrors { try Self.append(document, on: $0) }
+        let appended = try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer))
         committed(appended)
         return appended
     }

@@ -1,0 +1,160 @@
+import RoboscopeDomain
+import Synchronization
+
+/// Group commit for the appends of separate requests: at most `appendsAtOnce` appends
+/// run at a time, and the requests that arrive meanwhile are committed together, in one
+/// call of `eventlog.append` and one transaction.
+///
+/// Why: a marker create's append costs most of its time in what every call pays once
+/// (the executor start-up of each statement, the commit, two thread hand-offs), and the
+/// append is set-based, so eight creates in one call cost about half as much each
+/// (benchmarks/analysis.md). An idle server runs each request at once, alone: only
+/// requests that would otherwise wait for a core are combined.
+///
+/// Each request keeps its own outcome. A refusal (a version conflict, a deleted parent,
+/// an enforced lock, a key answered before) rolls the whole group back, and then each
+/// request is appended again on its own, so only the refused one fails. Its events stay
+/// contiguous and in order, its key's answer is stored with them, and the locks of the
+/// whole group are taken in the one global order (docs/ordering.md): combining changes
+/// which transaction a request's events share, nothing a client can observe.
+final class AppendCombiner: Sendable {
+    struct Limits: Sendable, Hashable {
+        /// Appends running at once (each on a connection of its own).
+        var appendsAtOnce: Int
+        /// A group is closed before it would exceed this many events (a request larger
+        /// than this, a bulk create, runs alone).
+        var eventsPerAppend: Int
+
+        static let `default` = Limits(appendsAtOnce: 2, eventsPerAppend: 64)
+    }
+
+    private struct Waiting {
+        let request: BatchDocument.Request
+        let continuation: CheckedContinuation<[EventStore.Appended], any Error>
+    }
+
+    private struct State {
+        var queue: [Waiting] = []
+        var running = 0
+    }
+
+    private let pool: PostgresPool
+    let limits: Limits
+    private let state = Mutex(State())
+
+    init(pool: PostgresPool, limits: Limits) {
+        precondition(limits.appendsAtOnce >= 1 && limits.eventsPerAppend >= 1)
+        self.pool = pool
+        self.limits = limits
+    }
+
+    func append(_ request: BatchDocument.Request) async throws -> [EventStore.Appended] {
+        try await withCheckedThrowingContinuation { continuation in
+            let starts = state.withLock { state in
+                state.queue.append(Waiting(request: request, continuation: continuation))
+                guard state.running < limits.appendsAtOnce else { return false }
+                state.running += 1
+                return true
+            }
+            if starts { Task { await self.drain() } }
+        }
+    }
+
+    /// Requests waiting for an append to take them.
+    var queued: Int { state.withLock { $0.queue.count } }
+
+    /// Appends groups from the queue until it is empty.
+    private func drain() async {
+        while let group = state.withLock({ Self.nextGroup(from: &$0, limits: limits) }) {
+            let requests = group.map(\.request)
+            let outcomes: [Result<[EventStore.Appended], any Error>]
+            do {
+                outcomes = try await pool.translatingErrors { try Self.append(requests, on: $0) }
+            } catch {
+                outcomes = Array(repeating: .failure(error), count: group.count)
+            }
+            for (waiting, outcome) in zip(group, outcomes) { waiting.continuation.resume(with: outcome) }
+        }
+    }
+
+    /// The requests at the head of the queue, up to the limit of events (at least one),
+    /// leaving behind any that shares a stream or an idempotency key with the group.
+    /// Each request's expected versions are then checked against the log alone, not
+    /// against another request's events in the same batch (two creates of one id must
+    /// not become versions 1 and 2), and a second use of a key sees the first one's
+    /// answer. Nil, and one runner fewer, when the queue is empty.
+    private static func nextGroup(from state: inout State, limits: Limits) -> [Waiting]? {
+        guard !state.queue.isEmpty else {
+            state.running -= 1
+            return nil
+        }
+        var group: [Waiting] = []
+        var left: [Waiting] = []
+        var events = 0
+        var keys: Set<IdempotencyClaim.Key> = []
+        var streams: Set<StreamRef> = []
+        var index = state.queue.startIndex
+        while index < state.queue.endIndex {
+            let waiting = state.queue[index]
+            let request = waiting.request
+            if !group.isEmpty && events + request.batch.events.count > limits.eventsPerAppend { break }
+            let own = Set(request.batch.events.map(\.stream))
+            if !streams.isDisjoint(with: own) || request.claim.map({ keys.contains($0.identity) }) == true {
+                left.append(waiting)
+            } else {
+                group.append(waiting)
+                events += request.batch.events.count
+                streams.formUnion(own)
+                if let claim = request.claim { keys.insert(claim.identity) }
+            }
+            index += 1
+        }
+        state.queue = left + state.queue[index...]
+        return group
+    }
+
+    /// Appends `requests` in one transaction; after a refusal, each in its own. Without
+    /// the database, every request fails alike.
+    static func append(
+        _ requests: [BatchDocument.Request], on connection: PGConnection
+    ) throws -> [Result<[EventStore.Appended], any Error>] {
+        guard requests.count > 1 else {
+            return [Result { try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection) }]
+        }
+        let appended: [EventStore.Appended]
+        do {
+            appended = try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
+        } catch let error as DomainError where error.code == .unavailable {
+            throw error
+        } catch {
+            return requests.map { request in
+                Result { try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), on: connection) }
+            }
+        }
+        var outcomes: [Result<[EventStore.Appended], any Error>] = []
+        var start = appended.startIndex
+        for request in requests {
+            let end = start + request.batch.events.count
+            guard end <= appended.endIndex else { throw ShortAnswer(returned: appended.count) }
+            outcomes.append(.success(Array(appended[start..<end])))
+            start = end
+        }
+        return outcomes
+    }
+}
+
+/// `eventlog.append` returned fewer rows than the group had events (a bug: it returns
+/// one per event).
+struct ShortAnswer: Error {
+    let returned: Int
+}
+
+extension IdempotencyClaim {
+    /// Who sent the key, and the key: what makes two claims one.
+    struct Key: Hashable {
+        let actor: String
+        let key: String
+    }
+
+    var identity: Key { Key(actor: actor, key: key) }
+}

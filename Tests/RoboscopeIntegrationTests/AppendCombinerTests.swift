@@ -1,0 +1,155 @@
+import Foundation
+import Logging
+import Testing
+@testable import RoboscopeDomain
+@testable import RoboscopePostgres
+
+/// Group commit (`AppendCombiner`): the requests that queue behind a running append are
+/// committed together, each with its own outcome. One append runs at a time here, and
+/// the first waits on an advisory lock the test holds, so the others queue behind it.
+@Suite struct AppendCombinerTests {
+    let url: String
+    let pool: PostgresPool
+    let store: EventStore
+    let blocker: PGConnection
+
+    init() async throws {
+        url = try await TestDatabase.fresh("combiner")
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        pool = PostgresPool(url: url, size: 4, logger: logger)
+        store = EventStore(pool: pool, appendsAtOnce: 1)
+        blocker = try TestDatabase.connect(url)
+    }
+
+    static func creation(_ id: EntityID = .random(), locked: Bool = false) -> AppendBatch {
+        var batch = EventLogTests.spaceCreation(id)
+        if locked { batch.locks = [.exclusive(StreamRef(.space, id))] }
+        return batch
+    }
+
+    /// Starts an append that waits for the test's lock on its stream, then appends
+    /// `batches` behind it, and lets the first go once every one of them is queued.
+    func appendBehindABlockedOne(
+        _ batches: [(AppendBatch, IdempotencyClaim?)]
+    ) async throws -> [Result<[EventStore.Appended], any Error>] {
+        let first = EntityID.random()
+        let lock = StreamLock.exclusive(StreamRef(.space, first)).name
+        try blocker.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [lock])
+        let store = store
+        let head = Task { try await store.append(Self.creation(first, locked: true)) }
+        let url = url
+        try await eventually("the first append waits for the lock") {
+            try scalar(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'") == 1
+        }
+        let queued = batches.map { batch, claim in
+            Task { () -> Result<[EventStore.Appended], any Error> in
+                await Result { try await store.append(batch, claim: claim, answer: claim.map { _ in StoredAnswer(status: 201, body: Array("{}".utf8)) }) }
+            }
+        }
+        try await eventually("every request is queued") { store.combiner.queued == batches.count }
+        try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lock])
+        _ = try await head.value
+        var outcomes: [Result<[EventStore.Appended], any Error>] = []
+        for task in queued { outcomes.append(await task.value) }
+        return outcomes
+    }
+
+    func transactions(of ids: [EntityID]) throws -> Int64 {
+        try scalar(url, "SELECT count(DISTINCT transaction_id) FROM eventlog.events WHERE stream_id = ANY($1::uuid[])",
+                   ["{" + ids.map(\.description).joined(separator: ",") + "}"])
+    }
+
+    @Test func queuedRequestsCommitInOneTransactionEachWithItsOwnEvents() async throws {
+        let ids = (0..<6).map { _ in EntityID.random() }
+        let outcomes = try await appendBehindABlockedOne(ids.map { (Self.creation($0), nil) })
+        #expect(try transactions(of: ids) == 1)
+        for (id, outcome) in zip(ids, outcomes) {
+            let appended = try outcome.get()
+            #expect(appended.count == 1)
+            #expect(appended.first?.version == 1)
+            let stream = try scalarText(url, "SELECT stream_id::text FROM eventlog.events WHERE position = $1", [String(appended[0].position)])
+            #expect(stream == id.description, "each request is told its own event's position")
+        }
+        #expect(try scalar(url, "SELECT count(*) FROM spaces WHERE id = ANY($1::uuid[])",
+                           ["{" + ids.map(\.description).joined(separator: ",") + "}"]) == 6)
+    }
+
+    @Test func aRefusalInTheGroupFailsOnlyItsOwnRequest() async throws {
+        let ids = (0..<3).map { _ in EntityID.random() }
+        let missing = EntityID.random()
+        var refused = EventLogTests.spaceUpdate(missing, expected: .exactly(3), version: 4)
+        refused.requiredStreams = [StreamRef(.space, missing)]
+        let outcomes = try await appendBehindABlockedOne(
+            [(Self.creation(ids[0]), nil), (refused, nil), (Self.creation(ids[1]), nil), (Self.creation(ids[2]), nil)]
+        )
+        #expect((outcomes[1].failure as? DomainError)?.code == .notFound)
+        for index in [0, 2, 3] { #expect((try? outcomes[index].get())?.count == 1, "request \(index)") }
+        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = ANY($1::uuid[])",
+                           ["{" + ids.map(\.description).joined(separator: ",") + "}"]) == 3)
+        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [missing.description]) == 0)
+    }
+
+    /// Each request's enforced-lock check is made in the combined batch.
+    @Test func eachRequestsLockCheckIsMadeInTheGroup() async throws {
+        let locked = EntityID.random()
+        try blocker.execute("""
+            INSERT INTO session_locks (work_session_id, holder, token_sha256, fencing_token, enforce, expires_at)
+            VALUES ('\(locked)', 'ana', 'cafe', 1, true, now() + interval '1 hour')
+            """)
+        let fencedID = EntityID.random()
+        var fenced = Self.creation(fencedID)
+        fenced.lockCheck = LockCheck(workSessionID: locked, tokenSHA256: "beef")
+        let admittedID = EntityID.random()
+        var admitted = Self.creation(admittedID)
+        admitted.lockCheck = LockCheck(workSessionID: locked, tokenSHA256: "cafe")
+        let outcomes = try await appendBehindABlockedOne([(admitted, nil), (fenced, nil), (Self.creation(), nil)])
+        #expect((try? outcomes[0].get())?.count == 1)
+        #expect((outcomes[1].failure as? DomainError)?.code == .locked)
+        #expect((try? outcomes[2].get())?.count == 1)
+        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [fencedID.description]) == 0)
+        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [admittedID.description]) == 1)
+    }
+
+    @Test func keysInOneGroupAreEachStoredAndOneKeyIsNeverTwiceInAGroup() async throws {
+        let claims = (0..<3).map { IdempotencyClaim(actor: "ana", key: "k-\($0)-\(UUID())", fingerprint: "f") }
+        let ids = (0..<4).map { _ in EntityID.random() }
+        let outcomes = try await appendBehindABlockedOne([
+            (Self.creation(ids[0]), claims[0]), (Self.creation(ids[1]), claims[1]),
+            (Self.creation(ids[2]), claims[0]), (Self.creation(ids[3]), claims[2]),
+        ])
+        #expect((try? outcomes[0].get()) != nil)
+        #expect((try? outcomes[1].get()) != nil)
+        #expect((try? outcomes[3].get()) != nil)
+        #expect((outcomes[2].failure as? DomainError)?.code == .idempotencyKeyAnswered, "the second use of a key sees the first's answer")
+        #expect(try transactions(of: [ids[0], ids[1], ids[3]]) == 1)
+        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [ids[2].description]) == 0)
+        for claim in claims {
+            #expect(try scalar(url, "SELECT count(*) FROM idempotency_keys WHERE actor = 'ana' AND key = $1 AND status = 201", [claim.key]) == 1)
+        }
+    }
+
+    @Test func twoCreatesOfOneIdNeverShareAGroup() async throws {
+        let id = EntityID.random()
+        let other = EntityID.random()
+        let outcomes = try await appendBehindABlockedOne([(Self.creation(id), nil), (Self.creation(other), nil), (Self.creation(id), nil)])
+        #expect((try? outcomes[0].get())?.first?.version == 1)
+        #expect((try? outcomes[1].get()) != nil)
+        #expect((outcomes[2].failure as? DomainError)?.code == .alreadyExists, "not a second creation at version 2")
+        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description]) == 1)
+        #expect(try transactions(of: [id, other]) == 1)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
