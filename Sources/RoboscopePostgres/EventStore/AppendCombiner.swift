@@ -49,67 +49,92 @@ final class AppendCombiner: Sendable {
     }
 
     func append(_ request: BatchDocument.Request) async throws -> [EventStore.Appended] {
-        try await withCheckedThrowingContinuation { continuation in
-            let starts = state.withLock { state in
-                state.queue.append(Waiting(request: request, continuation: continuation))
-                guard state.running < limits.appendsAtOnce else { return false }
-                state.running += 1
-                return true
+        let leads = state.withLock { Self.takeRunner(&$0, limits: limits) }
+        guard leads else {
+            return try await withCheckedThrowingContinuation { continuation in
+                let starts = state.withLock { state in
+                    state.queue.append(Waiting(request: request, continuation: continuation))
+                    return Self.takeRunner(&state, limits: limits)
+                }
+                if starts { Task { await self.drain() } }
             }
-            if starts { Task { await self.drain() } }
         }
+        // A free runner appends in the request's own task: on a quiet server, the request
+        // alone with no extra hop, as without a combiner.
+        let others = state.withLock { Self.group(from: &$0.queue, joining: request, limits: limits) }
+        let outcomes = await commit([request] + others.map(\.request))
+        for (waiting, outcome) in zip(others, outcomes.dropFirst()) { waiting.continuation.resume(with: outcome) }
+        let goesOn = state.withLock { state in
+            if state.queue.isEmpty { state.running -= 1 }
+            return !state.queue.isEmpty
+        }
+        if goesOn { Task { await self.drain() } }
+        return try outcomes[0].get()
     }
 
     /// Requests waiting for an append to take them.
     var queued: Int { state.withLock { $0.queue.count } }
 
-    /// Appends groups from the queue until it is empty.
+    private static func takeRunner(_ state: inout State, limits: Limits) -> Bool {
+        guard state.running < limits.appendsAtOnce else { return false }
+        state.running += 1
+        return true
+    }
+
+    /// Appends groups from the queue until it is empty, then gives up its runner.
     private func drain() async {
-        while let group = state.withLock({ Self.nextGroup(from: &$0, limits: limits) }) {
-            let requests = group.map(\.request)
-            let outcomes: [Result<[EventStore.Appended], any Error>]
-            do {
-                outcomes = try await pool.translatingErrors { try Self.append(requests, on: $0) }
-            } catch {
-                outcomes = Array(repeating: .failure(error), count: group.count)
+        while let group = state.withLock({ state -> [Waiting]? in
+            if state.queue.isEmpty {
+                state.running -= 1
+                return nil
             }
+            return Self.group(from: &state.queue, joining: nil, limits: limits)
+        }) {
+            let outcomes = await commit(group.map(\.request))
             for (waiting, outcome) in zip(group, outcomes) { waiting.continuation.resume(with: outcome) }
         }
     }
 
-    /// The requests at the head of the queue, up to the limit of events (at least one),
-    /// leaving behind any that shares a stream or an idempotency key with the group.
-    /// Each request's expected versions are then checked against the log alone, not
-    /// against another request's events in the same batch (two creates of one id must
-    /// not become versions 1 and 2), and a second use of a key sees the first one's
-    /// answer. Nil, and one runner fewer, when the queue is empty.
-    private static func nextGroup(from state: inout State, limits: Limits) -> [Waiting]? {
-        guard !state.queue.isEmpty else {
-            state.running -= 1
-            return nil
+    private func commit(_ requests: [BatchDocument.Request]) async -> [Result<[EventStore.Appended], any Error>] {
+        do {
+            return try await pool.translatingErrors { try Self.append(requests, on: $0) }
+        } catch {
+            return Array(repeating: .failure(error), count: requests.count)
         }
+    }
+
+    /// The requests of `queue` that join a group led by `first` (or by the queue's head),
+    /// in order, up to the limit of events, leaving behind any that shares a stream or an
+    /// idempotency key with the group. Each request's expected versions are then checked
+    /// against the log alone, not against another request's events in the same batch (two
+    /// creates of one id must not become versions 1 and 2), and a second use of a key sees
+    /// the first one's answer.
+    private static func group(
+        from queue: inout [Waiting], joining first: BatchDocument.Request?, limits: Limits
+    ) -> [Waiting] {
         var group: [Waiting] = []
         var left: [Waiting] = []
         var events = 0
         var keys: Set<IdempotencyClaim.Key> = []
         var streams: Set<StreamRef> = []
-        var index = state.queue.startIndex
-        while index < state.queue.endIndex {
-            let waiting = state.queue[index]
-            let request = waiting.request
-            if !group.isEmpty && events + request.batch.events.count > limits.eventsPerAppend { break }
+        func admit(_ request: BatchDocument.Request) -> Bool {
             let own = Set(request.batch.events.map(\.stream))
-            if !streams.isDisjoint(with: own) || request.claim.map({ keys.contains($0.identity) }) == true {
-                left.append(waiting)
-            } else {
-                group.append(waiting)
-                events += request.batch.events.count
-                streams.formUnion(own)
-                if let claim = request.claim { keys.insert(claim.identity) }
-            }
+            guard streams.isDisjoint(with: own), request.claim.map({ keys.contains($0.identity) }) != true else { return false }
+            events += request.batch.events.count
+            streams.formUnion(own)
+            if let claim = request.claim { keys.insert(claim.identity) }
+            return true
+        }
+        if let first { _ = admit(first) }
+        var index = queue.startIndex
+        while index < queue.endIndex {
+            let waiting = queue[index]
+            let hasMembers = first != nil || !group.isEmpty
+            if hasMembers && events + waiting.request.batch.events.count > limits.eventsPerAppend { break }
+            if admit(waiting.request) { group.append(waiting) } else { left.append(waiting) }
             index += 1
         }
-        state.queue = left + state.queue[index...]
+        queue = left + queue[index...]
         return group
     }
 
