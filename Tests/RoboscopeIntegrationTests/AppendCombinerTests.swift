@@ -139,6 +139,27 @@ import Testing
         #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description]) == 1)
         #expect(try transactions(of: [id, other]) == 1)
     }
+
+    /// Requests whose locks would have ordered them never share a transaction: a shared
+    /// and an exclusive lock on one name, or two exclusive ones.
+    @Test func requestsWhoseLocksConflictNeverShareAGroup() async throws {
+        let name = StreamRef(.workSessionLock, EntityID.random())
+        func creation(_ lock: StreamLock) -> (EntityID, AppendBatch) {
+            let id = EntityID.random()
+            var batch = Self.creation(id)
+            batch.locks = [lock]
+            return (id, batch)
+        }
+        let (readerA, a) = creation(.shared(name))
+        let (readerB, b) = creation(.shared(name))
+        let (writer, c) = creation(.exclusive(name))
+        let (writer2, d) = creation(.exclusive(name))
+        let outcomes = try await appendBehindABlockedOne([(a, nil), (b, nil), (c, nil), (d, nil)])
+        for outcome in outcomes { #expect((try? outcome.get())?.count == 1) }
+        #expect(try transactions(of: [readerA, readerB]) == 1, "shared with shared: one group")
+        #expect(try transactions(of: [readerA, writer]) == 2)
+        #expect(try transactions(of: [writer, writer2]) == 2)
+    }
 }
 
 extension Result {

@@ -104,11 +104,19 @@ final class AppendCombiner: Sendable {
     }
 
     /// The requests of `queue` that join a group led by `first` (or by the queue's head),
-    /// in order, up to the limit of events, leaving behind any that shares a stream or an
-    /// idempotency key with the group. Each request's expected versions are then checked
-    /// against the log alone, not against another request's events in the same batch (two
-    /// creates of one id must not become versions 1 and 2), and a second use of a key sees
-    /// the first one's answer.
+    /// in order, up to the limit of events, leaving behind any that could not run at the
+    /// same time as the group's in transactions of their own:
+    /// - one whose locks conflict with the group's (an exclusive lock another member
+    ///   takes at all, a shared lock another takes exclusively). In one transaction the
+    ///   locks no longer order them, and each request's checks run before any member's
+    ///   events are written: a lock's acquisition and a create it should refuse must not
+    ///   pass their checks together;
+    /// - one that writes a stream another member writes: its expected versions are checked
+    ///   against the log alone, not against another request's events in the same batch
+    ///   (two creates of one id must not become versions 1 and 2);
+    /// - one whose idempotency key another member has: the second use of a key must see
+    ///   the first one's answer.
+    /// So a group commits what its members could have committed side by side.
     private static func group(
         from queue: inout [Waiting], joining first: BatchDocument.Request?, limits: Limits
     ) -> [Waiting] {
@@ -117,11 +125,19 @@ final class AppendCombiner: Sendable {
         var events = 0
         var keys: Set<IdempotencyClaim.Key> = []
         var streams: Set<StreamRef> = []
+        var shared: Set<String> = []
+        var exclusive: Set<String> = []
         func admit(_ request: BatchDocument.Request) -> Bool {
             let own = Set(request.batch.events.map(\.stream))
-            guard streams.isDisjoint(with: own), request.claim.map({ keys.contains($0.identity) }) != true else { return false }
+            let locks = request.batch.locks
+            guard streams.isDisjoint(with: own), request.claim.map({ keys.contains($0.identity) }) != true,
+                  locks.allSatisfy({ !exclusive.contains($0.name) && !($0.exclusive && shared.contains($0.name)) })
+            else { return false }
             events += request.batch.events.count
             streams.formUnion(own)
+            for lock in locks {
+                if lock.exclusive { exclusive.insert(lock.name) } else { shared.insert(lock.name) }
+            }
             if let claim = request.claim { keys.insert(claim.identity) }
             return true
         }
