@@ -33,6 +33,15 @@ import Testing
     func appendBehindABlockedOne(
         _ batches: [(AppendBatch, IdempotencyClaim?)]
     ) async throws -> [Result<[EventStore.Appended], any Error>] {
+        let store = store
+        return try await behindABlockedAppend(batches.map { batch, claim in
+            { await Result { try await store.append(batch, claim: claim, answer: claim.map { _ in StoredAnswer(status: 201, body: Array("{}".utf8)) }) } }
+        })
+    }
+
+    /// Runs `writes` while the one runner appends a batch that waits for the test's lock,
+    /// and lets that batch go once every write is queued behind it.
+    func behindABlockedAppend<T: Sendable>(_ writes: [@Sendable () async -> T]) async throws -> [T] {
         let first = EntityID.random()
         let lock = StreamLock.exclusive(StreamRef(.space, first)).name
         try blocker.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [lock])
@@ -42,15 +51,11 @@ import Testing
         try await eventually("the first append waits for the lock") {
             try scalar(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'") == 1
         }
-        let queued = batches.map { batch, claim in
-            Task { () -> Result<[EventStore.Appended], any Error> in
-                await Result { try await store.append(batch, claim: claim, answer: claim.map { _ in StoredAnswer(status: 201, body: Array("{}".utf8)) }) }
-            }
-        }
-        try await eventually("every request is queued") { store.combiner.queued == batches.count }
+        let queued = writes.map { write in Task { await write() } }
+        try await eventually("every request is queued") { store.combiner.queued == writes.count }
         try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lock])
         _ = try await head.value
-        var outcomes: [Result<[EventStore.Appended], any Error>] = []
+        var outcomes: [T] = []
         for task in queued { outcomes.append(await task.value) }
         return outcomes
     }
@@ -159,6 +164,40 @@ import Testing
         #expect(try transactions(of: [readerA, readerB]) == 1, "shared with shared: one group")
         #expect(try transactions(of: [readerA, writer]) == 2)
         #expect(try transactions(of: [writer, writer2]) == 2)
+    }
+
+    /// A write that reads first (an update) finds every runner busy: it reads and decides
+    /// on its own, and its append joins the queue. A decision made on a state that a
+    /// write ahead of it in the queue changes is refused by the append's version check.
+    @Test func writesThatReadFirstQueueTheirDecisionsWhenEveryRunnerIsBusy() async throws {
+        let setup = try TestDatabase.connect(url)
+        let spaces = (0..<2).map { _ in EntityID.random() }
+        for id in spaces { _ = try EventStore.append(Self.creation(id), on: setup) }
+        let store = store
+        func update(_ id: EntityID) -> @Sendable () async -> Result<StoredAnswer, any Error> {
+            {
+                await Result {
+                    try await store.append(after: { connection in
+                        try RowReader(try connection.query("SELECT version FROM spaces WHERE id = $1::uuid", [id.description]),
+                                      row: 0, source: "spaces").int64(0)
+                    }, { version in
+                        (StoredAnswer(status: 200, body: []), EventLogTests.spaceUpdate(id, expected: .exactly(version), version: version + 1))
+                    }, claim: nil)
+                }
+            }
+        }
+        let outcomes = try await behindABlockedAppend([update(spaces[0]), update(spaces[1]), update(spaces[0])])
+        #expect((try? outcomes[1].get()) != nil)
+        // The two updates of one space queue in the order their reads end.
+        let sameSpace = [outcomes[0], outcomes[2]]
+        #expect(sameSpace.filter { (try? $0.get()) != nil }.count == 1)
+        #expect(sameSpace.filter { ($0.failure as? DomainError)?.code == .versionConflict }.count == 1,
+                "one decided on version 1 and was appended after version 2")
+        #expect(try scalar(url, """
+            SELECT count(DISTINCT transaction_id) FROM eventlog.events
+            WHERE stream_id = ANY($1::uuid[]) AND stream_version = 2
+            """, ["{" + spaces.map(\.description).joined(separator: ",") + "}"]) == 1)
+        #expect(try scalar(url, "SELECT max(version) FROM spaces WHERE id = $1::uuid", [spaces[0].description]) == 2)
     }
 }
 

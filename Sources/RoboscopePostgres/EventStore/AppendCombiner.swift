@@ -61,15 +61,21 @@ final class AppendCombiner: Sendable {
         }
         // A free runner appends in the request's own task: on a quiet server, the request
         // alone with no extra hop, as without a combiner.
+        defer { releaseRunner() }
         let others = state.withLock { Self.group(from: &$0.queue, joining: request, limits: limits) }
         let outcomes = await commit([request] + others.map(\.request))
         for (waiting, outcome) in zip(others, outcomes.dropFirst()) { waiting.continuation.resume(with: outcome) }
-        let goesOn = state.withLock { state in
-            if state.queue.isEmpty { state.running -= 1 }
-            return !state.queue.isEmpty
-        }
-        if goesOn { Task { await self.drain() } }
         return try outcomes[0].get()
+    }
+
+    /// Runs `alone` holding a runner if one is free, and nil without running it if none
+    /// is: for a write that reads, decides and appends in one pool job. On a quiet
+    /// server it runs as it would without a combiner; under load the caller decides in a
+    /// job of its own and appends with the queue (`append(_:)`).
+    func ifRunnerFree<T>(_ alone: () async throws -> T) async rethrows -> T? {
+        guard state.withLock({ Self.takeRunner(&$0, limits: limits) }) else { return nil }
+        defer { releaseRunner() }
+        return try await alone()
     }
 
     /// Requests waiting for an append to take them.
@@ -79,6 +85,15 @@ final class AppendCombiner: Sendable {
         guard state.running < limits.appendsAtOnce else { return false }
         state.running += 1
         return true
+    }
+
+    /// Gives the runner up, or hands it to a task that appends what queued meanwhile.
+    private func releaseRunner() {
+        let goesOn = state.withLock { state in
+            if state.queue.isEmpty { state.running -= 1 }
+            return !state.queue.isEmpty
+        }
+        if goesOn { Task { await self.drain() } }
     }
 
     /// Appends groups from the queue until it is empty, then gives up its runner.

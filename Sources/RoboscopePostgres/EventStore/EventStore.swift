@@ -67,27 +67,45 @@ public struct EventStore: Sendable {
         return (appended, stored)
     }
 
-    /// Reads what a write decides on, decides, and appends the decision, in one pool job
-    /// on one connection: one hand-off to the pool instead of one for the read and one
-    /// for the append. The read and the append are still two statements; the append
+    /// Reads what a write decides on, decides, and appends the decision. The append
     /// checks the versions the decision was made on, as it would after a separate read.
     /// With a `claim`, the answer is stored with the events; a decision to change
     /// nothing is checked against the key here, as the append would check it.
+    ///
+    /// When one of the combiner's runners is free, all three run in one pool job on one
+    /// connection: one hand-off to the pool instead of one for the read and one for the
+    /// append. When every runner is busy, the write reads and decides in a job of its
+    /// own, and its append joins the queue, to be committed with others
+    /// (`AppendCombiner`).
     public func append<State: Sendable>(
         after read: @escaping @Sendable (PGConnection) throws -> State,
         _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch),
         claim: IdempotencyClaim?
     ) async throws -> StoredAnswer {
-        let (answer, appended) = try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
-            let (answer, batch) = try decide(try read(connection))
-            guard !batch.events.isEmpty else {
-                if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
-                return (answer, [])
+        let alone = try await combiner.ifRunnerFree {
+            try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
+                let (answer, batch) = try Self.decide(after: read, decide, claim: claim, on: connection)
+                guard !batch.events.isEmpty else { return (answer, []) }
+                return (answer, try Self.append(batch, claim: claim, answer: answer, on: connection))
             }
-            return (answer, try Self.append(batch, claim: claim, answer: answer, on: connection))
         }
-        if !appended.isEmpty { committed(appended) }
+        if let (answer, appended) = alone {
+            if !appended.isEmpty { committed(appended) }
+            return answer
+        }
+        let (answer, batch) = try await pool.translatingErrors { try Self.decide(after: read, decide, claim: claim, on: $0) }
+        guard !batch.events.isEmpty else { return answer }
+        committed(try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer)))
         return answer
+    }
+
+    private static func decide<State>(
+        after read: (PGConnection) throws -> State, _ decide: (State) throws -> (StoredAnswer, AppendBatch),
+        claim: IdempotencyClaim?, on connection: PGConnection
+    ) throws -> (StoredAnswer, AppendBatch) {
+        let (answer, batch) = try decide(try read(connection))
+        if batch.events.isEmpty, let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
+        return (answer, batch)
     }
 
     private func committed(_ appended: [Appended]) {
