@@ -20,7 +20,9 @@ import RoboscopeDomain
         let beforeText = String(decoding: before.body, as: UTF8.self)
         // Every series exists from the start, at zero, before anything happened.
         for series in ["roboscope_events_appended_total", "roboscope_changes_waiting", "roboscope_ws_connections",
-                       "roboscope_ws_messages_sent_total", "roboscope_ws_slow_consumers_total"] {
+                       "roboscope_ws_messages_sent_total", "roboscope_ws_slow_consumers_total",
+                       "roboscope_append_transactions_total", "roboscope_append_requests_total",
+                       "roboscope_append_groups_split_total", "roboscope_appends_queued"] {
             #expect(beforeText.contains("\n\(series) 0") || beforeText.contains("\n\(series) 0.0"), "\(series) at zero from the start")
         }
         let appendedBefore = Self.value(beforeText, "roboscope_events_appended_total")
@@ -37,6 +39,10 @@ import RoboscopeDomain
         let after = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
         // space, session, marker and its details.
         #expect(Self.value(after, "roboscope_events_appended_total") - appendedBefore == 4)
+        // Three requests one after another: three transactions, none of them shared.
+        #expect(Self.value(after, "roboscope_append_requests_total") == 3)
+        #expect(Self.value(after, "roboscope_append_transactions_total") == 3)
+        #expect(Self.value(after, "roboscope_appends_queued") == 0)
         #expect(Self.value(after, "roboscope_ws_connections") == 1)
         #expect(Self.value(after, "roboscope_ws_messages_sent_total") >= 2)
         #expect(Self.value(after, "roboscope_ws_slow_consumers_total") == 0)

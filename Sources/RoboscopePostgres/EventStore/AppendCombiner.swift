@@ -1,3 +1,4 @@
+import Metrics
 import RoboscopeDomain
 import Synchronization
 
@@ -42,27 +43,42 @@ final class AppendCombiner: Sendable {
     let limits: Limits
     private let state = Mutex(State())
 
+    /// Calls of `eventlog.append` (transactions), and the requests they carried: their
+    /// ratio is the mean group size. A group refused and appended again request by
+    /// request counts once more for each request, and in `fallbacks`.
+    static let transactions = Counter(label: "roboscope_append_transactions_total")
+    static let requests = Counter(label: "roboscope_append_requests_total")
+    static let fallbacks = Counter(label: "roboscope_append_groups_split_total")
+    static let waiting = Gauge(label: "roboscope_appends_queued")
+
     init(pool: PostgresPool, limits: Limits) {
         precondition(limits.appendsAtOnce >= 1 && limits.eventsPerAppend >= 1)
         self.pool = pool
         self.limits = limits
+        // At zero from the start, as every series of this process.
+        for counter in [Self.transactions, Self.requests, Self.fallbacks] { counter.increment(by: 0) }
+        Self.waiting.record(0)
     }
 
     func append(_ request: BatchDocument.Request) async throws -> [EventStore.Appended] {
         let leads = state.withLock { Self.takeRunner(&$0, limits: limits) }
         guard leads else {
             return try await withCheckedThrowingContinuation { continuation in
-                let starts = state.withLock { state in
+                let (starts, queued) = state.withLock { state in
                     state.queue.append(Waiting(request: request, continuation: continuation))
-                    return Self.takeRunner(&state, limits: limits)
+                    return (Self.takeRunner(&state, limits: limits), state.queue.count)
                 }
+                Self.waiting.record(queued)
                 if starts { Task { await self.drain() } }
             }
         }
         // A free runner appends in the request's own task: on a quiet server, the request
         // alone with no extra hop, as without a combiner.
         defer { releaseRunner() }
-        let others = state.withLock { Self.group(from: &$0.queue, joining: request, limits: limits) }
+        let (others, queued) = state.withLock { state in
+            (Self.group(from: &state.queue, joining: request, limits: limits), state.queue.count)
+        }
+        if !others.isEmpty { Self.waiting.record(queued) }
         let outcomes = await commit([request] + others.map(\.request))
         for (waiting, outcome) in zip(others, outcomes.dropFirst()) { waiting.continuation.resume(with: outcome) }
         return try outcomes[0].get()
@@ -98,13 +114,14 @@ final class AppendCombiner: Sendable {
 
     /// Appends groups from the queue until it is empty, then gives up its runner.
     private func drain() async {
-        while let group = state.withLock({ state -> [Waiting]? in
+        while let (group, queued) = state.withLock({ state -> ([Waiting], Int)? in
             if state.queue.isEmpty {
                 state.running -= 1
                 return nil
             }
-            return Self.group(from: &state.queue, joining: nil, limits: limits)
+            return (Self.group(from: &state.queue, joining: nil, limits: limits), state.queue.count)
         }) {
+            Self.waiting.record(queued)
             let outcomes = await commit(group.map(\.request))
             for (waiting, outcome) in zip(group, outcomes) { waiting.continuation.resume(with: outcome) }
         }
@@ -174,6 +191,8 @@ final class AppendCombiner: Sendable {
     static func append(
         _ requests: [BatchDocument.Request], on connection: PGConnection
     ) throws -> [Result<[EventStore.Appended], any Error>] {
+        Self.transactions.increment()
+        Self.requests.increment(by: requests.count)
         guard requests.count > 1 else {
             return [Result { try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection) }]
         }
@@ -183,6 +202,9 @@ final class AppendCombiner: Sendable {
         } catch let error as DomainError where error.code == .unavailable {
             throw error
         } catch {
+            Self.fallbacks.increment()
+            Self.transactions.increment(by: requests.count)
+            Self.requests.increment(by: requests.count)
             return requests.map { request in
                 Result { try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), on: connection) }
             }
