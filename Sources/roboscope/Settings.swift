@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import RoboscopePostgres
 
 /// One setting of `roboscope`, declared once: its flag, its environment variable, its
 /// default and what it means. The flags' help, their resolution (flag, else environment,
@@ -119,7 +120,7 @@ enum Settings {
     static let wsPort = Setting<Int>("ws-port", env: "ROBOSCOPE_WS_PORT", default: 8081, "the WebSocket gateway")
     static let poolSize = Setting<Int>("db-pool-size", env: "ROBOSCOPE_DB_POOL_SIZE", default: 16,
                                        "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus its tailer's own)")
-    static let appendsAtOnce = Setting<Int>("appends-at-once", env: "ROBOSCOPE_APPENDS_AT_ONCE", default: 2,
+    static let appendsAtOnce = Setting<Int>("appends-at-once", env: "ROBOSCOPE_APPENDS_AT_ONCE", default: EventStore.defaultAppendsAtOnce,
                                             "appends of separate requests run at a time; requests arriving meanwhile are committed together, each with its own outcome ([group commit](ordering.md#group-commit))")
     static let redisPoolSize = Setting<Int>("redis-pool-size", env: "ROBOSCOPE_REDIS_POOL_SIZE", default: 8, "Redis connections")
     static let bodyLimit = Setting<Int>("body-limit", env: "ROBOSCOPE_BODY_LIMIT", default: 1 << 20, "largest request body in bytes (413)")

@@ -26,7 +26,7 @@ final class AppendCombiner: Sendable {
         /// than this, a bulk create, runs alone).
         var eventsPerAppend: Int
 
-        static let `default` = Limits(appendsAtOnce: 2, eventsPerAppend: 64)
+        static let `default` = Limits(appendsAtOnce: EventStore.defaultAppendsAtOnce, eventsPerAppend: 64)
     }
 
     private struct Waiting {
@@ -152,6 +152,8 @@ final class AppendCombiner: Sendable {
     private static func group(
         from queue: inout [Waiting], joining first: BatchDocument.Request?, limits: Limits
     ) -> [Waiting] {
+        // The usual case on a quiet server: a request that leads alone.
+        guard !queue.isEmpty else { return [] }
         var group: [Waiting] = []
         var left: [Waiting] = []
         var events = 0

@@ -13,9 +13,12 @@ public struct EventStore: Sendable {
     /// Commits concurrent requests' appends together (`append(_:claim:answer:)`).
     let combiner: AppendCombiner
 
-    /// `appendsAtOnce`: how many appends of `append(_:claim:answer:)` run at a time;
-    /// requests arriving meanwhile are committed together (`AppendCombiner`).
-    public init(pool: PostgresPool, notifier: AppendNotifier? = nil, appendsAtOnce: Int = 2) {
+    /// How many appends run at a time unless told otherwise (`--appends-at-once`).
+    public static let defaultAppendsAtOnce = 2
+
+    /// `appendsAtOnce`: how many appends run at a time; requests arriving meanwhile are
+    /// committed together (`AppendCombiner`).
+    public init(pool: PostgresPool, notifier: AppendNotifier? = nil, appendsAtOnce: Int = defaultAppendsAtOnce) {
         self.pool = pool
         self.notifier = notifier
         var limits = AppendCombiner.Limits.default
@@ -41,7 +44,7 @@ public struct EventStore: Sendable {
     @discardableResult
     public func append(_ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil) async throws -> [Appended] {
         guard !batch.events.isEmpty else {
-            if let claim { try await pool.translatingErrors { try IdempotencyKeys.refuseAnswered(claim, on: $0) } }
+            if let claim { try await IdempotencyKeys(pool: pool).refuseAnswered(claim) }
             return []
         }
         let appended = try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer))
