@@ -111,21 +111,3 @@ func masked(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
         #expect(reason == String(repeating: "€", count: 41))
     }
 }
-
-@Suite struct UTF8ValidatorTests {
-    @Test(arguments: [
-        ([0x41, 0xC3, 0xA9], true),
-        ([0xF0, 0x9F, 0x98, 0x80], true),
-        ([0xF4, 0x8F, 0xBF, 0xBF], true),
-        ([0xC0, 0x80], false),
-        ([0xE0, 0x80, 0x80], false),
-        ([0xED, 0xA0, 0x80], false),
-        ([0xF4, 0x90, 0x80, 0x80], false),
-        ([0xF5], false),
-        ([0x80], false),
-    ] as [([UInt8], Bool)])
-    func judgesSequences(bytes: [UInt8], valid: Bool) {
-        var validator = UTF8Validator()
-        #expect((validator.feed(bytes) && validator.isComplete) == valid)
-    }
-}

@@ -44,7 +44,7 @@ public struct APIServices: Sendable {
         self.locks = locks
         self.limits = limits
         idempotency = IdempotencyKeys(pool: store.pool)
-        sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis))
+        sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis), idempotency: idempotency)
         sessionPlaces = WorkSessionPlaces { [reads] id in try await reads.workSession(id)?.place }
     }
 }

@@ -11,6 +11,7 @@ struct SessionLocks: Sendable {
     let store: EventStore
     let locks: LockStore
     let claims: RequestClaims
+    let idempotency: IdempotencyKeys
 
     /// How long a keyed lock request keeps duplicates out if its process dies midway.
     static let claimMilliseconds: Int64 = 30_000
@@ -103,7 +104,7 @@ struct SessionLocks: Sendable {
                               field: "Idempotency-Key")
         }
         do {
-            try await IdempotencyKeys(pool: store.pool).refuseAnswered(claim)
+            try await idempotency.refuseAnswered(claim)
             let answer = try await body()
             try? await claims.release(id)
             return answer
