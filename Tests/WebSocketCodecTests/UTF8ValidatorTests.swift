@@ -60,7 +60,7 @@ import WebSocketCodec
     private func validate(_ bytes: [UInt8], splitAt splits: [Int] = []) -> Bool {
         var validator = UTF8Validator()
         var start = 0
-        for end in splits.sorted() + [bytes.count] where end >= start {
+        for end in splits.sorted() + [bytes.count] {
             guard validator.feed(Array(bytes[start..<end])) else { return false }
             start = end
         }
