@@ -5,7 +5,11 @@ ceiling), and `GET /markers/{id}?as_of=…` on a marker whose stream holds 1,000
 
 The log is generated in SQL (a space, 10 sessions, markers with created / details /
 updated / details events in the shapes the service writes), with the triggers off while
-it loads. Started by deploy/local/bench; prints a table and writes JSON.
+it loads. Each event carries the transaction id of the request that would have written
+it (a marker's create with its details, its update with its details): ids already
+used up, below the generator's own, in the order of the events' positions, as the
+append assigns them (docs/ordering.md). Started by deploy/local/bench; prints a table
+and writes JSON.
 """
 import argparse, statistics, json, os, re, subprocess, sys, time, http.client
 
@@ -16,27 +20,28 @@ from write_path import fresh_database, free_port, machine, psql, percentile  # n
 GENERATE = """
 ALTER TABLE eventlog.events DISABLE TRIGGER USER;
 INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash,
-                             space_seq)
+                             space_seq, transaction_id)
 SELECT gen_random_uuid(), 'space', '00000000-0000-4000-8000-000000000001', 1, 'space.created',
        jsonb_build_object('id', '00000000-0000-4000-8000-000000000001', 'key', 'bench', 'name', 'Bench', 'description', null,
            'model_glb_url', null, 'model_usdc_url', null, 'preview_url', null, 'scan_url', null, 'ml_model_url', null,
            'meta', '{}'::jsonb, 'active', true, 'version', 1, 'created_at', '2026-11-22T00:00:00Z', 'updated_at', '2026-11-22T00:00:00Z'),
        '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}', '00000000-0000-4000-8000-000000000001', null, sha256('space'),
-       1;
+       1, (pg_current_xact_id()::text::bigint - TRANSACTION_COUNT)::text::xid8;
 INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash,
-                             work_session_seq, space_seq)
+                             work_session_seq, space_seq, transaction_id)
 SELECT gen_random_uuid(), 'work_session', md5('session' || s)::uuid, 1, 'work_session.created',
        jsonb_build_object('id', md5('session' || s)::uuid, 'space_id', '00000000-0000-4000-8000-000000000001',
            'session_type', 'inspection', 'status', 'active', 'started_at', '2026-11-22T00:00:00Z', 'completed_at', null,
            'version', 1, 'meta', '{}'::jsonb, 'created_at', '2026-11-22T00:00:00Z', 'updated_at', '2026-11-22T00:00:00Z'),
        '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}', '00000000-0000-4000-8000-000000000001',
-       md5('session' || s)::uuid, sha256(('session' || s)::bytea), 1, s + 2
+       md5('session' || s)::uuid, sha256(('session' || s)::bytea), 1, s + 2,
+       (pg_current_xact_id()::text::bigint - TRANSACTION_COUNT + 1 + s)::text::xid8
 FROM generate_series(0, 9) s;
 -- Each topic numbered as the append numbers it: a session's own event is 1, then its
 -- markers' events in position order (marker g belongs to session g % 10, which holds
 -- the markers before g with the same remainder, 4 events each).
 INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, space_id, work_session_id, hash,
-                             work_session_seq)
+                             work_session_seq, transaction_id)
 SELECT gen_random_uuid(),
        CASE WHEN k % 2 = 1 THEN 'marker' ELSE 'marker_details' END,
        md5('marker' || g)::uuid,
@@ -53,7 +58,8 @@ SELECT gen_random_uuid(),
        END,
        '{"actor": "bench", "request_id": "bench", "correlation_id": "bench"}',
        '00000000-0000-4000-8000-000000000001', md5('session' || g % 10)::uuid, sha256(g::text::bytea),
-       1 + 4 * ((g - ((g - 1) % 10 + 1)) / 10) + k
+       1 + 4 * ((g - ((g - 1) % 10 + 1)) / 10) + k,
+       (pg_current_xact_id()::text::bigint - TRANSACTION_COUNT + 11 + 2 * (g - 1) + (k - 1) / 2)::text::xid8
 FROM generate_series(1, MARKER_COUNT) g CROSS JOIN generate_series(1, 4) k
 ORDER BY g, k;
 ALTER TABLE eventlog.events ENABLE TRIGGER USER;
@@ -78,13 +84,36 @@ ANALYZE eventlog.events;
 """
 
 
+# Uses up transaction ids until the server's next one is past `$count`: an empty
+# transaction per id (about 200,000 a second), so that a generated log's requests can
+# carry ids no transaction can still be running under.
+BURN_TRANSACTION_IDS = """
+DO $$
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', false);
+    WHILE pg_current_xact_id()::text::bigint < $count LOOP
+        COMMIT;
+    END LOOP;
+END $$
+"""
+
+
+def generate(url, events):
+    """GENERATE's log of about `events` events into the migrated database at `url`."""
+    markers = max(1, (events - 11) // 4)
+    transactions = 11 + 2 * markers + 1
+    psql(url, BURN_TRANSACTION_IDS.replace("$count", str(transactions + 3)))
+    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc",
+                    GENERATE.replace("MARKER_COUNT", str(markers)).replace("TRANSACTION_COUNT", str(transactions))],
+                   check=True, capture_output=True)
+
+
 def generated_log(admin_url, binary, name, events):
     """A fresh database `name` on the server of `admin_url`, migrated by `binary`, holding a
     generated log of about `events` events (GENERATE); its URL."""
     url = fresh_database(admin_url, name)
     subprocess.run([binary, "migrate", "--database-url", url], check=True, capture_output=True)
-    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str(max(1, (events - 11) // 4)))],
-                   check=True, capture_output=True)
+    generate(url, events)
     return url
 
 
@@ -116,7 +145,9 @@ def main():
     url = args.database_url
 
     subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
-    generated, _ = timed(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc", GENERATE.replace("MARKER_COUNT", str((args.events - 11) // 4))])
+    started = time.monotonic()
+    generate(url, args.events)
+    generated = time.monotonic() - started
     events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
     size = psql(url, "SELECT pg_size_pretty(pg_total_relation_size('eventlog.events'))")
 

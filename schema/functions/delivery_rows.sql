@@ -2,7 +2,9 @@
 -- in the log and on its topics, who caused it, and for a marker its details as of
 -- the same transaction (clients get markers in the REST shape, details included).
 -- A view, so that each reader's WHERE, ORDER BY and LIMIT reach the log's indexes and
--- the details are looked up only for the rows returned.
+-- the details are looked up only for the rows returned, and only when selected: a page
+-- of one topic selects every column but the details and finds most of them in its own
+-- rows (DeliveryReader.rows, PageDetails; docs/ordering.md).
 CREATE OR REPLACE VIEW eventlog.delivery_rows AS
 SELECT e.position, e.transaction_id, e.stream_type, e.stream_id, e.stream_version, e.type, e.data,
        e.metadata->>'actor' AS actor, e.metadata->>'client_mutation_id' AS client_mutation_id, e.recorded_at,

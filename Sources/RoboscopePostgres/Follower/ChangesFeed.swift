@@ -27,7 +27,7 @@ public struct ChangesFeed: Sendable {
         let (batches, sink) = AsyncThrowingStream<RowBatch, any Error>.makeStream()
         async let read = Self.finishing(sink, pool.translatingErrors { connection -> (count: Int, exists: Bool) in
             var count = 0
-            var batch: [PGResult] = []
+            var batch: [TopicRow] = []
             try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in
                 count += 1
                 guard count <= limit else { return }
@@ -47,7 +47,7 @@ public struct ChangesFeed: Sendable {
         do {
             for try await batch in batches {
                 for row in batch.rows {
-                    let delivery = try DeliveryReader.decode(row, row: 0)
+                    let delivery = try DeliveryReader.decode(row)
                     try add(&page, delivery)
                     last = delivery.change.position
                 }
@@ -86,9 +86,10 @@ public struct ChangesFeed: Sendable {
     }
 }
 
-/// One-row results read on a connection's thread, handed to the task that decodes them.
-/// Safe to send: a result is complete when `PQgetResult` returns it, libpq never touches
-/// it again, and the reading thread keeps no reference once it has handed the batch over.
+/// Rows (one-row results) read on a connection's thread, handed to the task that decodes
+/// them. Safe to send: a result is complete when `PQgetResult` returns it, libpq never
+/// touches it again, and the reading thread keeps no reference once it has handed the
+/// batch over.
 struct RowBatch: @unchecked Sendable {
-    let rows: [PGResult]
+    let rows: [TopicRow]
 }

@@ -3,11 +3,13 @@ import RoboscopeDomain
 /// Reads the log as clients receive it (`eventlog.delivery_rows`): live for the
 /// gateways' tailers, and by topic for catch-ups, the changes feed and snapshot heads.
 public enum DeliveryReader {
-    static let columns = """
+    /// An event's columns, without its marker's details.
+    static let eventColumns = """
         position, transaction_id::text, stream_type, stream_id, stream_version, type, data::text, actor,
         client_mutation_id, (extract(epoch FROM recorded_at) * 1000000)::bigint, work_session_id, space_id,
-        work_session_seq, space_seq, details::text
+        work_session_seq, space_seq
         """
+    static let columns = eventColumns + ", details::text"
 
     /// Up to `limit` events after `cursor` that no running transaction can precede.
     public static func live(after cursor: LogCursor, limit: Int, on connection: PGConnection) throws -> [Delivery] {
@@ -49,20 +51,79 @@ public enum DeliveryReader {
         _ topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection,
         each body: (Delivery) throws -> Void
     ) throws {
-        try rows(of: topic, after: after, until: until, limit: limit, on: connection) { try body(decode($0, row: 0)) }
+        try rows(of: topic, after: after, until: until, limit: limit, on: connection) { try body(decode($0)) }
     }
 
-    /// The rows `topic(_:after:until:limit:on:each:)` reads, undecoded, each a one-row
-    /// result (decode it with `decode(_:row:)`): for a reader that decodes elsewhere.
+    /// The rows `topic(_:after:until:limit:on:each:)` reads, undecoded (decode each with
+    /// `decode(_:)`): for a reader that decodes elsewhere.
+    ///
+    /// The page's marker events take their details from the page's own rows
+    /// (`PageDetails`); the few it cannot tell are looked up in one statement once the
+    /// page is read, in the same snapshot (the transaction is repeatable read).
     static func rows(
         of topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection,
-        each body: (PGResult) throws -> Void
+        each body: (TopicRow) throws -> Void
     ) throws {
         let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         try connection.transaction(topicPlanSettings) {
-            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound, row: body)
+            var page = PageDetails<PGResult>()
+            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound) { row in
+                for ready in page.add(row, transactionID: try transactionID(of: row), event: detailsEvent(of: row)) {
+                    try body(TopicRow(result: ready.row, details: ready.details))
+                }
+            }
+            let lookUps = page.finish()
+            let answers = lookUps.isEmpty ? [] : try details(of: lookUps, on: connection)
+            for ready in page.resolve(answers) {
+                try body(TopicRow(result: ready.row, details: ready.details))
+            }
         }
     }
+
+    static func transactionID(of row: PGResult) throws -> UInt64 {
+        guard let value = row.int64(0, 1), value >= 0 else {
+            throw RowReader(row, row: 0, source: "eventlog.delivery_rows").corrupt(1, "is not a transaction id")
+        }
+        return UInt64(value)
+    }
+
+    static func detailsEvent(of row: PGResult) -> PageDetails<PGResult>.Event {
+        guard let streamType = row.string(0, 2), let stream = row.string(0, 3) else { return .other }
+        switch streamType {
+        case "marker":
+            return row.string(0, 5) == "marker.deleted" ? .other : .marker(stream: stream)
+        case "marker_details":
+            let deleted = row.string(0, 5) == "marker_details.deleted"
+            return .details(stream: stream, data: deleted ? nil : row.bytes(0, 6).map { Array($0) })
+        default:
+            return .other
+        }
+    }
+
+    /// Each marker's details as of its transaction, looked up in the log, in `lookUps`' order.
+    static func details(of lookUps: [PageDetails<PGResult>.LookUp], on connection: PGConnection) throws -> [[UInt8]?] {
+        let streams = "{" + lookUps.map(\.stream).joined(separator: ",") + "}"
+        let transactions = "{" + lookUps.map { String($0.transactionID) }.joined(separator: ",") + "}"
+        let result = try connection.query(detailsLookUpStatement, [streams, transactions])
+        var answers = [[UInt8]?](repeating: nil, count: lookUps.count)
+        for index in 0..<result.rowCount {
+            let row = RowReader(result, row: index, source: "marker details look-up")
+            answers[Int(try row.int64(0)) - 1] = row.optionalBytes(1)
+        }
+        return answers
+    }
+
+    /// `$1` the markers' ids, `$2` their transactions: `eventlog.delivery_rows`' details
+    /// for each, numbered from 1 in the arrays' order.
+    static let detailsLookUpStatement = """
+        SELECT m.ordinality, (
+            SELECT CASE WHEN d.type = 'marker_details.deleted' THEN NULL ELSE d.data END
+            FROM eventlog.events d
+            WHERE d.stream_type = 'marker_details' AND d.stream_id = m.stream_id
+              AND d.transaction_id <= m.transaction_id
+            ORDER BY d.stream_version DESC LIMIT 1)::text
+        FROM unnest($1::text::uuid[], $2::text::xid8[]) WITH ORDINALITY AS m(stream_id, transaction_id, ordinality)
+        """
 
     /// Where the page of `topic` after `after` ends when it holds `count` events: the
     /// position of the `count`-th event after `after`, nil when the topic has fewer.
@@ -88,12 +149,15 @@ public enum DeliveryReader {
         """
     }
 
-    static let topicPlanSettings = "BEGIN READ ONLY; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off"
+    static let topicPlanSettings =
+        "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off"
 
-    /// `$1` the topic's id, `$2` the position after which, `$3` the limit, `$4`/`$5` the cursor or nulls.
+    /// `$1` the topic's id, `$2` the position after which, `$3` the limit, `$4`/`$5` the
+    /// cursor or nulls. Without the details column: the view's look-up runs only for
+    /// the columns a statement selects, and `PageDetails` finds them instead.
     static func topicStatement(_ topic: Topic) -> String {
         """
-        SELECT \(columns) FROM eventlog.delivery_rows
+        SELECT \(eventColumns) FROM eventlog.delivery_rows
         WHERE \(membership(topic)) AND position > $2::bigint
           AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
         ORDER BY \(topicOrder(topic)) LIMIT $3::integer
@@ -172,7 +236,15 @@ public enum DeliveryReader {
         try (0..<result.rowCount).map { try decode(result, row: $0) }
     }
 
+    static func decode(_ row: TopicRow) throws -> Delivery {
+        try decode(row.result, row: 0, details: row.details)
+    }
+
     static func decode(_ result: PGResult, row index: Int) throws -> Delivery {
+        try decode(result, row: index, details: result.bytes(index, 14).map { Array($0) })
+    }
+
+    static func decode(_ result: PGResult, row index: Int, details: [UInt8]?) throws -> Delivery {
         var row = RowReader(result, row: index, source: "eventlog.delivery_rows")
         let position = try row.int64(0)
         row.key = "position \(position)"
@@ -196,12 +268,18 @@ public enum DeliveryReader {
                 data: try row.bytes(6),
                 actor: try row.text(7),
                 recordedAt: try row.timestamp(9),
-                details: row.optionalBytes(14),
+                details: details,
                 clientMutationID: row.optionalText(8),
                 topics: topics
             )
         )
     }
+}
+
+/// A row of a topic's page, undecoded, with its marker's details (nil for any other event).
+struct TopicRow {
+    let result: PGResult
+    let details: [UInt8]?
 }
 
 /// The newest event of a topic a reader reflects: `position` is the `since` that
