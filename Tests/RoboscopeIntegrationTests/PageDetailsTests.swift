@@ -84,6 +84,31 @@ import Testing
         #expect(rest.map(\.1) == ["a3", nil, nil])
     }
 
+    @Test func markersTheReadLookedUpComeOutAtOnce() {
+        var page = Page()
+        // A page inside one large transaction: the read gave its markers' details.
+        let out = Self.feed(&page, [
+            (1, 10, .markerLookedUp(details: Self.bytes("a1"))), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
+            (3, 10, .markerLookedUp(details: nil)),
+        ])
+        #expect(out.map(\.0) == [1, 2, 3])
+        #expect(out.map(\.1) == ["a1", nil, nil])
+        #expect(page.finish().isEmpty)
+    }
+
+    @Test func aWholeLastTransactionIsToldFromThePage() {
+        var page = Page()
+        let out = Self.feed(&page, [
+            (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))), (3, 10, .marker(stream: "old")),
+        ])
+        #expect(out.isEmpty)
+        // The page reached the topic's newest event: only the marker it has no details for is looked up.
+        #expect(page.finish(lastTransactionWhole: true) == [Page.LookUp(stream: "old", transactionID: 10)])
+        let rest = Self.texts(page.resolve([Self.bytes("old1")]))
+        #expect(rest.map(\.0) == [1, 2, 3])
+        #expect(rest.map(\.1) == ["a1", nil, "old1"])
+    }
+
     @Test func anEmptyPageHasNothingToLookUp() {
         var page = Page()
         #expect(page.finish().isEmpty)

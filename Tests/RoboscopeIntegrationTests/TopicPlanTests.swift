@@ -46,7 +46,7 @@ import RoboscopeDomain
             // 5,000 events of one session and its space, written after the table was last analyzed.
             try Self.insert(5000, session: Self.session, onSpaceTopic: true, on: connection)
             for (topic, index) in [(Topic(.workSession, Self.session), "events_work_session_idx"), (Topic(.space, Self.space), "events_space_topic_idx")] {
-                let text = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(0), 1000, nil, nil],
+                let text = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(0), 1000, nil, nil, nil],
                                          settings: DeliveryReader.topicPlanSettings, on: connection)
                 #expect(text.contains("Index Scan using \(index)"), "\(text)")
                 #expect(!text.contains("Bitmap") && !text.contains("Sort"), "\(topic): \(text)")
@@ -64,10 +64,19 @@ import RoboscopeDomain
             try Self.insert(40000, session: Self.busySession, onSpaceTopic: false, on: connection)
             try connection.execute("ANALYZE eventlog.events")
             let topic = Topic(.workSession, Self.session)
-            let page = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(9990), 1000, nil, nil],
+            let page = try Self.plan(DeliveryReader.topicStatement(topic), [topic.id, Int64(9990), 1000, nil, nil, nil],
                                      settings: DeliveryReader.topicPlanSettings, on: connection)
             #expect(page.contains("Index Scan using events_work_session_idx"), "\(page)")
             #expect(!page.contains("events_pkey"), "\(page)")
+            // Where the page ends: the topic's index, and the log's only for the one row found there.
+            let cursor = try Self.cursor(at: 10000, on: connection)
+            for (withCursor, bound) in [(false, [] as PostgresBinds), (true, [cursor.transactionID, cursor.position])] {
+                let end = try Self.plan(DeliveryReader.lastTransactionStatement(topic, cursor: withCursor), [topic.id, Int64(9990), 1000] + bound,
+                                        settings: DeliveryReader.topicPlanSettings, on: connection)
+                #expect(end.contains("Index Only Scan using events_work_session_idx"), "\(end)")
+                #expect(!end.contains("Seq Scan") && !end.contains("Sort"), "\(end)")
+                if withCursor { #expect(end.contains("Index Scan Backward using events_work_session_idx"), "\(end)") }
+            }
             let head = try Self.plan(DeliveryReader.headStatement(topic), [topic.id, nil, nil], on: connection)
             #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
             #expect(!head.contains("events_pkey"), "\(head)")

@@ -34,17 +34,17 @@ public enum DeliveryReader {
         return deliveries
     }
 
-    /// `topic(_:after:until:limit:on:)`, each event handed to `body` as its row arrives.
+    /// `topic(_:after:until:limit:on:)`, each event handed to `body` as soon as its
+    /// row, and its marker's details, are in (see `rows`).
     ///
     /// The one good plan walks the topic's index (`events_work_session_idx`,
-    /// `events_space_topic_idx`) in position order and stops after `limit`, looking up the
-    /// details of only those rows. When the statistics underestimate a topic (a session
+    /// `events_space_topic_idx`) in position order and stops after `limit`. When the statistics underestimate a topic (a session
     /// that has just grown, before autovacuum analyzes the table, or any session outside
     /// the most common values), the planner took a bitmap scan of every event after
     /// `after` and sorted them instead: each page of a catch-up read the whole rest of the
     /// topic, and a catch-up of n events cost n² (on 50,000 events: 98 ms a page against
     /// 13 ms). Settings local to the statement's own transaction leave the planner that one
-    /// ordered path (and make a marker's details an index probe). A function with these
+    /// ordered path (and make a looked-up marker's details an index probe). A function with these
     /// settings would hold them too, but Postgres materializes a function's rows before
     /// sending the first, and the changes feed renders rows while later ones are produced.
     public static func topic(
@@ -58,21 +58,29 @@ public enum DeliveryReader {
     /// `decode(_:)`): for a reader that decodes elsewhere.
     ///
     /// The page's marker events take their details from the page's own rows
-    /// (`PageDetails`); the few it cannot tell are looked up in one statement once the
-    /// page is read, in the same snapshot (the transaction is repeatable read).
+    /// (`PageDetails`), those of its last transaction from the statement itself; the few
+    /// left, whose details are older than the page, are looked up in one statement once
+    /// the page is read, in the same snapshot (the transaction is repeatable read).
     static func rows(
         of topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection,
         each body: (TopicRow) throws -> Void
     ) throws {
         let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         try connection.transaction(topicPlanSettings) {
+            let last = try connection.query(lastTransactionStatement(topic, cursor: until != nil),
+                                            [topic.id, after, limit] + (until == nil ? [] : bound))
+            let lastTransaction: PostgresBinds = [last.rowCount == 1 ? last.string(0, 0) : nil]
             var page = PageDetails<PGResult>()
-            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound) { row in
+            var count = 0
+            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound + lastTransaction) { row in
+                count += 1
                 for ready in page.add(row, transactionID: try transactionID(of: row), event: detailsEvent(of: row)) {
                     try body(TopicRow(result: ready.row, details: ready.details))
                 }
             }
-            let lookUps = page.finish()
+            // A page that ends before its limit, with no cursor, ends at the topic's newest
+            // event: its last transaction is whole (a transaction's rows commit together).
+            let lookUps = page.finish(lastTransactionWhole: count < limit && until == nil)
             let answers = lookUps.isEmpty ? [] : try details(of: lookUps, on: connection)
             for ready in page.resolve(answers) {
                 try body(TopicRow(result: ready.row, details: ready.details))
@@ -88,11 +96,13 @@ public enum DeliveryReader {
     }
 
     static func detailsEvent(of row: PGResult) -> PageDetails<PGResult>.Event {
-        guard let streamType = row.string(0, 2), let stream = row.string(0, 3) else { return .other }
-        switch streamType {
+        switch row.string(0, 2) {
         case "marker":
-            return row.string(0, 5) == "marker.deleted" ? .other : .marker(stream: stream)
+            guard row.string(0, 5) != "marker.deleted", let stream = row.string(0, 3) else { return .other }
+            if row.bool(0, 15) == true { return .markerLookedUp(details: row.bytes(0, 14).map { Array($0) }) }
+            return .marker(stream: stream)
         case "marker_details":
+            guard let stream = row.string(0, 3) else { return .other }
             let deleted = row.string(0, 5) == "marker_details.deleted"
             return .details(stream: stream, data: deleted ? nil : row.bytes(0, 6).map { Array($0) })
         default:
@@ -153,15 +163,43 @@ public enum DeliveryReader {
         "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off"
 
     /// `$1` the topic's id, `$2` the position after which, `$3` the limit, `$4`/`$5` the
-    /// cursor or nulls. Without the details column: the view's look-up runs only for
-    /// the columns a statement selects, and `PageDetails` finds them instead.
+    /// cursor or nulls, `$6` the page's last transaction (`lastTransactionStatement`) or null.
+    ///
+    /// The view's details (its look-up runs only where a statement asks for the column)
+    /// come only with the marker events of the page's last transaction, which the page's
+    /// end may cut: the page finds the others in its own rows (`PageDetails`), but a
+    /// page inside one large transaction (a bulk create of 1,000 markers is 2,000 events)
+    /// would otherwise hand out no row before its end. Columns 14 and 15: those details,
+    /// and whether the row is such a marker event.
     static func topicStatement(_ topic: Topic) -> String {
-        """
-        SELECT \(eventColumns) FROM eventlog.delivery_rows
-        WHERE \(membership(topic)) AND position > $2::bigint
-          AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
-        ORDER BY \(topicOrder(topic)) LIMIT $3::integer
-        """
+        let inLastTransaction = "stream_type = 'marker' AND type <> 'marker.deleted' AND transaction_id = $6::text::xid8"
+        return """
+            SELECT \(eventColumns), CASE WHEN \(inLastTransaction) THEN details::text END, \(inLastTransaction)
+            FROM eventlog.delivery_rows
+            WHERE \(membership(topic)) AND position > $2::bigint
+              AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
+            ORDER BY \(topicOrder(topic)) LIMIT $3::integer
+            """
+    }
+
+    /// The transaction of the last row of the page `topicStatement` reads with the same
+    /// `$1`-`$3` (and `$4`/`$5` with a cursor): that of the `$3`-th event of the topic after `$2` (an index-only walk
+    /// of the topic's index), or, with a cursor, of the topic's last event at or before
+    /// it (a walk back from the topic's newest), whichever comes first. No row when the
+    /// page ends at the topic's newest event without a cursor: its last transaction is
+    /// then whole.
+    static func lastTransactionStatement(_ topic: Topic, cursor: Bool) -> String {
+        let limitEnd = """
+            SELECT position FROM eventlog.events WHERE \(membership(topic)) AND position > $2::bigint
+            ORDER BY \(topicOrder(topic)) OFFSET $3::integer - 1 LIMIT 1
+            """
+        let cursorEnd = """
+            SELECT position FROM eventlog.events
+            WHERE \(membership(topic)) AND (transaction_id, position) <= ($4::text::xid8, $5::bigint)
+            ORDER BY \(topicOrder(topic, descending: true)) LIMIT 1
+            """
+        let end = cursor ? "LEAST((\(limitEnd)), (\(cursorEnd)))" : "(\(limitEnd))"
+        return "SELECT transaction_id::text FROM eventlog.events WHERE position = \(end) AND position > $2::bigint"
     }
 
     /// The topic's newest event (at or before `until`, when given): the position to

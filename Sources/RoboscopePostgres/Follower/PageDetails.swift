@@ -12,8 +12,9 @@
 /// once the page has moved past a marker's transaction, the newest details it has
 /// shown for the marker, up to there, are its details as of that transaction. A marker
 /// needs a look-up only when the page shows none of its details up to there (they are
-/// older than the page), or when its transaction is the page's last, which the page's
-/// end may cut.
+/// older than the page), or when its transaction is the page's last and the page's end
+/// may cut it. The read looks the latter up with the page's rows (`markerLookedUp`), so
+/// that a page inside one large transaction hands its rows out as they come.
 ///
 /// Rows come out in the order they went in, each once its details are known: a marker
 /// event, and the rows after it, wait for the end of its transaction, and the rows from
@@ -23,6 +24,8 @@ struct PageDetails<Row> {
     enum Event: Equatable {
         /// A marker event that carries its details (any but `marker.deleted`).
         case marker(stream: String)
+        /// A marker event whose details the read looked up already.
+        case markerLookedUp(details: [UInt8]?)
         /// A `marker_details` event: its data, nil for `marker_details.deleted`.
         case details(stream: String, data: [UInt8]?)
         /// Anything else: no details.
@@ -71,6 +74,7 @@ struct PageDetails<Row> {
         let state: State
         switch event {
         case .marker(let stream): state = .open(stream: stream)
+        case .markerLookedUp(let details): state = .known(details)
         case .details(let stream, let data):
             newest[stream] = .some(data)
             state = .known(nil)
@@ -81,8 +85,12 @@ struct PageDetails<Row> {
     }
 
     /// The page has ended: the markers still waiting, in order, whose details must be
-    /// looked up (the last transaction's, and those the page held none for).
-    mutating func finish() -> [LookUp] {
+    /// looked up (those the page held none for, and the last transaction's unless it
+    /// is whole).
+    mutating func finish(lastTransactionWhole: Bool = false) -> [LookUp] {
+        if lastTransactionWhole, let transactionID {
+            close(transactionID)
+        }
         var lookUps: [LookUp] = []
         for index in handedOut..<held.count {
             switch held[index].state {
