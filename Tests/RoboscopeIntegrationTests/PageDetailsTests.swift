@@ -12,13 +12,21 @@ import Testing
 
     /// Feeds `rows` (row, transaction, event) and collects what comes out, in order.
     static func feed(_ page: inout Page, _ rows: [(Int, UInt64, Page.Event)]) -> [(Int, String?)] {
-        rows.flatMap { row, transaction, event in
-            page.add(row, transactionID: transaction, event: event).map { ($0.row, $0.details.map { String(decoding: $0, as: UTF8.self) }) }
+        var out: [(Int, String?)] = []
+        for (row, transaction, event) in rows {
+            page.add(row, transactionID: transaction, event: event) { out.append(text($0)) }
         }
+        return out
     }
 
-    static func texts(_ ready: [Page.Ready]) -> [(Int, String?)] {
-        ready.map { ($0.row, $0.details.map { String(decoding: $0, as: UTF8.self) }) }
+    static func resolve(_ page: inout Page, _ answers: [[UInt8]?]) -> [(Int, String?)] {
+        var out: [(Int, String?)] = []
+        page.resolve(answers) { out.append(text($0)) }
+        return out
+    }
+
+    static func text(_ ready: Page.Ready) -> (Int, String?) {
+        (ready.row, ready.details.map { String(decoding: $0, as: UTF8.self) })
     }
 
     @Test func aMarkersDetailsInItsOwnTransactionNeedNoLookUp() {
@@ -33,7 +41,7 @@ import Testing
         #expect(out.map(\.0) == [1, 2, 3, 4, 5])
         #expect(out.map(\.1) == ["a1", nil, "b1", nil, nil])
         #expect(page.finish().isEmpty)
-        #expect(page.resolve([]).isEmpty)
+        #expect(Self.resolve(&page, []).isEmpty)
     }
 
     @Test func aMarkerTakesItsStreamsNewestDetailsUpToTheEndOfItsTransaction() {
@@ -65,7 +73,7 @@ import Testing
         // Row 1 is out; row 2 waits for a look-up, and with it every row after it.
         #expect(out.map(\.0) == [1])
         #expect(page.finish() == [Page.LookUp(stream: "old", transactionID: 11)])
-        let rest = Self.texts(page.resolve([Self.bytes("old1")]))
+        let rest = Self.resolve(&page, [Self.bytes("old1")])
         #expect(rest.map(\.0) == [2, 3, 4, 5, 6])
         #expect(rest.map(\.1) == ["old1", "b1", nil, "b1", nil])
     }
@@ -79,7 +87,7 @@ import Testing
         // a2 may not be a's last details in transaction 11, which may go on past the page.
         #expect(out.map(\.0) == [1, 2])
         #expect(page.finish() == [Page.LookUp(stream: "a", transactionID: 11), Page.LookUp(stream: "c", transactionID: 11)])
-        let rest = Self.texts(page.resolve([Self.bytes("a3"), nil]))
+        let rest = Self.resolve(&page, [Self.bytes("a3"), nil])
         #expect(rest.map(\.0) == [3, 4, 5])
         #expect(rest.map(\.1) == ["a3", nil, nil])
     }
@@ -104,7 +112,7 @@ import Testing
         #expect(out.isEmpty)
         // The page reached the topic's newest event: only the marker it has no details for is looked up.
         #expect(page.finish(lastTransactionWhole: true) == [Page.LookUp(stream: "old", transactionID: 10)])
-        let rest = Self.texts(page.resolve([Self.bytes("old1")]))
+        let rest = Self.resolve(&page, [Self.bytes("old1")])
         #expect(rest.map(\.0) == [1, 2, 3])
         #expect(rest.map(\.1) == ["a1", nil, "old1"])
     }
@@ -112,6 +120,6 @@ import Testing
     @Test func anEmptyPageHasNothingToLookUp() {
         var page = Page()
         #expect(page.finish().isEmpty)
-        #expect(page.resolve([]).isEmpty)
+        #expect(Self.resolve(&page, []).isEmpty)
     }
 }

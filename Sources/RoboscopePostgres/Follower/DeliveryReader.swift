@@ -38,15 +38,16 @@ public enum DeliveryReader {
     /// row, and its marker's details, are in (see `rows`).
     ///
     /// The one good plan walks the topic's index (`events_work_session_idx`,
-    /// `events_space_topic_idx`) in position order and stops after `limit`. When the statistics underestimate a topic (a session
-    /// that has just grown, before autovacuum analyzes the table, or any session outside
-    /// the most common values), the planner took a bitmap scan of every event after
-    /// `after` and sorted them instead: each page of a catch-up read the whole rest of the
-    /// topic, and a catch-up of n events cost n² (on 50,000 events: 98 ms a page against
-    /// 13 ms). Settings local to the statement's own transaction leave the planner that one
-    /// ordered path (and make a looked-up marker's details an index probe). A function with these
-    /// settings would hold them too, but Postgres materializes a function's rows before
-    /// sending the first, and the changes feed renders rows while later ones are produced.
+    /// `events_space_topic_idx`) in position order and stops after `limit`. When the
+    /// statistics underestimate a topic (a session that has just grown, before autovacuum
+    /// analyzes the table, or any session outside the most common values), the planner
+    /// took a bitmap scan of every event after `after` and sorted them instead: each page
+    /// of a catch-up read the whole rest of the topic, and a catch-up of n events cost n²
+    /// (on 50,000 events: 98 ms a page against 13 ms). Settings local to the statement's
+    /// own transaction leave the planner that one ordered path (and make a looked-up
+    /// marker's details an index probe). A function with these settings would hold them
+    /// too, but Postgres materializes a function's rows before sending the first, and the
+    /// changes feed renders rows while later ones are produced.
     public static func topic(
         _ topic: Topic, after: Int64, until: LogCursor? = nil, limit: Int, on connection: PGConnection,
         each body: (Delivery) throws -> Void
@@ -74,17 +75,15 @@ public enum DeliveryReader {
             var count = 0
             try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound + lastTransaction) { row in
                 count += 1
-                for ready in page.add(row, transactionID: try transactionID(of: row), event: detailsEvent(of: row)) {
-                    try body(TopicRow(result: ready.row, details: ready.details))
+                try page.add(row, transactionID: try transactionID(of: row), event: detailsEvent(of: row)) {
+                    try body(TopicRow(result: $0.row, details: $0.details))
                 }
             }
             // A page that ends before its limit, with no cursor, ends at the topic's newest
             // event: its last transaction is whole (a transaction's rows commit together).
             let lookUps = page.finish(lastTransactionWhole: count < limit && until == nil)
             let answers = lookUps.isEmpty ? [] : try details(of: lookUps, on: connection)
-            for ready in page.resolve(answers) {
-                try body(TopicRow(result: ready.row, details: ready.details))
-            }
+            try page.resolve(answers) { try body(TopicRow(result: $0.row, details: $0.details)) }
         }
     }
 
@@ -183,11 +182,11 @@ public enum DeliveryReader {
     }
 
     /// The transaction of the last row of the page `topicStatement` reads with the same
-    /// `$1`-`$3` (and `$4`/`$5` with a cursor): that of the `$3`-th event of the topic after `$2` (an index-only walk
-    /// of the topic's index), or, with a cursor, of the topic's last event at or before
-    /// it (a walk back from the topic's newest), whichever comes first. No row when the
-    /// page ends at the topic's newest event without a cursor: its last transaction is
-    /// then whole.
+    /// `$1`-`$3` (and `$4`/`$5` with a cursor): that of the `$3`-th event of the topic
+    /// after `$2` (an index-only walk of the topic's index), or, with a cursor, of the
+    /// topic's last event at or before it (a walk back from the topic's newest),
+    /// whichever comes first. No row when the page ends at the topic's newest event
+    /// without a cursor: its last transaction is then whole.
     static func lastTransactionStatement(_ topic: Topic, cursor: Bool) -> String {
         let limitEnd = """
             SELECT position FROM eventlog.events WHERE \(membership(topic)) AND position > $2::bigint

@@ -65,8 +65,8 @@ struct PageDetails<Row> {
 
     init() {}
 
-    /// Takes the page's next row; returns the rows now ready, in order.
-    mutating func add(_ row: Row, transactionID: UInt64, event: Event) -> [Ready] {
+    /// Takes the page's next row; hands `ready` the rows now ready, in order.
+    mutating func add(_ row: Row, transactionID: UInt64, event: Event, ready: (Ready) throws -> Void) rethrows {
         if let current = self.transactionID, current != transactionID {
             close(current)
         }
@@ -80,8 +80,12 @@ struct PageDetails<Row> {
             state = .known(nil)
         case .other: state = .known(nil)
         }
+        try handOut(ready)
+        // Nothing waits before it (the usual case): out at once, without being held.
+        if held.isEmpty, case .known(let details) = state {
+            return try ready(Ready(row: row, details: details))
+        }
         held.append(Held(row: row, transactionID: transactionID, state: state))
-        return handOut()
     }
 
     /// The page has ended: the markers still waiting, in order, whose details must be
@@ -104,15 +108,15 @@ struct PageDetails<Row> {
         return lookUps
     }
 
-    /// The answers to `finish()`'s look-ups, in its order; returns every row left.
-    mutating func resolve(_ answers: [[UInt8]?]) -> [Ready] {
+    /// The answers to `finish()`'s look-ups, in its order; hands `ready` every row left.
+    mutating func resolve(_ answers: [[UInt8]?], ready: (Ready) throws -> Void) rethrows {
         var next = answers.makeIterator()
         for index in handedOut..<held.count {
             if case .lookUp = held[index].state {
                 held[index].state = .known(next.next() ?? nil)
             }
         }
-        return handOut()
+        try handOut(ready)
     }
 
     /// The transaction `transactionID` is complete in the page: its markers take their
@@ -127,16 +131,16 @@ struct PageDetails<Row> {
         }
     }
 
-    private mutating func handOut() -> [Ready] {
-        var ready: [Ready] = []
+    /// Hands out the held rows whose details are known, up to the first still waiting.
+    private mutating func handOut(_ ready: (Ready) throws -> Void) rethrows {
         while handedOut < held.count, case .known(let details) = held[handedOut].state {
-            ready.append(Ready(row: held[handedOut].row, details: details))
+            let row = held[handedOut].row
             handedOut += 1
+            try ready(Ready(row: row, details: details))
         }
-        if handedOut == held.count {
+        if handedOut == held.count, !held.isEmpty {
             held.removeAll(keepingCapacity: true)
             handedOut = 0
         }
-        return ready
     }
 }
