@@ -6,8 +6,9 @@
 - `roboscope rebuild`, timed;
 - writes: markers created over HTTP by 8 clients with wrk (requests/s, p50, p99);
 - fan-out: 100 WebSocket subscribers of one work session while markers are written
-  into it at 50/s (gateway-load; p50, p99, max, every delivery counted): a load this
-  machine carries with room to spare, so that what changes between sizes is the log;
+  into it at 50/s (gateway-load; p50, p99, max, every delivery counted), three runs per
+  size (`--repeat`): a load this machine carries with room to spare, so that what
+  changes between sizes is the log;
 - catch-up: the last 10,000 events of one of the log's work sessions read through
   GET /api/v1/changes in pages of 1,000 (events/s);
 - the hot statements of hot_plans.py under EXPLAIN (ANALYZE, BUFFERS): median time and
@@ -74,6 +75,7 @@ def main():
     parser.add_argument("--subscribers", type=int, default=100)
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--catch-up-events", type=int, default=10000)
+    parser.add_argument("--repeat", type=int, default=3, help="fan-out runs per size")
     parser.add_argument("--plans", action="store_true", help="also EXPLAIN ANALYZE the hot statements at each size")
     parser.add_argument("--output", default=os.path.join(HERE, "results", "growth.json"))
     args = parser.parse_args()
@@ -90,7 +92,11 @@ def main():
         try:
             point["catch_up"] = catch_up(url, port, args.catch_up_events)
             if args.load:
-                point["fan_out"] = fan_out(args.load, port, ws_port, session, server, args.subscribers, args.rate, args.seconds)
+                runs = [fan_out(args.load, port, ws_port, session, server, args.subscribers, args.rate, args.seconds)
+                        for _ in range(args.repeat)]
+                point["fan_out_runs"] = runs
+                # The run with the median p99 stands for the size; the report gives the spread.
+                point["fan_out"] = sorted(runs, key=lambda run: run["latency_ms_p99"])[len(runs) // 2]
             point["writes"] = post_markers(port, args.clients, args.seconds, session)
         finally:
             server.terminate()
@@ -103,14 +109,16 @@ def main():
               f"writes at {args.clients} clients {point['writes']['requests_per_second']:.0f}/s, "
               f"p50 {point['writes']['p50_ms']:.1f} ms, p99 {point['writes']['p99_ms']:.1f} ms; "
               f"catch-up {point['catch_up']['events_per_second']:,.0f} events/s"
-              + (f"; fan-out p50 {fan['latency_ms_p50']:.1f} ms, p99 {fan['latency_ms_p99']:.1f} ms, "
-                 f"{fan['deliveries_matched']}/{fan['deliveries_expected']}" if fan else ""), flush=True)
+              + (f"; fan-out p50 {fan['latency_ms_p50']:.1f} ms, p99 "
+                 + ", ".join(f"{run['latency_ms_p99']:.1f}" for run in point["fan_out_runs"]) + " ms, "
+                 + ", ".join(f"{run['deliveries_matched']}/{run['deliveries_expected']}" for run in point["fan_out_runs"])
+                 if fan else ""), flush=True)
         for row in point.get("plans", []):
             print(f"    {row['statement']:<70} {row['median_ms']:9.3f} ms  {row['buffers']:>6} buffers  "
                   f"{', '.join(row['plan'][:4])}", flush=True)
 
     result = {"machine": machine(), "clients": args.clients, "seconds_per_run": args.seconds,
-              "subscribers": args.subscribers, "rate": args.rate, "points": points}
+              "subscribers": args.subscribers, "rate": args.rate, "fan_out_repeat": args.repeat, "points": points}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as f:
         json.dump(result, f, indent=2)
