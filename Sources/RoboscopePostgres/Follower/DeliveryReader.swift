@@ -68,9 +68,14 @@ public enum DeliveryReader {
     ) throws {
         let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         try connection.transaction(topicPlanSettings) {
-            let last = try connection.query(lastTransactionStatement(topic, cursor: until != nil),
-                                            [topic.id, after, limit] + (until == nil ? [] : bound))
-            let lastTransaction: PostgresBinds = [last.rowCount == 1 ? last.string(0, 0) : nil]
+            // Markers are on their work session's topic only (the append's routes), so a
+            // space's page has no marker to look up and skips the walk to its end.
+            var lastTransaction: PostgresBinds = [nil]
+            if topic.kind == .workSession {
+                let last = try connection.query(lastTransactionStatement(topic, cursor: until != nil),
+                                                [topic.id, after, limit] + (until == nil ? [] : bound))
+                lastTransaction = [last.rowCount == 1 ? last.string(0, 0) : nil]
+            }
             var page = PageDetails<PGResult>()
             var count = 0
             try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound + lastTransaction) { row in
