@@ -43,11 +43,14 @@ TOPIC_PAGE_SETTINGS = "SET enable_bitmapscan = off; SET enable_sort = off;"
 
 
 # What `DeliveryReader.topicStatement` selects: every column of eventlog.delivery_rows,
-# the details only for the marker events of the page's last transaction (the page finds
-# the others in its own rows: PageDetails).
+# the details only for the events of the page's last transaction (the page finds the
+# others in its own rows: PageDetails).
 PAGE_COLUMNS = """position, transaction_id, stream_type, stream_id, stream_version, type, data, actor, client_mutation_id,
                   recorded_at, work_session_id, space_id, work_session_seq, space_seq"""
-IN_LAST = "stream_type = 'marker' AND type <> 'marker.deleted' AND transaction_id = {LAST}"
+
+
+def cursor_bound(until):
+    return f"AND (transaction_id, position) <= ('{until[0]}'::xid8, {until[1]})" if until else ""
 
 
 def page_end(after, limit, until=None):
@@ -56,51 +59,36 @@ def page_end(after, limit, until=None):
                     ORDER BY work_session_id, position OFFSET {limit} - 1 LIMIT 1"""
     end = f"({limit_end})"
     if until:
-        end = f"""LEAST(({limit_end}), (SELECT position FROM eventlog.events WHERE {IN_SESSION}
-                  AND (transaction_id, position) <= ('{until[0]}'::xid8, {until[1]})
+        end = f"""LEAST(({limit_end}), (SELECT position FROM eventlog.events WHERE {IN_SESSION} {cursor_bound(until)}
                   ORDER BY work_session_id DESC, position DESC LIMIT 1))"""
     return f"SELECT transaction_id FROM eventlog.events WHERE position = {end} AND position > {after}"
 
 
 def topic_page(url, after, limit, until=None):
-    bound = f"AND (transaction_id, position) <= ('{until[0]}'::xid8, {until[1]})" if until else ""
+    """The page's statement as the service sends it, and the positions of the marker
+    events PageDetails would look up after it (an array literal): those whose details
+    the page holds none of up to the end of their transaction, outside the last one."""
     last = psql(url, page_end(after, limit, until))
-    in_last = IN_LAST.replace("{LAST}", f"'{last}'::xid8" if last else "NULL")
-    return f"""SELECT {PAGE_COLUMNS}, CASE WHEN {in_last} THEN details::text END, {in_last}
+    last = f"'{last}'::xid8" if last else "NULL"
+    page = f"""SELECT {PAGE_COLUMNS}, CASE WHEN transaction_id = {last} THEN details::text END
                FROM eventlog.delivery_rows WHERE {IN_SESSION}
-               AND position > {after} {bound} ORDER BY work_session_id, position LIMIT {limit}"""
-
-
-# `DeliveryReader.detailsLookUpStatement`, for the markers of a page that PageDetails
-# cannot tell: those whose details the page holds none of up to the end of their
-# transaction (the statement gave the last transaction's).
-DETAILS_LOOK_UP = """SELECT m.ordinality, (
-    SELECT CASE WHEN d.type = 'marker_details.deleted' THEN NULL ELSE d.data END
-    FROM eventlog.events d
-    WHERE d.stream_type = 'marker_details' AND d.stream_id = m.stream_id AND d.transaction_id <= m.transaction_id
-    ORDER BY d.stream_version DESC LIMIT 1)::text
-FROM unnest('{STREAMS}'::text::uuid[], '{TRANSACTIONS}'::text::xid8[]) WITH ORDINALITY AS m(stream_id, transaction_id, ordinality)"""
-
-
-def look_ups(url, after, limit, until=None):
-    """(streams, transactions) as array literals: the markers of the page that PageDetails
-    would look up."""
-    bound = f"AND (transaction_id, position) <= ('{until[0]}'::xid8, {until[1]})" if until else ""
-    last = psql(url, page_end(after, limit, until))
-    found = psql(url, f"""WITH page AS (SELECT * FROM eventlog.events WHERE {IN_SESSION} AND position > {after} {bound}
-                                        ORDER BY work_session_id, position LIMIT {limit})
-        SELECT coalesce(string_agg(m.stream_id::text, ',' ORDER BY m.position), ''),
-               coalesce(string_agg(m.transaction_id::text, ',' ORDER BY m.position), '')
+               AND position > {after} {cursor_bound(until)} ORDER BY work_session_id, position LIMIT {limit}"""
+    positions = psql(url, f"""WITH page AS (SELECT * FROM eventlog.events WHERE {IN_SESSION} AND position > {after}
+                                            {cursor_bound(until)} ORDER BY work_session_id, position LIMIT {limit})
+        SELECT coalesce(string_agg(m.position::text, ',' ORDER BY m.position), '')
         FROM page m
-        WHERE m.stream_type = 'marker' AND m.type <> 'marker.deleted'
-          AND m.transaction_id IS DISTINCT FROM {f"'{last}'::xid8" if last else "NULL"}
+        WHERE m.stream_type = 'marker' AND m.type <> 'marker.deleted' AND m.transaction_id IS DISTINCT FROM {last}
           AND NOT EXISTS (SELECT 1 FROM page d WHERE d.stream_type = 'marker_details'
                           AND d.stream_id = m.stream_id AND d.transaction_id <= m.transaction_id)""")
-    streams, transactions = found.split("|")
-    return "{" + streams + "}", "{" + transactions + "}"
+    return page, "{" + positions + "}"
 
 
-def statements(head_xid, head_position, catch_up_after, catch_up_page, catch_up_look_ups, feed_page, feed_look_ups):
+# `DeliveryReader.detailsLookUpStatement`: the view's details of the marker events a
+# page cannot tell.
+DETAILS_LOOK_UP = "SELECT position, details::text FROM eventlog.delivery_rows WHERE position = ANY('{POSITIONS}'::text::bigint[])"
+
+
+def statements(head_xid, head_position, catch_up_after, catch_up_page, feed_page):
     """(name, SQL, calls, settings) of each hot statement, with the values a client would send."""
     tail_from = head_position - 50
     return [
@@ -110,16 +98,14 @@ def statements(head_xid, head_position, catch_up_after, catch_up_page, catch_up_
         ("newest position", "SELECT coalesce(max(position), 0) FROM eventlog.events", 11),
         ("catch-up: where the page ends, and its last transaction",
          page_end(catch_up_after, 1000, (head_xid, head_position)), 11, TOPIC_PAGE_SETTINGS),
-        ("catch-up: a session's last 1,000 events up to the cursor", catch_up_page, 11, TOPIC_PAGE_SETTINGS),
+        ("catch-up: a session's last 1,000 events up to the cursor", catch_up_page[0], 11, TOPIC_PAGE_SETTINGS),
         ("catch-up: the look-up of details that page cannot tell",
-         DETAILS_LOOK_UP.replace("{STREAMS}", catch_up_look_ups[0]).replace("{TRANSACTIONS}", catch_up_look_ups[1]), 11,
-         TOPIC_PAGE_SETTINGS),
+         DETAILS_LOOK_UP.replace("{POSITIONS}", catch_up_page[1]), 11, TOPIC_PAGE_SETTINGS),
         ("changes feed: where the page ends, and its last transaction",
          page_end(head_position // 2, 100), 11, TOPIC_PAGE_SETTINGS),
-        ("changes feed: a session's next 100 events after the middle of the log", feed_page, 11, TOPIC_PAGE_SETTINGS),
+        ("changes feed: a session's next 100 events after the middle of the log", feed_page[0], 11, TOPIC_PAGE_SETTINGS),
         ("changes feed: the look-up of details that page cannot tell",
-         DETAILS_LOOK_UP.replace("{STREAMS}", feed_look_ups[0]).replace("{TRANSACTIONS}", feed_look_ups[1]), 11,
-         TOPIC_PAGE_SETTINGS),
+         DETAILS_LOOK_UP.replace("{POSITIONS}", feed_page[1]), 11, TOPIC_PAGE_SETTINGS),
         ("snapshot head: a session's newest event",
          f"""SELECT position, work_session_seq FROM eventlog.events WHERE {IN_SESSION}
              ORDER BY work_session_id DESC, position DESC LIMIT 1""", 11),
@@ -167,8 +153,7 @@ def head_and_cursor(url):
     head_position = int(head_position)
     until = (head_xid, head_position)
     return (head_xid, head_position, catch_up_after,
-            topic_page(url, catch_up_after, 1000, until), look_ups(url, catch_up_after, 1000, until),
-            topic_page(url, head_position // 2, 100), look_ups(url, head_position // 2, 100))
+            topic_page(url, catch_up_after, 1000, until), topic_page(url, head_position // 2, 100))
 
 
 def measure(url, setup):

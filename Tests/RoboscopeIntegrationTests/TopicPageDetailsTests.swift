@@ -73,17 +73,29 @@ import RoboscopeDomain
         return details
     }
 
-    static func text(_ delivery: Delivery) -> String? {
-        delivery.change.details.map { String(decoding: $0, as: UTF8.self) }
+    /// Runs `body` on its own thread, on a fresh database holding `writeLog`'s topic, with
+    /// each event's details as the view gives them.
+    static func onWrittenLog(
+        _ label: String, _ body: @escaping @Sendable (PGConnection, Topic, [Int64: String?]) throws -> Void
+    ) async throws {
+        let url = try await TestDatabase.fresh(label)
+        try await onOwnThread {
+            let connection = try TestDatabase.connect(url)
+            try writeLog(on: connection)
+            try body(connection, Topic(.workSession, EntityID(session)!), try viewDetails(on: connection))
+        }
+    }
+
+    /// Every marker event of `page` carries the view's details.
+    static func expectViewsDetails(_ page: [Delivery], _ expected: [Int64: String?], _ context: String) {
+        for delivery in page {
+            let text = delivery.change.details.map { String(decoding: $0, as: UTF8.self) }
+            #expect(text == expected[delivery.cursor.position]!, "position \(delivery.cursor.position) \(context)")
+        }
     }
 
     @Test func everyPageGivesTheViewsDetailsWhereverItStartsAndEnds() async throws {
-        let url = try await TestDatabase.fresh("topic_page_details")
-        try await onOwnThread {
-            let connection = try TestDatabase.connect(url)
-            try Self.writeLog(on: connection)
-            let expected = try Self.viewDetails(on: connection)
-            let topic = Topic(.workSession, EntityID(Self.session)!)
+        try await Self.onWrittenLog("topic_page_details") { connection, topic, expected in
             let count = Int64(expected.count)
             #expect(count == 24)
             // The view's details of markers a, b and c are all there is to match: some present, some not.
@@ -93,32 +105,21 @@ import RoboscopeDomain
                     let page = try DeliveryReader.topic(topic, after: after, limit: limit, on: connection)
                     let end = min(after + Int64(limit), count)
                     #expect(page.map(\.cursor.position) == (after < end ? Array((after + 1)...end) : []), "after \(after), limit \(limit)")
-                    for delivery in page {
-                        #expect(Self.text(delivery) == expected[delivery.cursor.position]!,
-                                "position \(delivery.cursor.position) after \(after), limit \(limit)")
-                    }
+                    Self.expectViewsDetails(page, expected, "after \(after), limit \(limit)")
                 }
             }
         }
     }
 
     @Test func aPageUpToACursorGivesTheViewsDetails() async throws {
-        let url = try await TestDatabase.fresh("topic_page_details_until")
-        try await onOwnThread {
-            let connection = try TestDatabase.connect(url)
-            try Self.writeLog(on: connection)
-            let expected = try Self.viewDetails(on: connection)
-            let topic = Topic(.workSession, EntityID(Self.session)!)
+        try await Self.onWrittenLog("topic_page_details_until") { connection, topic, expected in
             let cursors = try connection.query("SELECT position, transaction_id::text FROM eventlog.events ORDER BY position")
             for row in 0..<cursors.rowCount {
                 let until = LogCursor(transactionID: UInt64(cursors.string(row, 1)!)!, position: cursors.int64(row, 0)!)
                 for after in stride(from: Int64(0), to: until.position, by: 3) {
                     let page = try DeliveryReader.topic(topic, after: after, until: until, limit: 1000, on: connection)
                     #expect(page.map(\.cursor.position) == Array((after + 1)...until.position), "after \(after), until \(until)")
-                    for delivery in page {
-                        #expect(Self.text(delivery) == expected[delivery.cursor.position]!,
-                                "position \(delivery.cursor.position) after \(after), until \(until)")
-                    }
+                    Self.expectViewsDetails(page, expected, "after \(after), until \(until)")
                 }
             }
         }

@@ -70,41 +70,35 @@ public enum DeliveryReader {
         try connection.transaction(topicPlanSettings) {
             // Markers are on their work session's topic only (the append's routes), so a
             // space's page has no marker to look up and skips the walk to its end.
-            var lastTransaction: PostgresBinds = [nil]
+            var lastTransactionID: UInt64?
             if topic.kind == .workSession {
                 let last = try connection.query(lastTransactionStatement(topic, cursor: until != nil),
                                                 [topic.id, after, limit] + (until == nil ? [] : bound))
-                lastTransaction = [last.rowCount == 1 ? last.string(0, 0) : nil]
+                if last.rowCount == 1 { lastTransactionID = try RowReader(last, row: 0, source: "eventlog.events").uint64(0) }
             }
             var page = PageDetails<PGResult>()
-            var count = 0
-            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound + lastTransaction) { row in
-                count += 1
-                try page.add(row, transactionID: try transactionID(of: row), event: detailsEvent(of: row)) {
+            try connection.stream(topicStatement(topic), [topic.id, after, limit] + bound + [lastTransactionID]) { row in
+                let transactionID = try RowReader(row, row: 0, source: "eventlog.delivery_rows").uint64(1)
+                let event = detailsEvent(of: row, lookedUp: transactionID == lastTransactionID)
+                try page.add(row, transactionID: transactionID, event: event) {
                     try body(TopicRow(result: $0.row, details: $0.details))
                 }
             }
-            // A page that ends before its limit, with no cursor, ends at the topic's newest
-            // event: its last transaction is whole (a transaction's rows commit together).
-            let lookUps = page.finish(lastTransactionWhole: count < limit && until == nil)
+            // Without a last transaction the page ends at the topic's newest event: its last
+            // transaction is whole (a transaction's rows commit together).
+            let lookUps = page.finish(lastTransactionWhole: lastTransactionID == nil)
             let answers = lookUps.isEmpty ? [] : try details(of: lookUps, on: connection)
             try page.resolve(answers) { try body(TopicRow(result: $0.row, details: $0.details)) }
         }
     }
 
-    static func transactionID(of row: PGResult) throws -> UInt64 {
-        guard let value = row.int64(0, 1), value >= 0 else {
-            throw RowReader(row, row: 0, source: "eventlog.delivery_rows").corrupt(1, "is not a transaction id")
-        }
-        return UInt64(value)
-    }
-
-    static func detailsEvent(of row: PGResult) -> PageDetails<PGResult>.Event {
+    /// What `row` is to `PageDetails`; `lookedUp`: it is of the page's last transaction,
+    /// whose markers' details the statement gives (column 14).
+    static func detailsEvent(of row: PGResult, lookedUp: Bool) -> PageDetails<PGResult>.Event {
         switch row.string(0, 2) {
         case "marker":
             guard row.string(0, 5) != "marker.deleted", let stream = row.string(0, 3) else { return .other }
-            if row.bool(0, 15) == true { return .markerLookedUp(details: row.bytes(0, 14).map { Array($0) }) }
-            return .marker(stream: stream)
+            return lookedUp ? .markerLookedUp(details: row.bytes(0, 14).map { Array($0) }) : .marker(stream: stream)
         case "marker_details":
             guard let stream = row.string(0, 3) else { return .other }
             let deleted = row.string(0, 5) == "marker_details.deleted"
@@ -114,29 +108,21 @@ public enum DeliveryReader {
         }
     }
 
-    /// Each marker's details as of its transaction, looked up in the log, in `lookUps`' order.
-    static func details(of lookUps: [PageDetails<PGResult>.LookUp], on connection: PGConnection) throws -> [[UInt8]?] {
-        let streams = "{" + lookUps.map(\.stream).joined(separator: ",") + "}"
-        let transactions = "{" + lookUps.map { String($0.transactionID) }.joined(separator: ",") + "}"
-        let result = try connection.query(detailsLookUpStatement, [streams, transactions])
-        var answers = [[UInt8]?](repeating: nil, count: lookUps.count)
+    /// The view's details of each of `rows` (marker events of a page), in their order.
+    static func details(of rows: [PGResult], on connection: PGConnection) throws -> [[UInt8]?] {
+        let positions = try rows.map { try RowReader($0, row: 0, source: "eventlog.delivery_rows").int64(0) }
+        let result = try connection.query(detailsLookUpStatement, ["{" + positions.map(String.init).joined(separator: ",") + "}"])
+        var answers: [Int64: [UInt8]] = [:]
         for index in 0..<result.rowCount {
-            let row = RowReader(result, row: index, source: "marker details look-up")
-            answers[Int(try row.int64(0)) - 1] = row.optionalBytes(1)
+            let row = RowReader(result, row: index, source: "eventlog.delivery_rows")
+            answers[try row.int64(0)] = row.optionalBytes(1)
         }
-        return answers
+        return positions.map { answers[$0] }
     }
 
-    /// `$1` the markers' ids, `$2` their transactions: `eventlog.delivery_rows`' details
-    /// for each, numbered from 1 in the arrays' order.
+    /// `$1` the positions of marker events: each one's details, from the view itself.
     static let detailsLookUpStatement = """
-        SELECT m.ordinality, (
-            SELECT CASE WHEN d.type = 'marker_details.deleted' THEN NULL ELSE d.data END
-            FROM eventlog.events d
-            WHERE d.stream_type = 'marker_details' AND d.stream_id = m.stream_id
-              AND d.transaction_id <= m.transaction_id
-            ORDER BY d.stream_version DESC LIMIT 1)::text
-        FROM unnest($1::text::uuid[], $2::text::xid8[]) WITH ORDINALITY AS m(stream_id, transaction_id, ordinality)
+        SELECT position, details::text FROM eventlog.delivery_rows WHERE position = ANY($1::text::bigint[])
         """
 
     /// Where the page of `topic` after `after` ends when it holds `count` events: the
@@ -173,17 +159,15 @@ public enum DeliveryReader {
     /// come only with the marker events of the page's last transaction, which the page's
     /// end may cut: the page finds the others in its own rows (`PageDetails`), but a
     /// page inside one large transaction (a bulk create of 1,000 markers is 2,000 events)
-    /// would otherwise hand out no row before its end. Columns 14 and 15: those details,
-    /// and whether the row is such a marker event.
+    /// would otherwise hand out no row before its end. Column 14: those details.
     static func topicStatement(_ topic: Topic) -> String {
-        let inLastTransaction = "stream_type = 'marker' AND type <> 'marker.deleted' AND transaction_id = $6::text::xid8"
-        return """
-            SELECT \(eventColumns), CASE WHEN \(inLastTransaction) THEN details::text END, \(inLastTransaction)
-            FROM eventlog.delivery_rows
-            WHERE \(membership(topic)) AND position > $2::bigint
-              AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
-            ORDER BY \(topicOrder(topic)) LIMIT $3::integer
-            """
+        """
+        SELECT \(eventColumns), CASE WHEN transaction_id = $6::text::xid8 THEN details::text END
+        FROM eventlog.delivery_rows
+        WHERE \(membership(topic)) AND position > $2::bigint
+          AND ($4::text IS NULL OR (transaction_id, position) <= ($4::text::xid8, $5::bigint))
+        ORDER BY \(topicOrder(topic)) LIMIT $3::integer
+        """
     }
 
     /// The transaction of the last row of the page `topicStatement` reads with the same

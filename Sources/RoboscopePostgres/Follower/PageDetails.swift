@@ -37,17 +37,11 @@ struct PageDetails<Row> {
         var details: [UInt8]?
     }
 
-    /// A marker whose details the page cannot tell: its stream and transaction.
-    struct LookUp: Equatable {
-        var stream: String
-        var transactionID: UInt64
-    }
-
     private enum State {
         case known([UInt8]?)
         /// Its transaction is still being read.
         case open(stream: String)
-        case lookUp(stream: String)
+        case lookUp
     }
 
     private struct Held {
@@ -88,19 +82,19 @@ struct PageDetails<Row> {
         held.append(Held(row: row, transactionID: transactionID, state: state))
     }
 
-    /// The page has ended: the markers still waiting, in order, whose details must be
-    /// looked up (those the page held none for, and the last transaction's unless it
-    /// is whole).
-    mutating func finish(lastTransactionWhole: Bool = false) -> [LookUp] {
+    /// The page has ended: the rows of the markers still waiting, in order, whose details
+    /// must be looked up (those the page held none for, and the last transaction's unless
+    /// it is whole).
+    mutating func finish(lastTransactionWhole: Bool = false) -> [Row] {
         if lastTransactionWhole, let transactionID {
             close(transactionID)
         }
-        var lookUps: [LookUp] = []
+        var lookUps: [Row] = []
         for index in handedOut..<held.count {
             switch held[index].state {
-            case .open(let stream), .lookUp(let stream):
-                held[index].state = .lookUp(stream: stream)
-                lookUps.append(LookUp(stream: stream, transactionID: held[index].transactionID))
+            case .open, .lookUp:
+                held[index].state = .lookUp
+                lookUps.append(held[index].row)
             case .known:
                 break
             }
@@ -125,7 +119,7 @@ struct PageDetails<Row> {
         var index = held.count - 1
         while index >= handedOut, held[index].transactionID == transactionID {
             if case .open(let stream) = held[index].state {
-                held[index].state = newest[stream].map { .known($0) } ?? .lookUp(stream: stream)
+                held[index].state = newest[stream].map { .known($0) } ?? .lookUp
             }
             index -= 1
         }
