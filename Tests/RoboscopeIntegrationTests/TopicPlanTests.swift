@@ -33,9 +33,22 @@ import RoboscopeDomain
         return LogCursor(transactionID: UInt64(result.string(0, 0)!)!, position: position)
     }
 
+    /// The plan of `sql` as the service runs it: with `settings` (the topic reads'), prepared
+    /// and executed under them, as `DeliveryReader` runs it (a generic plan: `$1` stays a
+    /// parameter in it); without, planned for these parameters.
     static func plan(_ sql: String, _ parameters: PostgresBinds, settings: String? = nil, on connection: PGConnection) throws -> String {
-        let explain = { try connection.query("EXPLAIN " + sql, parameters) }
-        let plan = try settings.map { try connection.transaction($0, explain) } ?? explain()
+        let plan: PGResult
+        if let settings {
+            let name = try #require(try connection.preparedName(sql, parameterCount: parameters.count))
+            let arguments = parameters.map { $0.map { "'" + $0.postgresText.replacingOccurrences(of: "'", with: "''") + "'" } ?? "NULL" }
+            plan = try connection.transaction(settings) {
+                try connection.query("EXPLAIN EXECUTE \(name)(\(arguments.joined(separator: ", ")))")
+            }
+            let text = (0..<plan.rowCount).compactMap { plan.string($0, 0) }.joined(separator: "\n")
+            #expect(text.contains("$1"), "not the generic plan the service runs: \(text)")
+            return text
+        }
+        plan = try connection.query("EXPLAIN " + sql, parameters)
         return (0..<plan.rowCount).compactMap { plan.string($0, 0) }.joined(separator: "\n")
     }
 
@@ -77,9 +90,13 @@ import RoboscopeDomain
                 #expect(!end.contains("Seq Scan") && !end.contains("Sort"), "\(end)")
                 if withCursor { #expect(end.contains("Index Scan Backward using events_work_session_idx"), "\(end)") }
             }
-            let head = try Self.plan(DeliveryReader.headStatement(topic), [topic.id, nil, nil], on: connection)
-            #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
-            #expect(!head.contains("events_pkey"), "\(head)")
+            // The head is prepared: its custom plan (its first five runs on a connection) and
+            // its generic one (Postgres's choice after that) both walk the topic's index back.
+            for settings in [nil, "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"] {
+                let head = try Self.plan(DeliveryReader.headStatement(topic), [topic.id, nil, nil], settings: settings, on: connection)
+                #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
+                #expect(!head.contains("events_pkey"), "\(head)")
+            }
 
             #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 10000, topicSeq: 10000))
             let rows = try DeliveryReader.topic(topic, after: 9990, limit: 1000, on: connection)
@@ -109,6 +126,47 @@ import RoboscopeDomain
                     }
                 }
             }
+        }
+    }
+
+    @Test func aTopicsReadsArePlannedOncePerConnection() async throws {
+        let url = try await TestDatabase.fresh("topic_prepared")
+        try await onOwnThread {
+            let connection = try TestDatabase.connect(url)
+            try Self.insert(50, session: Self.session, onSpaceTopic: true, on: connection)
+            for topic in [Topic(.workSession, Self.session), Topic(.space, Self.space)] {
+                for after in [Int64(0), 10, 20] {
+                    #expect(try DeliveryReader.topic(topic, after: after, limit: 10, on: connection).count == 10)
+                    #expect(try DeliveryReader.pageEnd(of: topic, after: after, count: 10, on: connection) == after + 10)
+                }
+            }
+            // Each statement prepared once, and run three times on its generic plan: none planned again.
+            let statements = try connection.query("""
+                SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements WHERE NOT from_sql
+                """)
+            var plans: [String: (generic: Int64, custom: Int64)] = [:]
+            for row in 0..<statements.rowCount {
+                plans[statements.string(row, 0)!] = (statements.int64(row, 1)!, statements.int64(row, 2)!)
+            }
+            for topic in [Topic(.workSession, Self.session), Topic(.space, Self.space)] {
+                for statement in [DeliveryReader.topicStatement(topic), DeliveryReader.pageEndStatement(topic)] {
+                    let counts = try #require(plans[statement], "\(topic): not prepared")
+                    #expect(counts.generic == 3 && counts.custom == 0, "\(topic): \(counts)")
+                }
+            }
+            let last = try #require(plans[DeliveryReader.lastTransactionStatement(Topic(.workSession, Self.session), cursor: false)])
+            #expect(last.generic == 3 && last.custom == 0)
+
+            // A space's head, generic as after a connection's first five: its topic's index,
+            // not the space's index of every event, where the session's later events lie
+            // between the head and the newest.
+            try Self.insert(2000, session: Self.session, first: 51, onSpaceTopic: false, on: connection)
+            try connection.execute("ANALYZE eventlog.events")
+            let space = Topic(.space, Self.space)
+            let head = try Self.plan(DeliveryReader.headStatement(space), [space.id, nil, nil],
+                                     settings: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan", on: connection)
+            #expect(head.contains("Index Scan Backward using events_space_topic_idx"), "\(head)")
+            #expect(try DeliveryReader.head(of: space, on: connection) == TopicHead(position: 50, topicSeq: 50))
         }
     }
 

@@ -11,6 +11,23 @@ extension PGConnection {
         let sent = withParameterValues(parameters) { values in
             PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
+        try receive(sent: sent, row: body)
+    }
+
+    /// `stream(_:_:row:)` of a statement of fixed text prepared on this connection, as
+    /// `query(prepared:_:)` prepares it: parsed and planned once per connection.
+    public func stream(prepared sql: String, _ parameters: PostgresBinds = [], row body: (PGResult) throws -> Void) throws {
+        guard let name = try preparedName(sql, parameterCount: parameters.count) else {
+            return try stream(sql, parameters, row: body)
+        }
+        let sent = withParameterValues(parameters) { values in
+            PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
+        }
+        try receive(sent: sent, row: body)
+    }
+
+    /// The rows of the statement just sent (`sent`: what the send returned), one at a time.
+    private func receive(sent: Int32, row body: (PGResult) throws -> Void) throws {
         guard sent == 1 else { throw connectionError }
         PQsetSingleRowMode(handle)
         var failure: (any Error)?

@@ -59,7 +59,7 @@ public final class PGConnection {
         return try check(result)
     }
 
-    private func preparedName(_ sql: String, parameterCount: Int) throws -> String? {
+    func preparedName(_ sql: String, parameterCount: Int) throws -> String? {
         if let name = preparedNames[sql] { return name }
         guard preparedNames.count < Self.maxPreparedStatements else { return nil }
         let name = "roboscope_\(preparedNames.count)"
