@@ -86,6 +86,20 @@ def hold(args, port, ws_port, session, server):
                 connections=args.held, threads=2, seconds=min(10, args.seconds), hold=True, server_pid=server.pid)
 
 
+def row(name, r):
+    """One run as a line of the printed table."""
+    return (f"{name:<22} {r['connections_opened']:>6} {r.get('writes_per_second', 0):>9.1f} "
+            f"{r.get('messages_per_second', 0):>12.0f} {r.get('latency_ms_p50', 0):>8.1f} "
+            f"{r.get('latency_ms_p99', 0):>8.1f} {r.get('deliveries_matched', 0):>9}/{r.get('deliveries_expected', 0)}")
+
+
+def held_text(held):
+    return (f"held: {held['connections_opened']} of {held['connections_requested']} connections opened in "
+            f"{held['open_seconds']:.1f} s, all subscribed after {held.get('subscribe_seconds', 0):.1f} s, "
+            f"{held['closed_while_held']} closed while held, "
+            f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
+
+
 def held_only(args):
     """Re-measures the held connections on a fresh server and replaces them in the results."""
     with open(args.out) as file:
@@ -104,9 +118,7 @@ def held_only(args):
               f"({point['writers']} writers):")
         for r in point["runs"]:
             print(row("  run", r) + f"  max {r['latency_ms_max']:.1f} ms, closed {r['closed_during_run']}")
-    held = results["held"]
-    print(f"held: {held['connections_opened']} of {held['connections_requested']} connections, "
-          f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
+    print(held_text(results["held"]))
 
 
 def main():
@@ -160,10 +172,6 @@ def main():
     with open(args.out, "w") as file:
         json.dump(results, file, indent=2, sort_keys=True)
 
-    def row(name, r):
-        return (f"{name:<22} {r['connections_opened']:>6} {r.get('writes_per_second', 0):>9.1f} "
-                f"{r.get('messages_per_second', 0):>12.0f} {r.get('latency_ms_p50', 0):>8.1f} "
-                f"{r.get('latency_ms_p99', 0):>8.1f} {r.get('deliveries_matched', 0):>9}/{r.get('deliveries_expected', 0)}")
     print(f"median of {args.repeat} runs (by p99 for latency, by messages/s for throughput); {args.rate} writes/s asked")
     print(f"{'scenario':<22} {'conns':>6} {'writes/s':>9} {'messages/s':>12} {'p50 ms':>8} {'p99 ms':>8} delivered")
     for point in results["fanout"]:
@@ -181,10 +189,7 @@ def main():
               f"({point['writers']} writers):")
         for r in point["runs"]:
             print(row("  run", r) + f"  max {r['latency_ms_max']:.1f} ms, closed {r['closed_during_run']}")
-    held = results["held"]
-    print(f"held: {held['connections_opened']} of {held['connections_requested']} connections opened in "
-          f"{held['open_seconds']:.1f} s, {held['closed_while_held']} closed while held, "
-          f"{held['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection")
+    print(held_text(results["held"]))
     print(f"wrote {args.out}")
 
 

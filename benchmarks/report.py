@@ -276,8 +276,10 @@ def gateway(r, data):
     if not held:
         return r.missing("held connections", "deploy/local/bench gateway")
     kib = held["server_rss_bytes_per_connection"] / 1024
+    subscribed = (f", each subscribed to one work session, every subscription confirmed {held['subscribe_seconds']:.1f} s "
+                  "after the first connect" if "subscribe_seconds" in held else "")
     r.add(f"{held['connections_opened']:,} of {held['connections_requested']:,} WebSocket connections opened in "
-          f"{held['open_seconds']:.1f} s and held idle for {held['held_seconds']} s ({held['closed_while_held']} closed); "
+          f"{held['open_seconds']:.1f} s{subscribed}, and held idle for {held['held_seconds']} s ({held['closed_while_held']} closed); "
           f"the server's resident memory grew from {held['server_rss_kib_before'] / 1024:.1f} MiB to "
           f"{held['server_rss_kib_end'] / 1024:.1f} MiB: **{kib:.1f} KiB per idle connection** (kernel socket buffers "
           "are not in the process's resident memory).", "")

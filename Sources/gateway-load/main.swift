@@ -21,14 +21,16 @@ subscribers.start()
 if options.mode == .gateway {
     // Every subscription confirmed before the first write.
     let deadline = nowMicros() + 60_000_000
-    while subscribers.subscribedCount < opened, nowMicros() < deadline { usleep(10_000) }
+    while subscribers.subscribedCount < opened, nowMicros() < deadline { usleep(1_000) }
 }
+// From the first connect to the last subscription confirmed: a reconnect storm's length.
+let subscribeSeconds = Double(nowMicros() - openStarted) / 1e6
 usleep(500_000)
 let rssOpen = residentKiB(options.serverPID)
 
 var result: [String: Any] = [
     "mode": options.mode.rawValue, "connections_requested": options.connections, "connections_opened": opened,
-    "open_seconds": openSeconds, "subscribed": subscribers.subscribedCount,
+    "open_seconds": openSeconds, "subscribed": subscribers.subscribedCount, "subscribe_seconds": subscribeSeconds,
     "server_rss_kib_before": rssBefore, "server_rss_kib_open": rssOpen,
     "server_rss_bytes_per_connection": opened > 0 && rssBefore > 0 ? Double(rssOpen - rssBefore) * 1024 / Double(opened) : 0,
 ]
