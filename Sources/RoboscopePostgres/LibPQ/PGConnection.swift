@@ -12,8 +12,10 @@ public final class PGConnection {
     /// The names of the statements `query(prepared:)` prepared on this connection, by text.
     private var preparedNames: [String: String] = [:]
     /// A bound on them: only a few fixed statements are worth preparing, and a caller
-    /// that passes generated text must not grow the server's memory without end.
-    static let maxPreparedStatements = 32
+    /// that passes generated text must not grow the server's memory without end. A
+    /// connection that serves everything prepares about 30: the append and its reads, 13
+    /// shapes of the marker reads, and a dozen of a topic's reads (DeliveryReader).
+    static let maxPreparedStatements = 64
 
     /// Connects with a libpq connection string or `postgres://` URL.
     public init(_ url: String) throws {
