@@ -184,10 +184,7 @@ public enum DeliveryReader {
     /// whichever comes first. No row when the page ends at the topic's newest event
     /// without a cursor: its last transaction is then whole.
     static func lastTransactionStatement(_ topic: Topic, cursor: Bool) -> String {
-        let limitEnd = """
-            SELECT position FROM eventlog.events WHERE \(membership(topic)) AND position > $2::bigint
-            ORDER BY \(topicOrder(topic)) OFFSET $3::integer - 1 LIMIT 1
-            """
+        let limitEnd = pageEndStatement(topic)
         let cursorEnd = """
             SELECT position FROM eventlog.events
             WHERE \(membership(topic)) AND (transaction_id, position) <= ($4::text::xid8, $5::bigint)
