@@ -105,21 +105,24 @@ def pgbench(url, clients, seconds, space, sessions):
 
 def minimal(url, clients, seconds, space, sessions):
     """The ceiling: benchmarks/minimal_write.pgbench, into the bench.sessions that pgbench() left."""
-    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds),
-                          "-f", os.path.join(HERE, "minimal_write.pgbench"), "-D", f"space={space}",
-                          "-D", f"sessions={len(sessions)}", url],
-                         check=True, capture_output=True, text=True).stdout
+    out = pgbench_script(url, "minimal_write.pgbench", space, sessions,
+                         "-c", str(clients), "-j", str(min(clients, 2)), "-T", str(seconds))
     return float(re.search(r"tps = ([\d.]+)", out).group(1))
 
 
 def minimal_bulk(url, transactions, space, sessions):
     """The ceiling of a 1,000-marker bulk: benchmarks/minimal_bulk.pgbench, one client, its
     mean latency in ms."""
-    out = subprocess.run(["pgbench", "-n", "-M", "prepared", "-c", "1", "-t", str(transactions),
-                          "-f", os.path.join(HERE, "minimal_bulk.pgbench"), "-D", f"space={space}",
-                          "-D", f"sessions={len(sessions)}", url],
-                         check=True, capture_output=True, text=True).stdout
+    out = pgbench_script(url, "minimal_bulk.pgbench", space, sessions, "-c", "1", "-t", str(transactions))
     return float(re.search(r"latency average = ([\d.]+) ms", out).group(1))
+
+
+def pgbench_script(url, script, space, sessions, *shape):
+    """pgbench's output for one of this directory's scripts, prepared, into the bench.sessions
+    that pgbench() left; `shape`: its clients and its length."""
+    return subprocess.run(["pgbench", "-n", "-M", "prepared", *shape, "-f", os.path.join(HERE, script),
+                           "-D", f"space={space}", "-D", f"sessions={len(sessions)}", url],
+                          check=True, capture_output=True, text=True).stdout
 
 
 def bulk_requests(port, session, count):
@@ -237,6 +240,7 @@ def main():
             ceiling_ms = minimal_bulk(url, args.bulk_requests, space_id, sessions)
             bulk.append({"api_ms": api_ms, "p50_ms": percentile(api_ms, 50), "minimal_ms": ceiling_ms,
                          "ratio": ceiling_ms / percentile(api_ms, 50)})
+        every_bulk = [t for b in bulk for t in b["api_ms"]]
         events = int(psql(url, "SELECT count(*) FROM eventlog.events"))
     finally:
         server.terminate()
@@ -252,10 +256,8 @@ def main():
                             "p50_ms": spread([b["p50_ms"] for b in bulk]),
                             "minimal_ms": spread([b["minimal_ms"] for b in bulk]),
                             "ratio": spread([b["ratio"] for b in bulk]),
-                            "all_ms": {"min": min(t for b in bulk for t in b["api_ms"]),
-                                       "p50": percentile([t for b in bulk for t in b["api_ms"]], 50),
-                                       "p90": percentile([t for b in bulk for t in b["api_ms"]], 90),
-                                       "max": max(t for b in bulk for t in b["api_ms"])}},
+                            "all_ms": {"min": min(every_bulk), "p50": percentile(every_bulk, 50),
+                                       "p90": percentile(every_bulk, 90), "max": max(every_bulk)}},
               "events_in_log_after": events}
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     with open(args.output, "w") as f:
