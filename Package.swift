@@ -16,7 +16,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        // JWT and JWK Set verification (ES256, RS256, EdDSA, HS256): docs/security.md says why.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // RoboscopeKit's offline store: SQLite on every platform (docs/client-kit.md says why).
@@ -41,7 +43,13 @@ let package = Package(
         .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry"]),
         .target(
             name: "RoboscopeAuth",
-            dependencies: ["RoboscopeDomain", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "RoboscopeDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         .target(
             name: "WebSocketCodec",

@@ -1,89 +1,96 @@
 import Crypto
 import Foundation
 import RoboscopeDomain
+import Synchronization
 
-/// Checks `Authorization: Bearer <token>`: an HS256 JWT signed with the configured
-/// secret (`sub` is the subject, optional `exp`/`nbf`, `scope: "read"` for read-only),
-/// or one of the static API tokens from a file. Tokens are compared by SHA-256 digest,
-/// so the file may hold digests instead of tokens.
-public struct TokenVerifier: Sendable {
-    /// The HS256 secret's bytes (a `SymmetricKey` is made per check: it is not Sendable).
-    let jwtSecret: Data?
-    /// SHA-256 (hex) of each static token → what it grants.
-    let staticTokens: [String: Credentials]
+/// Turns `Authorization: Bearer <token>` into a principal: a static token from the
+/// tokens file (compared by SHA-256 digest), or a JWT whose signature checks against
+/// one of `keys` (jwt-kit does the cryptography) and whose claims meet `rules`.
+///
+/// Synchronous, so that the gateway's event loops call it as they are; the keys can be
+/// swapped while it serves (a JWK Set reloaded from its file or URL).
+public final class TokenVerifier: Sendable {
+    public let rules: ClaimRules
+    /// SHA-256 (hex) of each static token → its principal.
+    let staticTokens: [String: Principal]
+    private let keys: Mutex<VerificationKeys>
+    /// Asked for fresh keys when a token names a `kid` the set lacks (rate limited by the source).
+    public let keySource: KeySetSource?
 
-    public init(jwtSecret: String?, staticTokens: [String: Credentials] = [:]) {
-        self.jwtSecret = jwtSecret.map { Data($0.utf8) }
+    /// Tokens past this many bytes are refused before any parsing.
+    public static let maxTokenBytes = 8 * 1024
+
+    public init(
+        keys: VerificationKeys, staticTokens: [String: Principal] = [:], rules: ClaimRules = ClaimRules(),
+        keySource: KeySetSource? = nil
+    ) {
+        self.keys = Mutex(keys)
         self.staticTokens = staticTokens
+        self.rules = rules
+        self.keySource = keySource
     }
 
-    /// Reads a tokens file: `[{"token": "…" | "token_sha256": "…", "subject": "…", "scope": "read" | "write"}]`.
-    public static func staticTokens(fromFile path: String) throws -> [String: Credentials] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard case .array(let entries)? = try? JSONParser.parse(data) else {
-            throw AuthenticationFailure("\(path): expected a JSON array of tokens")
-        }
-        var tokens: [String: Credentials] = [:]
-        for (index, entry) in entries.enumerated() {
-            let fields = entry.objectValue ?? [:]
-            guard let subject = fields["subject"]?.stringValue, !subject.isEmpty else {
-                throw AuthenticationFailure("\(path): token \(index) has no subject")
-            }
-            let scope = Credentials.Scope(rawValue: fields["scope"]?.stringValue ?? "write") ?? .read
-            if let token = fields["token"]?.stringValue, !token.isEmpty {
-                tokens[Self.digest(token)] = Credentials(subject: subject, scope: scope)
-            } else if let digest = fields["token_sha256"]?.stringValue, digest.count == 64 {
-                tokens[digest.lowercased()] = Credentials(subject: subject, scope: scope)
-            } else {
-                throw AuthenticationFailure("\(path): token \(index) needs token or token_sha256")
-            }
-        }
-        return tokens
+    /// Replaces the JWK Set's keys (the secret stays): a reload that read a good set.
+    public func replaceKeySet(_ set: KeySet) {
+        keys.withLock { $0.byKID = set.keys }
     }
 
-    /// The credentials of an `Authorization` header value.
-    public func verify(authorization: String?, now: Date = Date()) throws -> Credentials {
+    public var keyCount: Int { keys.withLock { $0.count } }
+
+    /// The principal of an `Authorization` header value.
+    public func verify(authorization: String?, now: Date = Date()) throws -> Principal {
         guard let authorization else { throw AuthenticationFailure("missing Authorization: Bearer <token>") }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw AuthenticationFailure("the Authorization header must be Bearer <token>")
         }
-        let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
-        if let credentials = staticTokens[Self.digest(token)] { return credentials }
-        guard let jwtSecret, token.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
-            throw AuthenticationFailure("unknown token")
-        }
-        return try verifyJWT(token, key: SymmetricKey(data: jwtSecret), now: now)
+        return try verify(token: String(parts[1]).trimmingCharacters(in: .whitespaces), now: now)
     }
 
-    func verifyJWT(_ token: String, key: SymmetricKey, now: Date) throws -> Credentials {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard let headerData = Self.base64URL(parts[0]), let payloadData = Self.base64URL(parts[1]),
-              let signature = Self.base64URL(parts[2]),
-              let header = (try? JSONParser.parse(headerData))?.objectValue,
-              let claims = (try? JSONParser.parse(payloadData))?.objectValue else {
-            throw AuthenticationFailure("malformed token")
+    /// `verify`, and when the token names a `kid` the set lacks, one refresh of the set
+    /// (if the source allows one now) and a second try.
+    public func verifyRefreshing(authorization: String?, now: Date = Date()) async throws -> Principal {
+        do {
+            return try verify(authorization: authorization, now: now)
+        } catch is UnknownKeyID {
+            guard let keySource else { throw AuthenticationFailure("token kid is not in the key set") }
+            await keySource.refreshEarly(into: self)
+            do {
+                return try verify(authorization: authorization, now: now)
+            } catch let unknown as UnknownKeyID {
+                throw AuthenticationFailure("token kid \(unknown.kid) is not in the key set")
+            }
         }
-        guard header["alg"]?.stringValue == "HS256" else { throw AuthenticationFailure("only HS256 tokens are accepted") }
-        let signed = Data((parts[0] + "." + parts[1]).utf8)
-        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key) else {
-            throw AuthenticationFailure("bad signature")
-        }
-        let seconds = now.timeIntervalSince1970
-        if let expiry = claims["exp"]?.doubleValue, expiry <= seconds {
-            throw AuthenticationFailure("token expired")
-        }
-        if let notBefore = claims["nbf"]?.doubleValue, notBefore > seconds {
-            throw AuthenticationFailure("token not valid yet")
-        }
-        guard let subject = claims["sub"]?.stringValue, !subject.isEmpty, subject.count <= 200 else {
-            throw AuthenticationFailure("token has no sub")
-        }
-        let scope = claims["scope"]?.stringValue.flatMap(Credentials.Scope.init(rawValue:)) ?? .write
-        return Credentials(subject: subject, scope: scope)
     }
 
-    static func base64URL(_ text: String) -> Data? {
+    /// The principal of a bare token (the WebSocket `auth` op).
+    public func verify(token: String, now: Date = Date()) throws -> Principal {
+        guard !token.isEmpty else { throw AuthenticationFailure("empty token") }
+        guard token.utf8.count <= Self.maxTokenBytes else {
+            throw AuthenticationFailure("token is over \(Self.maxTokenBytes) bytes")
+        }
+        guard token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw AuthenticationFailure("token holds bytes that are not printable ASCII")
+        }
+        if let principal = staticTokens[Self.digest(token)] { return principal }
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)") }
+        guard let headerData = Self.base64URL(segments[0]), let header = (try? JSONParser.parse(headerData))?.objectValue else {
+            throw AuthenticationFailure("malformed token header")
+        }
+        guard let alg = header["alg"]?.stringValue else { throw AuthenticationFailure("token header has no alg") }
+        let key = try keys.withLock { try $0.key(kid: header["kid"]?.stringValue, alg: alg) }
+        guard let signature = Self.base64URL(segments[2]) else { throw AuthenticationFailure("malformed token signature") }
+        let signingInput = Array(token.utf8.prefix(segments[0].utf8.count + 1 + segments[1].utf8.count))
+        let valid = (try? key.algorithm.verify(signature, signs: signingInput)) ?? false
+        guard valid else { throw AuthenticationFailure("bad signature") }
+        guard let payloadData = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payloadData))?.objectValue else {
+            throw AuthenticationFailure("malformed token claims")
+        }
+        return try rules.principal(claims, now: now.timeIntervalSince1970)
+    }
+
+    static func base64URL(_ text: Substring) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64)

@@ -27,6 +27,8 @@ public struct GatewayConfiguration: Sendable {
     public var pollInterval: Duration = .milliseconds(500)
     /// Bearer-token checks on the upgrade; nil accepts every client (the local default).
     public var authentication: TokenVerifier?
+    /// The one tenant without authentication (`--default-tenant`).
+    public var defaultTenant = "default"
 
     public init() {}
 }

@@ -21,9 +21,7 @@ public enum APIServer {
         if let limit = services.rateLimit {
             api.add(middleware: RateLimitMiddleware(buckets: TokenBuckets(rate: limit.rate, burst: limit.burst)))
         }
-        if let verifier = services.authentication {
-            api.add(middleware: AuthMiddleware(verifier: verifier))
-        }
+        api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant))
         api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))
         SpacesController(services: services).addRoutes(to: api)
         WorkSessionsController(services: services).addRoutes(to: api)

@@ -1,34 +1,111 @@
 import ArgumentParser
+import Foundation
+import Logging
 import RoboscopeAuth
+import RoboscopeDomain
 
-/// Authentication flags of `serve`: off unless a JWT secret or a tokens file is given.
+/// Authentication flags of `serve`: off unless a JWT secret, a JWK Set or a tokens file
+/// is given. It fails closed (docs/security.md): a short secret, the placeholder secret
+/// deploy/ ships, an authentication variable set but empty, a tokens file or JWK Set
+/// that cannot be read all refuse to start, naming the setting.
 struct AuthOptions: ParsableArguments {
     @Option(name: Settings.authJWTSecret.name, help: Settings.authJWTSecret.help) var jwtSecretFlag: String?
     @Option(name: Settings.authTokensFile.name, help: Settings.authTokensFile.help) var tokensFileFlag: String?
+    @Option(name: Settings.authJWKSFile.name, help: Settings.authJWKSFile.help) var jwksFileFlag: String?
+    @Option(name: Settings.authJWKSURL.name, help: Settings.authJWKSURL.help) var jwksURLFlag: String?
+    @Option(name: Settings.authJWKSRefresh.name, help: Settings.authJWKSRefresh.help) var jwksRefreshFlag: Int?
+    @Option(name: Settings.authTenantClaim.name, help: Settings.authTenantClaim.help) var tenantClaimFlag: String?
+    @Option(name: Settings.authLeeway.name, help: Settings.authLeeway.help) var leewayFlag: Int?
+    @Option(name: Settings.authAudience.name, help: Settings.authAudience.help) var audienceFlag: String?
+    @Option(name: Settings.authIssuer.name, help: Settings.authIssuer.help) var issuerFlag: String?
+    @Option(name: Settings.defaultTenant.name, help: Settings.defaultTenant.help) var defaultTenantFlag: String?
+
+    /// The secret deploy/kubernetes ships, which must be replaced.
+    static let placeholderSecrets: Set<String> = ["change-me-to-at-least-32-random-bytes-of-secret"]
 
     var jwtSecret: String? { try? Settings.authJWTSecret.resolve(jwtSecretFlag) }
     var tokensFile: String? { try? Settings.authTokensFile.resolve(tokensFileFlag) }
+    var jwksFile: String? { try? Settings.authJWKSFile.resolve(jwksFileFlag) }
+    var jwksURL: String? { try? Settings.authJWKSURL.resolve(jwksURLFlag) }
+    var isOn: Bool { jwtSecret != nil || tokensFile != nil || jwksFile != nil || jwksURL != nil }
 
-    func validate() throws {
-        if let secret = jwtSecret, secret.utf8.count < 32 {
-            throw ValidationError("--auth-jwt-secret must be at least 32 bytes")
+    func defaultTenant() throws -> String {
+        let tenant = try Settings.defaultTenant.value(defaultTenantFlag)
+        guard TenantName.isValid(tenant) else {
+            throw ValidationError("--default-tenant must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
         }
-        _ = try verifier()
+        return tenant
     }
 
-    /// nil when authentication is off.
-    func verifier() throws -> TokenVerifier? {
-        guard jwtSecret != nil || tokensFile != nil else { return nil }
-        var tokens: [String: Credentials] = [:]
-        if let tokensFile {
-            do {
-                tokens = try TokenVerifier.staticTokens(fromFile: tokensFile)
-            } catch let failure as AuthenticationFailure {
-                throw ValidationError(failure.reason)
-            } catch {
-                throw ValidationError("--auth-tokens-file \(tokensFile): \(error)")
+    func validate() throws {
+        let settings = [Settings.authJWTSecret, Settings.authTokensFile, Settings.authJWKSFile, Settings.authJWKSURL,
+                        Settings.authTenantClaim, Settings.authAudience, Settings.authIssuer]
+        let flags = [jwtSecretFlag, tokensFileFlag, jwksFileFlag, jwksURLFlag, tenantClaimFlag, audienceFlag, issuerFlag]
+        for (setting, flag) in zip(settings, flags) {
+            if flag?.isEmpty == true { throw ValidationError("--\(setting.flag) is empty: give a value or leave it out") }
+            if let name = setting.environment, ProcessInfo.processInfo.environment[name]?.isEmpty == true {
+                throw ValidationError("\(name) is set but empty: unset it, or give it a value (authentication never turns off by accident)")
             }
         }
-        return TokenVerifier(jwtSecret: jwtSecret, staticTokens: tokens)
+        if let secret = jwtSecret {
+            guard secret.utf8.count >= 32 else { throw ValidationError("--auth-jwt-secret must be at least 32 bytes") }
+            guard !Self.placeholderSecrets.contains(secret) else {
+                throw ValidationError("--auth-jwt-secret is the placeholder deploy/ ships: generate a secret of your own")
+            }
+        }
+        if jwksFile != nil, jwksURL != nil { throw ValidationError("give --auth-jwks-file or --auth-jwks-url, not both") }
+        if let jwksURL {
+            guard let url = URL(string: jwksURL), ["http", "https"].contains(url.scheme ?? "") else {
+                throw ValidationError("--auth-jwks-url must be an http:// or https:// URL")
+            }
+        }
+        if let claim = try Settings.authTenantClaim.resolve(tenantClaimFlag), claim.isEmpty || claim.count > 100 {
+            throw ValidationError("--auth-tenant-claim must be 1 to 100 characters")
+        }
+        if let leeway = try Settings.authLeeway.resolve(leewayFlag), !(0...3600).contains(leeway) {
+            throw ValidationError("--auth-leeway must be 0 to 3600 seconds")
+        }
+        _ = try defaultTenant()
+        if let tokensFile {
+            do { _ = try StaticTokens.load(fromFile: tokensFile) } catch let failure as AuthenticationFailure {
+                throw ValidationError("--auth-tokens-file: \(failure.reason)")
+            }
+        }
+    }
+
+    func rules() throws -> ClaimRules {
+        var rules = ClaimRules()
+        rules.tenantClaim = try Settings.authTenantClaim.value(tenantClaimFlag)
+        rules.leeway = Double(try Settings.authLeeway.value(leewayFlag))
+        rules.audience = try Settings.authAudience.resolve(audienceFlag)
+        rules.issuer = try Settings.authIssuer.resolve(issuerFlag)
+        return rules
+    }
+
+    /// The verifier, and the JWK Set source that keeps its keys current; nil when
+    /// authentication is off. A JWK Set that cannot be read at start refuses to start.
+    func verifier(logger: Logger) async throws -> (TokenVerifier, KeySetSource?)? {
+        guard isOn else {
+            logger.warning("authentication is OFF: every request acts for the default tenant with every scope; set --auth-jwt-secret, --auth-jwks-file, --auth-jwks-url or --auth-tokens-file in production")
+            return nil
+        }
+        var keys = VerificationKeys()
+        if let jwtSecret { keys = await VerificationKeys.withSecret(jwtSecret) }
+        let tokens = try tokensFile.map { try StaticTokens.load(fromFile: $0) } ?? [:]
+        var source: KeySetSource?
+        if let jwksFile {
+            source = KeySetSource(.file(jwksFile), logger: logger)
+        } else if let jwksURL, let url = URL(string: jwksURL) {
+            source = KeySetSource(.url(url), interval: .seconds(try Settings.authJWKSRefresh.value(jwksRefreshFlag)), logger: logger)
+        }
+        if let source {
+            do {
+                keys = VerificationKeys(set: try await source.load(), secret: keys)
+            } catch {
+                throw ValidationError("the JWK Set \(source.location) cannot be used: \(error)")
+            }
+        }
+        let verifier = TokenVerifier(keys: keys, staticTokens: tokens, rules: try rules(), keySource: source)
+        return (verifier, source)
     }
 }

@@ -6,11 +6,12 @@ struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending migrations from schema/.")
 
     @OptionGroup var common: CommonOptions
+    @Option(name: Settings.defaultTenant.name, help: Settings.defaultTenant.help) var defaultTenantFlag: String?
 
     func run() async throws {
         let logger = common.logger("roboscope.migrate")
         let connection = try await common.connect(logger: logger)
-        let outcome = try Migrator(directory: try common.schemaURL(), logger: logger).migrate(connection)
+        let outcome = try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try Settings.defaultTenant.value(defaultTenantFlag)).migrate(connection)
         if outcome.migrations.isEmpty && outcome.functions.isEmpty {
             print("schema is up to date")
         } else {

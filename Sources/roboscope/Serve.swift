@@ -110,7 +110,7 @@ struct Serve: AsyncParsableCommand {
         let logger = common.logger("roboscope")
         if migratesAtStart() {
             let connection = try await common.connect(timeout: .seconds(60), logger: logger)
-            try Migrator(directory: try common.schemaURL(), logger: logger).migrate(connection)
+            try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant()).migrate(connection)
         }
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
@@ -131,9 +131,14 @@ struct Serve: AsyncParsableCommand {
             timeTravel: TimeTravel(pool: pool),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
-        // One verifier (one read of the tokens file) for the API and the gateway.
-        let verifier = try auth.verifier()
+        // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
+        let authentication = try await auth.verifier(logger: logger)
+        let verifier = authentication?.0
+        if let verifier, let source = verifier.keySource {
+            services.append(KeySetRefresh(source: source, verifier: verifier))
+        }
         api.authentication = verifier
+        api.defaultTenant = try auth.defaultTenant()
         api.rateLimit = try rateLimit()
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort())
         if role.runsAPI {
@@ -166,6 +171,7 @@ struct Serve: AsyncParsableCommand {
         if role.runsGateway {
             var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
             configuration.authentication = verifier
+            configuration.defaultTenant = try auth.defaultTenant()
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
                 presence: presence, logger: logger

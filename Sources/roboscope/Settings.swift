@@ -147,7 +147,21 @@ enum Settings {
                                                "pages of the changes feed read ahead for clients catching up, kept in memory (up to about 1 MB each; 0: none)")
     static let authJWTSecret = Setting<String>("auth-jwt-secret", env: "ROBOSCOPE_AUTH_JWT_SECRET", default: nil,
                                                "HS256 secret, 32 bytes at least ([authentication](#authentication))")
-    static let authTokensFile = Setting<String>("auth-tokens-file", env: "ROBOSCOPE_AUTH_TOKENS_FILE", default: nil, "static API tokens file")
+    static let authTokensFile = Setting<String>("auth-tokens-file", env: "ROBOSCOPE_AUTH_TOKENS_FILE", default: nil,
+                                                "static API tokens file, each token with `subject`, `tenant`, `scope` and optional `spaces`")
+    static let authJWKSFile = Setting<String>("auth-jwks-file", env: "ROBOSCOPE_AUTH_JWKS_FILE", default: nil,
+                                              "a JWK Set (ES256, RS256, EdDSA public keys; `kid` picks the key), re-read when it changes")
+    static let authJWKSURL = Setting<String>("auth-jwks-url", env: "ROBOSCOPE_AUTH_JWKS_URL", default: nil,
+                                             "a JWK Set's URL (an identity provider's `jwks_uri`), fetched at start, every `--auth-jwks-refresh` seconds, and on an unknown `kid` at most once per 30 s")
+    static let authJWKSRefresh = Setting<Int>("auth-jwks-refresh", env: "ROBOSCOPE_AUTH_JWKS_REFRESH", default: 300,
+                                              "seconds between fetches of `--auth-jwks-url`")
+    static let authTenantClaim = Setting<String>("auth-tenant-claim", env: "ROBOSCOPE_AUTH_TENANT_CLAIM", default: "tenant",
+                                                 "the JWT claim naming the principal's tenant (for example `org_id`)")
+    static let authLeeway = Setting<Int>("auth-leeway", env: "ROBOSCOPE_AUTH_LEEWAY", default: 60, "seconds of clock skew allowed on `exp` and `nbf`")
+    static let authAudience = Setting<String>("auth-audience", env: "ROBOSCOPE_AUTH_AUDIENCE", default: nil, "when set, a JWT's `aud` must name it")
+    static let authIssuer = Setting<String>("auth-issuer", env: "ROBOSCOPE_AUTH_ISSUER", default: nil, "when set, a JWT's `iss` must equal it")
+    static let defaultTenant = Setting<String>("default-tenant", env: "ROBOSCOPE_DEFAULT_TENANT", default: "default",
+                                               "the one tenant without authentication; `migrate` gives it the data stored before tenancy existed")
 
     // The gateway.
     static let wsThreads = Setting<Int>("ws-threads", env: "ROBOSCOPE_WS_THREADS", default: nil, shown: "one per core", "gateway event loops")
@@ -176,6 +190,8 @@ enum Settings {
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(authJWTSecret), SettingRow(authTokensFile),
+        SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),
+        SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
         SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),

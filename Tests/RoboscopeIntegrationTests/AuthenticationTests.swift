@@ -10,8 +10,8 @@ import RoboscopeDomain
     static let shared = LazyServer("auth") {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-tokens-\(UUID()).json")
         try Data("""
-            [{"token": "static-writer-token", "subject": "robot-arm-3", "scope": "write"},
-             {"token": "static-reader-token", "subject": "dashboard", "scope": "read"}]
+            [{"token": "static-writer-token", "subject": "robot-arm-3", "tenant": "acme", "scope": "admin"},
+             {"token": "static-reader-token", "subject": "dashboard", "tenant": "acme", "scope": "read audit"}]
             """.utf8).write(to: file)
         return ["--auth-jwt-secret", AuthenticationTests.secret, "--auth-tokens-file", file.path]
     }
@@ -46,10 +46,15 @@ import RoboscopeDomain
         let now = Date().timeIntervalSince1970
         for token in [
             try Self.jwt(["sub": "x", "exp": now + 60], secret: "another-secret-that-is-long-enough-0123456789"),
-            try Self.jwt(["sub": "x", "exp": now - 1]),
-            try Self.jwt(["sub": "x", "nbf": now + 600]),
-            try Self.jwt(["exp": now + 60]),
-            try Self.jwt(["sub": "x"], alg: "none"),
+            try Self.jwt(["sub": "x", "tenant": "acme", "exp": now - 120]),
+            try Self.jwt(["sub": "x", "tenant": "acme", "exp": now + 300, "nbf": now + 600]),
+            try Self.jwt(["tenant": "acme", "exp": now + 60]),
+            try Self.jwt(["sub": "x", "tenant": "acme"]),
+            try Self.jwt(["sub": "x", "exp": now + 60]),
+            try Self.jwt(["sub": "x", "tenant": String(repeating: "t", count: 300), "exp": now + 60]),
+            try Self.jwt(["sub": "x", "tenant": "acme", "exp": now + 60, "spaces": ["not-a-uuid"]]),
+            try Self.jwt(["sub": "x", "tenant": "acme", "exp": now + 60], alg: "none"),
+            String(repeating: "a", count: 9000),
             "not-a-token",
         ] {
             let reply = try await server.client.send("GET", "/api/v1/spaces", headers: Self.bearer(token))
@@ -63,7 +68,7 @@ import RoboscopeDomain
 
     @Test func theTokensSubjectIsTheActorWhateverXUserIdSays() async throws {
         let server = try await Self.shared.get().server
-        let token = try Self.jwt(["sub": "inspector-7", "exp": Date().timeIntervalSince1970 + 300])
+        let token = try Self.jwt(["sub": "inspector-7", "tenant": "acme", "scope": "admin audit", "exp": Date().timeIntervalSince1970 + 300])
         var headers = Self.bearer(token)
         headers["X-User-Id"] = "mallory"
         let created = try await createSpace(server, headers)
@@ -74,13 +79,13 @@ import RoboscopeDomain
         let robot = try await createSpace(server, Self.bearer("static-writer-token"))
         #expect(robot.status == 201)
         let robotHistory = try await server.client.send("GET", "/api/v1/spaces/\(Fixtures.id(robot.json))/history",
-                                                        headers: Self.bearer("static-writer-token"))
+                                                        headers: Self.bearer("static-reader-token"))
         #expect(robotHistory.json["data"]?[0]?["actor"] == "robot-arm-3")
     }
 
     @Test func readOnlyTokensReadButCannotWrite() async throws {
         let server = try await Self.shared.get().server
-        for token in ["static-reader-token", try Self.jwt(["sub": "auditor", "scope": "read"])] {
+        for token in ["static-reader-token", try Self.jwt(["sub": "auditor", "tenant": "acme", "scope": "read", "exp": Date().timeIntervalSince1970 + 300])] {
             #expect(try await server.client.send("GET", "/api/v1/spaces", headers: Self.bearer(token)).status == 200)
             let write = try await createSpace(server, Self.bearer(token))
             #expect(write.status == 403)

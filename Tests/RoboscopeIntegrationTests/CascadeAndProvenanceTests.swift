@@ -98,7 +98,7 @@ import RoboscopePostgres
         for row in 0..<rows.rowCount {
             let metadata = try JSONDecoder().decode(JSONValue.self, from: Data(rows.string(row, 2)!.utf8))
             #expect(metadata.objectValue.map { Set($0.keys) } == [
-                "actor", "request_id", "correlation_id", "causation_id", "client_address", "user_agent", "client_mutation_id",
+                "actor", "request_id", "correlation_id", "causation_id", "client_address", "user_agent", "client_mutation_id", "tenant", "scope",
             ])
             #expect(metadata["actor"] == "tech-7")
             #expect(metadata["user_agent"] == "RoboscopeApp/3.2")

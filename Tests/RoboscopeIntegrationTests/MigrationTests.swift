@@ -68,7 +68,7 @@ import RoboscopeDomain
         )
 
         let outcome = try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test")).migrate(connection)
-        #expect(outcome.migrations == ["0012_sync_protocol"])
+        #expect(outcome.migrations == ["0012_sync_protocol", "0013_tenancy"])
         #expect(outcome.functions.contains("append"))
         // The migrations that still have files get their checksums on first sight.
         #expect(try connection.query(
@@ -82,6 +82,10 @@ import RoboscopeDomain
         #expect(try connection.query("SELECT count(*) FROM markers WHERE space_id = $1", [space.id.description]).int64(0, 0) == 5)
         #expect(try connection.query("SELECT position FROM eventlog.first_broken_link() WHERE position IS NOT NULL").rowCount == 0)
         #expect(try ProjectionVerifier(connection: connection).verify().differences.isEmpty)
+        // Spaces stored before tenancy belong to the default tenant, deleted ones included.
+        #expect(try connection.query("SELECT count(*) FROM spaces WHERE tenant <> 'default'").int64(0, 0) == 0)
+        #expect(try connection.query("SELECT count(*) FROM space_tenants WHERE space_id = $1 AND tenant = 'default'",
+                                     [space.id.description]).int64(0, 0) == 1)
 
         // New appends continue each topic's numbers.
         let before = try connection.query(

@@ -44,9 +44,19 @@ BEGIN
             WHERE type = 'space.deleted');
     END IF;
     IF 'space' = ANY(kinds) THEN
+        -- A space's tenant is named by its events; those from before tenancy existed
+        -- belong to the tenant the migration named (eventlog.tenancy). It never changes.
+        INSERT INTO space_tenants (space_id, tenant)
+        SELECT e.stream_id, coalesce(e.data->>'tenant', t.legacy_tenant)
+        FROM eventlog.events e, eventlog.tenancy t
+        WHERE e.position BETWEEN first_position AND last_position
+          AND (only_transaction IS NULL OR e.transaction_id = only_transaction)
+          AND e.type = 'space.created'
+        ON CONFLICT (space_id) DO NOTHING;
         INSERT INTO spaces
         SELECT r.* FROM eventlog.last_events(first_position, last_position, only_transaction, 'space') e,
-             jsonb_populate_record(NULL::spaces, e.data) r
+             eventlog.tenancy t,
+             jsonb_populate_record(NULL::spaces, e.data || jsonb_build_object('tenant', coalesce(e.data->>'tenant', t.legacy_tenant))) r
         WHERE e.type IN ('space.created', 'space.updated')
         ORDER BY e.position
         ON CONFLICT (id) DO UPDATE SET

@@ -33,7 +33,7 @@ BEGIN
         SELECT i.indexrelid::regclass AS name, pg_get_indexdef(i.indexrelid) AS definition
         FROM pg_index i
         WHERE i.indrelid IN (to_regclass('spaces'), to_regclass('work_sessions'), to_regclass('markers'),
-                             to_regclass('marker_details'), to_regclass('session_locks'))
+                             to_regclass('marker_details'), to_regclass('session_locks'), to_regclass('space_tenants'))
           AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
     LOOP
         deferred := deferred || index.definition;
@@ -50,11 +50,18 @@ BEGIN
 
     -- Each `OFFSET 0` keeps the join below the record's parsing: without it the planner
     -- parsed the data of every event of the kind, not only of the last ones.
+    -- Events from before tenancy existed name no tenant: theirs is eventlog.tenancy's.
     INSERT INTO spaces
     SELECT r.* FROM (
         SELECT e.data FROM project_all_last l JOIN eventlog.events e ON e.position = l.position
         WHERE l.stream_type = 'space' AND e.type IN ('space.created', 'space.updated') OFFSET 0
-    ) e, jsonb_populate_record(NULL::spaces, e.data) r;
+    ) e, eventlog.tenancy t, jsonb_populate_record(NULL::spaces, e.data || jsonb_build_object('tenant', coalesce(e.data->>'tenant', t.legacy_tenant))) r;
+
+    -- Every space ever created, deleted ones included, with its tenant.
+    INSERT INTO space_tenants (space_id, tenant)
+    SELECT e.stream_id, coalesce(e.data->>'tenant', t.legacy_tenant)
+    FROM eventlog.events e, eventlog.tenancy t
+    WHERE e.stream_type = 'space' AND e.type = 'space.created';
 
     INSERT INTO work_sessions
     SELECT r.* FROM (

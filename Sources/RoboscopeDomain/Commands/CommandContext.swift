@@ -11,6 +11,9 @@ public struct CommandContext: Sendable {
         self.lockTokenSHA256 = lockTokenSHA256
     }
 
+    /// The acting principal's tenant: the owner of a space it creates.
+    public var tenant: String? { provenance.tenant }
+
     func metadata(causedBy cause: EntityID? = nil) -> EventMetadata {
         EventMetadata(provenance, causationID: cause)
     }

@@ -11,14 +11,14 @@ public enum SpaceCommands {
             id: id,
             key: try validKey(body.requiredString("key", maxLength: Limits.keyLength)),
             name: try body.requiredString("name", maxLength: Limits.nameLength),
-            version: 1, createdAt: context.now, updatedAt: context.now
+            version: 1, createdAt: context.now, updatedAt: context.now, tenant: context.tenant
         )
         try apply(body, to: &space)
         let event = PendingEvent(
             stream: StreamRef(.space, id), expectedVersion: .noStream, type: .spaceCreated,
             payload: .space(space), metadata: context.metadata()
         )
-        return (space, AppendBatch(events: [event], locks: [.spaceKey(space.key)]))
+        return (space, AppendBatch(events: [event], locks: [.spaceKey(space.key, tenant: space.tenant)]))
     }
 
     public static func update(
@@ -40,7 +40,7 @@ public enum SpaceCommands {
             stream: stream, expectedVersion: .exactly(current.version), type: .spaceUpdated,
             payload: .space(space), metadata: context.metadata()
         )
-        return (space, AppendBatch(events: [event], locks: [.exclusive(stream), .spaceKey(current.key), .spaceKey(space.key)]))
+        return (space, AppendBatch(events: [event], locks: [.exclusive(stream), .spaceKey(current.key, tenant: current.tenant), .spaceKey(space.key, tenant: space.tenant)]))
     }
 
     /// Deletes the space and, through their own events, its work sessions and their markers.
@@ -54,7 +54,7 @@ public enum SpaceCommands {
             payload: .deleted(Deletion(id: space.id)), metadata: context.metadata()
         )
         var batch = AppendBatch(
-            events: [event], locks: [.exclusive(stream), .spaceKey(space.key)],
+            events: [event], locks: [.exclusive(stream), .spaceKey(space.key, tenant: space.tenant)],
             expectedChildren: [ExpectedChildren(.sessionsOfSpace, of: space.id, are: sessions.map(\.session.id))]
         )
         for session in sessions {

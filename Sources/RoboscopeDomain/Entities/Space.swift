@@ -1,6 +1,9 @@
 /// A scanned 3D environment (a room, a hull, a car body) that work sessions happen in.
 public struct Space: Hashable, Sendable {
     public var id: EntityID
+    /// The organization that owns it: set at creation from the principal, never changed.
+    /// Nil only in events written before tenancy existed (docs/security.md).
+    public var tenant: String?
     public var key: String
     public var name: String
     public var description: String?
@@ -19,9 +22,10 @@ public struct Space: Hashable, Sendable {
         id: EntityID, key: String, name: String, description: String? = nil,
         modelGlbURL: String? = nil, modelUsdcURL: String? = nil, previewURL: String? = nil,
         scanURL: String? = nil, mlModelURL: String? = nil, meta: JSONObject = [:], active: Bool = true,
-        version: Int64, createdAt: Timestamp, updatedAt: Timestamp
+        version: Int64, createdAt: Timestamp, updatedAt: Timestamp, tenant: String? = nil
     ) {
         self.id = id
+        self.tenant = tenant
         self.key = key
         self.name = name
         self.description = description
@@ -40,7 +44,7 @@ public struct Space: Hashable, Sendable {
 
 extension Space: Decodable {
     enum CodingKeys: String, CodingKey {
-        case id, key, name, description, meta, active, version
+        case id, tenant, key, name, description, meta, active, version
         case modelGlbURL = "model_glb_url"
         case modelUsdcURL = "model_usdc_url"
         case previewURL = "preview_url"
@@ -55,6 +59,7 @@ extension Space: JSONWritable {
     public func writeJSON(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("id"); writer.value(id)
+            writer.key("tenant"); writer.value(tenant)
             writer.key("key"); writer.value(key)
             writer.key("name"); writer.value(name)
             writer.key("description"); writer.value(description)

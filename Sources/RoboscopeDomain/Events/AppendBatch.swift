@@ -34,7 +34,10 @@ public struct StreamLock: Hashable, Sendable {
 
     /// Serialises every writer that takes or frees a space key, so that a delete and a
     /// create of the same key replay in the order they committed.
-    public static func spaceKey(_ key: String) -> StreamLock { StreamLock(name: "space_key:\(key)", exclusive: true) }
+    /// Keys are unique per tenant, so is their lock.
+    public static func spaceKey(_ key: String, tenant: String?) -> StreamLock {
+        StreamLock(name: "space_key:\(tenant ?? "")/\(key)", exclusive: true)
+    }
 }
 
 /// The children a command saw when it decided: checked again under the locks, so

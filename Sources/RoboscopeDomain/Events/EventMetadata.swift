@@ -10,15 +10,21 @@ public struct Provenance: Hashable, Sendable {
     /// The request's `Idempotency-Key`: a client settles its pending write when an
     /// event carrying it arrives.
     public var clientMutationID: String?
+    /// The principal's tenant and scopes (rule 7 of docs/security.md); nil for the system.
+    public var tenant: String?
+    public var scope: String?
 
     public init(actor: String, requestID: String, correlationID: String? = nil,
-                clientAddress: String? = nil, userAgent: String? = nil, clientMutationID: String? = nil) {
+                clientAddress: String? = nil, userAgent: String? = nil, clientMutationID: String? = nil,
+                tenant: String? = nil, scope: String? = nil) {
         self.actor = actor
         self.requestID = requestID
         self.correlationID = correlationID ?? requestID
         self.clientAddress = clientAddress
         self.userAgent = userAgent
         self.clientMutationID = clientMutationID
+        self.tenant = tenant
+        self.scope = scope
     }
 
     public static func system(_ reason: String) -> Provenance {
@@ -38,6 +44,10 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
     /// The `Idempotency-Key` of the request that caused it (absent from events written
     /// before keys existed, and from those of requests without one).
     public var clientMutationID: String?
+    /// The tenant and scopes of the principal that caused it (absent from events written
+    /// before tenancy existed).
+    public var tenant: String?
+    public var scope: String?
 
     public init(_ provenance: Provenance, causationID: EntityID?) {
         actor = provenance.actor
@@ -47,6 +57,8 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
         clientAddress = provenance.clientAddress
         userAgent = provenance.userAgent
         clientMutationID = provenance.clientMutationID
+        tenant = provenance.tenant
+        scope = provenance.scope
     }
 
     enum CodingKeys: String, CodingKey {
@@ -57,6 +69,7 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
         case clientAddress = "client_address"
         case userAgent = "user_agent"
         case clientMutationID = "client_mutation_id"
+        case tenant, scope
     }
 }
 
@@ -71,6 +84,8 @@ extension EventMetadata: JSONWritable {
             writer.key("user_agent"); writer.value(userAgent)
             // Only when there is one: most writes carry none.
             if let clientMutationID { writer.key("client_mutation_id"); writer.value(clientMutationID) }
+            if let tenant { writer.key("tenant"); writer.value(tenant) }
+            if let scope { writer.key("scope"); writer.value(scope) }
         }
     }
 }

@@ -3,8 +3,9 @@ public enum ClientRequest: Equatable, Sendable {
     /// `since`: the last position the client processed; missed events are replayed.
     case subscribe(Topic, since: Int64?)
     case unsubscribe(Topic)
-    /// Keep `user` present in the session while the connection lives.
-    case presence(workSessionID: EntityID, user: String)
+    /// Keep `user` present in the session while the connection lives. With
+    /// authentication on the user is the principal's subject, and `user` may be left out.
+    case presence(workSessionID: EntityID, user: String?)
 
     public static let userIDLength = 200
 
@@ -33,7 +34,7 @@ public enum ClientRequest: Equatable, Sendable {
         case "presence":
             return .presence(
                 workSessionID: try fields.requiredID("work_session_id"),
-                user: try fields.requiredString("user_id", maxLength: userIDLength)
+                user: try fields.string("user_id", maxLength: userIDLength)
             )
         default:
             throw DomainError(.unknownOperation, "unknown op \"\(op.prefix(32))\": expected subscribe, unsubscribe or presence",

@@ -32,6 +32,9 @@ final class Connection: LoopHandler {
     /// Topics this connection receives (the shard keeps the fan-out side).
     var subscriptions: ConnectionSubscriptions
     var presence: Set<PresenceKey> = []
+    /// Who the connection acts for: set at the upgrade (docs/security.md); until then
+    /// nothing is visible to it.
+    var principal = Principal(subject: "anonymous", tenant: "", scopes: Scopes([]), spaces: [])
     /// Queued for the shard's flush at the end of a fan-out batch.
     var flushPending = false
 

@@ -8,12 +8,20 @@ import CLinuxSystem
 import Glibc
 #endif
 
-/// A client's subscription on its way to the tailer.
+/// A client's subscription on its way to the tailer, with the principal it acts for.
 struct SubscribeRequest: Sendable {
     unowned let shard: Shard
     let connectionID: UInt64
     let topic: Topic
     let since: Int64?
+    let principal: Principal
+}
+
+/// What the tailer's thread does for the shards, on its Postgres connection.
+enum TailerRequest: Sendable {
+    case subscribe(SubscribeRequest)
+    /// Where an entity lives (a `presence` op's session), answered on the shard's loop.
+    case place(StreamRef, shard: Shard, answer: @Sendable (Place?) -> Void)
 }
 
 /// Follows the log for this gateway: one thread, one Postgres connection that
@@ -33,7 +41,9 @@ final class LogTailer: @unchecked Sendable {
     var shards: [Shard] = []
     private let metrics: GatewayMetrics
     private var nextLagCheck = ContinuousClock.now
-    private let inbox: Inbox<SubscribeRequest>
+    private let inbox: Inbox<TailerRequest>
+    /// The places of the topics and sessions clients name (rule 2 of docs/security.md).
+    let places: Places
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
     private var stopped = false
@@ -49,6 +59,7 @@ final class LogTailer: @unchecked Sendable {
         self.registry = registry
         self.logger = logger
         inbox = try Inbox()
+        places = Places(pool: nil)
     }
 
     func start() {
@@ -61,11 +72,19 @@ final class LogTailer: @unchecked Sendable {
     }
 
     func request(_ request: SubscribeRequest) {
-        inbox.post(request)
+        inbox.post(.subscribe(request))
+    }
+
+    /// Looks up a place on the tailer's connection (a cached one answers at once).
+    func lookUp(_ stream: StreamRef, for shard: Shard, answer: @escaping @Sendable (Place?) -> Void) {
+        if let place = places.cached(stream) {
+            return answer(place)
+        }
+        inbox.post(.place(stream, shard: shard, answer: answer))
     }
 
     /// The requests queued so far; notes a stop request for the loop.
-    private func takeRequests() -> [SubscribeRequest] {
+    private func takeRequests() -> [TailerRequest] {
         let (requests, closed) = inbox.take()
         if closed { stopped = true }
         return requests
@@ -86,14 +105,19 @@ final class LogTailer: @unchecked Sendable {
                     backoff.succeeded()
                     logger.info("gateway following the log", metadata: ["position": "\(cursor!.position)"])
                 } catch {
-                    for request in takeRequests() { refuse(request, .unavailableDatabase) }
+                    for request in takeRequests() {
+                        switch request {
+                        case .subscribe(let request): refuse(request, .unavailableDatabase)
+                        case .place(_, let shard, let answer): shard.loop.execute { answer(nil) }
+                        }
+                    }
                     logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
                     waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
                     continue
                 }
             }
             do {
-                for request in takeRequests() { try grant(request, on: connection!) }
+                for request in takeRequests() { try serve(request, on: connection!) }
                 try readLive(on: connection!)
                 try measureLag(on: connection!)
                 // A notification that came while the reads above ran is in libpq's queue
@@ -167,9 +191,26 @@ final class LogTailer: @unchecked Sendable {
 
     // MARK: Subscriptions
 
+    private func serve(_ request: TailerRequest, on connection: PGConnection) throws {
+        switch request {
+        case .subscribe(let request):
+            try grant(request, on: connection)
+        case .place(let stream, let shard, let answer):
+            let place = try places.place(of: stream, on: connection)
+            shard.loop.execute { answer(place) }
+        }
+    }
+
     private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
         guard let cursor else { return refuse(request, .unavailableDatabase) }
         do {
+            // Rule 2: a topic the principal may not see is refused exactly as one that
+            // does not exist; then the scope (subscribe reads).
+            let place = try places.place(of: request.topic, on: connection)
+            guard let place, request.principal.sees(place) else {
+                return refuse(request, SubscriptionGrant.unknown(request.topic))
+            }
+            guard request.principal.scopes.contains(.read) else { return refuse(request, .forbidden(needing: .read)) }
             var grant = SubscriptionGrant(
                 topic: request.topic, since: request.since,
                 head: try DeliveryReader.head(of: request.topic, until: cursor, on: connection) ?? .empty,

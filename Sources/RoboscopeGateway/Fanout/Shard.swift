@@ -89,12 +89,16 @@ final class Shard: @unchecked Sendable {
         }
         if let verifier = configuration.authentication {
             do {
-                _ = try verifier.verify(authorization: request.headers["authorization"])
+                connection.principal = try verifier.verify(authorization: request.headers["authorization"])
             } catch let failure as AuthenticationFailure {
                 return UpgradeRejection(status: 401, message: failure.reason)
             } catch {
-                return UpgradeRejection(status: 401, message: "unknown token")
+                // A kid the set lacks: the next upgrade may find it (the set refreshes).
+                if let source = verifier.keySource { Task { await source.refreshEarly(into: verifier) } }
+                return UpgradeRejection(status: 401, message: "token kid is not in the key set")
             }
+        } else {
+            connection.principal = .unauthenticated(actor: "anonymous", tenant: configuration.defaultTenant)
         }
         if hub.clients.count(of: connection.peer) > configuration.maxConnectionsPerClient {
             return UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client")
@@ -142,6 +146,32 @@ final class Shard: @unchecked Sendable {
         case .unsubscribe(let topic):
             unsubscribe(connection, topic)
         case .presence(let session, let user):
+            presence(connection, session, user: user)
+        }
+    }
+
+    /// Rule 5: presence acts for the subject, takes `write`, and a session the
+    /// principal may not see is refused as an unknown one.
+    private func presence(_ connection: Connection, _ session: EntityID, user: String?) {
+        let principal = connection.principal
+        let authenticated = configuration.authentication != nil
+        if authenticated, let named = user, named != principal.subject {
+            return reply(connection, ServerMessage.error(DomainError(.forbidden, "user_id: presence is for the token's subject only")))
+        }
+        guard let user = authenticated ? principal.subject : user else {
+            return reply(connection, ServerMessage.error(DomainError.invalid("user_id", "is required")))
+        }
+        let id = connection.id
+        hub.tailer.lookUp(StreamRef(.workSession, session), for: self) { [self] place in
+            guard let connection = connections[id], connection.isOpen else { return }
+            do {
+                try principal.require(.write, in: place, otherwise: DomainError(.notFound, "work session \(session) not found",
+                                                                                field: "work_session_id"))
+            } catch let error as DomainError {
+                return reply(connection, ServerMessage.error(error))
+            } catch {
+                return
+            }
             let key = PresenceKey(workSessionID: session, user: user)
             if connection.presence.insert(key).inserted {
                 hub.presence.hold(key, shard: self, connectionID: connection.id)
@@ -155,7 +185,8 @@ final class Shard: @unchecked Sendable {
         if let refusal = connection.subscriptions.requested(topic) {
             return reply(connection, ServerMessage.error(refusal, topic: topic))
         }
-        hub.tailer.request(SubscribeRequest(shard: self, connectionID: connection.id, topic: topic, since: since))
+        hub.tailer.request(SubscribeRequest(
+            shard: self, connectionID: connection.id, topic: topic, since: since, principal: connection.principal))
     }
 
     /// The tailer's answer to a subscription, run in order with live deliveries: the

@@ -53,7 +53,7 @@ struct SubscriptionGrant {
     }
 
     func exists(_ exists: Bool) -> Step {
-        exists ? granted : .refuse(DomainError(.notFound, "\(topic) not found", field: "topic"))
+        exists ? granted : .refuse(Self.unknown(topic))
     }
 
     /// A page of `count` events was read, the last at `last` (nil when empty).
@@ -73,5 +73,10 @@ struct SubscriptionGrant {
     private var granted: Step {
         let reached = max(since ?? 0, head.position)
         return .grant(position: reached, topicSeq: reached == head.position ? head.topicSeq : nil, covered: since)
+    }
+
+    /// The refusal of a topic that does not exist, or that the principal may not see.
+    static func unknown(_ topic: Topic) -> DomainError {
+        DomainError(.notFound, "\(topic) not found", field: "topic")
     }
 }

@@ -27,8 +27,12 @@ public struct APIServices: Sendable {
     /// Body and header sizes, idle and request timeouts.
     public var limits: HTTPLimits
     var bodyLimit: Int { limits.body }
-    /// Bearer-token checks; nil leaves the API open (the local default).
+    /// Bearer-token checks; nil: no authentication (the local default), one tenant.
     public var authentication: TokenVerifier?
+    /// The one tenant without authentication (`--default-tenant`).
+    public var defaultTenant = "default"
+    /// The authorization check of every route, over the places of entities.
+    let gate: Gate
     /// Requests per second (and burst) per client address on `/api/v1`; nil: unlimited.
     public var rateLimit: (rate: Double, burst: Double)?
 
@@ -45,6 +49,7 @@ public struct APIServices: Sendable {
         self.limits = limits
         idempotency = IdempotencyKeys(pool: store.pool)
         sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis), idempotency: idempotency)
+        gate = Gate(places: Places(pool: store.pool))
         sessionPlaces = WorkSessionPlaces { [reads] id in try await reads.workSession(id)?.place }
     }
 }

@@ -17,6 +17,8 @@ struct AuditController {
     func audit(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         var query = try page(input)
+        try services.gate.require(.audit, context)
+        query.visible = Visibility(context.principal)
         query.spaceID = try input.queryID("space_id")
         query.workSessionID = try input.queryID("work_session_id")
         query.entityType = try input.queryEnum("entity_type", StreamType.self)
@@ -47,9 +49,12 @@ struct AuditController {
         var query = try page(input)
         query.entityType = type
         query.entityID = try input.pathID()
+        let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
+        try await services.gate.require(.audit, on: StreamRef(type, query.entityID!), context,
+                                        otherwise: DomainError.notFound(name, query.entityID!))
         let page = try await services.audit.page(query)
         if page.entries.isEmpty, query.after == 0, query.before == nil {
-            throw DomainError.notFound(type.rawValue.replacingOccurrences(of: "_", with: " "), query.entityID!)
+            throw DomainError.notFound(name, query.entityID!)
         }
         return JSONResponse.make(page)
     }

@@ -27,6 +27,9 @@ struct ChangesController {
         let since = try input.queryInteger("since", in: 0...Int64.max) ?? 0
         let limit = Int(try input.queryInteger("limit", in: Int64(Self.limits.lowerBound)...Int64(Self.limits.upperBound)) ?? Int64(Self.defaultLimit))
         let wait = try input.queryNumber("wait", in: 0...Self.maxWait) ?? 0
+        // Before the shared read-ahead: a page read ahead for one principal is never
+        // handed to another that may not see its topic.
+        try await services.gate.require(.read, on: topic, context, otherwise: Self.unknown(topic))
         let feed = ChangesFeed(pool: services.store.pool)
         let readAhead = services.changesReadAhead
         let key = ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
@@ -62,12 +65,16 @@ struct ChangesController {
         return response
     }
 
+    static func unknown(_ topic: Topic) -> DomainError {
+        DomainError(.notFound, "\(topic) has no events: no such work session or space", field: "topic")
+    }
+
     /// The page of `key` read now, and the pages after it read ahead when it has more.
     static func read(
         _ key: ChangesReadAhead.Key, feed: ChangesFeed, readingAheadInto store: ChangesReadAhead
     ) async throws -> (messages: [UInt8], last: Int64?, hasMore: Bool) {
         guard let found = try await read(key, feed: feed) else {
-            throw DomainError(.notFound, "\(key.topic) has no events: no such work session or space", field: "topic")
+            throw unknown(key.topic)
         }
         if found.hasMore, let last = found.last {
             await readAhead(after: last, of: key, feed: feed, into: store)

@@ -1,5 +1,4 @@
 import Hummingbird
-import RoboscopeAuth
 import RoboscopeDomain
 import RoboscopePostgres
 
@@ -25,16 +24,18 @@ struct IntegrityController {
         case (let id?, nil): (scope, name) = (.workSession(id), "work_session:\(id)")
         case (nil, let id?): (scope, name) = (.space(id), "space:\(id)")
         case (nil, nil):
-            if let credentials = context.credentials, credentials.scope == .read {
-                throw DomainError(.forbidden, "checking the whole log takes a read-write token; name a work_session_id or space_id")
-            }
+            try services.gate.require(.operator, context)
             (scope, name) = (.wholeLog, "log")
         case (_?, _?):
             throw DomainError(.malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
         }
+        let unknown = DomainError(.notFound, "\(name) has no events: no such work session or space")
+        if let topic = Topic(name) {
+            try await services.gate.require(.audit, on: topic, context, otherwise: unknown)
+        }
         let report = try await IntegrityChecker(pool: services.store.pool).check(scope)
         if scope != .wholeLog, report.checkedEvents == 0 {
-            throw DomainError(.notFound, "\(name) has no events: no such work session or space")
+            throw unknown
         }
         let link = report.brokenLink.map { link -> JSONValue in
             .object([

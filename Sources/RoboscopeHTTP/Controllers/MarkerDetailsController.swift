@@ -15,6 +15,7 @@ struct MarkerDetailsController {
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
+        try await services.gate.require(.read, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         let snapshot = try await services.reads.markerSnapshot(id)
         guard let marker = snapshot.value else { throw DomainError.notFound("marker", id) }
         guard let details = marker.details else { throw DomainError(.notFound, "marker \(id) has no details") }
@@ -25,6 +26,7 @@ struct MarkerDetailsController {
         let input = input(request, context)
         let id = try input.pathID()
         let body = try await input.fields()
+        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: nil, reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in
@@ -35,6 +37,7 @@ struct MarkerDetailsController {
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
+        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: nil, reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in
@@ -44,6 +47,7 @@ struct MarkerDetailsController {
 
     func calculate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
+        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: nil, reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in

@@ -19,27 +19,33 @@ struct MarkersController {
         let input = input(request, context)
         let sessionID = try input.queryID("work_session_id")
         let spaceID = try input.queryID("space_id")
-        let scope: MarkerFilter.Scope
+        let parent: StreamRef
         switch (sessionID, spaceID) {
-        case (let session?, nil): scope = .workSession(session)
-        case (nil, let space?): scope = .space(space)
+        case (let session?, nil): parent = StreamRef(.workSession, session)
+        case (nil, let space?): parent = StreamRef(.space, space)
         case (nil, nil):
             throw DomainError(.malformedRequest, "query work_session_id or space_id: one is required", field: "work_session_id")
         case (_?, _?):
             throw DomainError(.malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
         }
-        if let moment = try input.asOf() {
-            guard let sessionID else {
-                throw DomainError(.malformedRequest, "query as_of: reads of the past take work_session_id", field: "as_of")
-            }
-            return JSONResponse.make(try await services.timeTravel.markers(workSessionID: sessionID, asOf: moment))
+        let moment = try input.asOf()
+        if moment != nil, sessionID == nil {
+            throw DomainError(.malformedRequest, "query as_of: reads of the past take work_session_id", field: "as_of")
         }
         let place = try MarkerPlaceQuery.place(input)
         let page = try Listing.page(input)
         if case .near? = place, page.after != nil {
             throw DomainError(.malformedRequest, "query after: a near query is ordered by distance and takes limit only", field: "after")
         }
-        let filter = MarkerFilter(scope: scope, place: place, page: Listing.probe(page))
+        try services.gate.require(moment == nil ? .read : .audit, context)
+        // A parent the principal may not see is read as the unknown id it is to it: the
+        // same empty list, the same headers.
+        let shown = try await services.gate.sees(parent, context) ? parent.id : EntityID.random()
+        let scope: MarkerFilter.Scope = parent.type == .space ? .space(shown) : .workSession(shown)
+        if let moment {
+            return JSONResponse.make(try await services.timeTravel.markers(workSessionID: shown, asOf: moment))
+        }
+        let filter = MarkerFilter(scope: scope, place: place, page: Listing.probe(page), visible: Visibility(context.principal))
         guard case .workSession = scope else {
             return Listing.response(try await services.reads.markers(filter), page: page, request: request, id: \.marker.id)
         }
@@ -52,8 +58,10 @@ struct MarkersController {
         let input = input(request, context)
         let id = try input.pathID()
         if let moment = try input.asOf() {
+            try await services.gate.require(.audit, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
             return JSONResponse.make(try await services.timeTravel.marker(id, asOf: moment))
         }
+        try await services.gate.require(.read, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         let snapshot = try await services.reads.markerSnapshot(id)
         guard let marker = snapshot.value else { throw DomainError.notFound("marker", id) }
         return Listing.joined(JSONResponse.make(marker), snapshot)
@@ -61,7 +69,7 @@ struct MarkersController {
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
-        let session = try await place(try body.requiredID("work_session_id"))
+        let session = try await place(try body.requiredID("work_session_id"), context)
         return try await refusingGone(session) {
             try await WriteRetry.once(store: services.store, context: context) {
                 let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
@@ -83,7 +91,7 @@ struct MarkersController {
             throw DomainError.invalid("markers[0].work_session_id", "is required")
         }
         let field = "markers[0].work_session_id"
-        let session = try await place(sessionID, field: field)
+        let session = try await place(sessionID, field: field, context)
         return try await refusingGone(session, field: field) {
             try await WriteRetry.once(store: services.store, context: context) {
                 let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
@@ -97,6 +105,7 @@ struct MarkersController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
+        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in
@@ -111,6 +120,7 @@ struct MarkersController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
+        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in
@@ -121,7 +131,10 @@ struct MarkersController {
 
     /// The place of the session a create names; a session that does not exist is the
     /// request's error (422), not a missing resource.
-    private func place(_ id: EntityID, field: String = "work_session_id") async throws -> WorkSessionPlace {
+    private func place(
+        _ id: EntityID, field: String = "work_session_id", _ context: RoboscopeRequestContext
+    ) async throws -> WorkSessionPlace {
+        try await services.gate.require(.write, on: StreamRef(.workSession, id), context, otherwise: Self.noSession(id, field: field))
         guard let place = try await services.sessionPlaces.place(id) else { throw Self.noSession(id, field: field) }
         return place
     }

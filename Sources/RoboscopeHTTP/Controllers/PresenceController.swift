@@ -17,7 +17,19 @@ struct PresenceController {
     func heartbeat(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let session = try input.pathID("work_session_id")
-        let user = try await input.fields().requiredString("user_id", maxLength: Self.userIDLength)
+        let body = try await input.fieldsIfAny()
+        try await services.gate.require(.write, on: StreamRef(.workSession, session), context,
+                                        otherwise: DomainError.notFound("work session", session))
+        let user: String
+        if services.authentication != nil {
+            // Presence acts for the subject (rule 5): the body may leave `user_id` out.
+            user = context.principal.subject
+            if let named = try body.string("user_id", maxLength: Self.userIDLength), named != user {
+                throw DomainError(.forbidden, "user_id: a heartbeat is for the token's subject (\(user)) only", field: "user_id")
+            }
+        } else {
+            user = try body.requiredString("user_id", maxLength: Self.userIDLength)
+        }
         // One Redis round trip: listing (and trimming) is GET's job.
         let joined = try await services.presence.heartbeat(session: session.description, user: user)
         return JSONResponse.make(JSONValue.object(["user_id": .string(user), "joined": .bool(joined)]))
@@ -26,6 +38,8 @@ struct PresenceController {
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let session = try input.pathID("work_session_id")
+        try await services.gate.require(.read, on: StreamRef(.workSession, session), context,
+                                        otherwise: DomainError.notFound("work session", session))
         let users = try await services.presence.users(session: session.description)
         return JSONResponse.make(JSONValue.object(["users": .array(users.map(JSONValue.string))]))
     }
@@ -37,6 +51,10 @@ struct PresenceController {
         guard !user.isEmpty, user.count <= Self.userIDLength else {
             throw DomainError.invalid("user_id", "must be 1 to \(Self.userIDLength) characters")
         }
+        try await services.gate.require(.write, on: StreamRef(.workSession, session), context,
+                                        otherwise: DomainError.notFound("work session", session))
+        // Another user's presence is an administrator's to remove.
+        if services.authentication != nil, user != context.principal.subject { try services.gate.require(.admin, context) }
         let left = try await services.presence.leave(session: session.description, user: user)
         return JSONResponse.make(JSONValue.object(["left": .bool(left)]))
     }

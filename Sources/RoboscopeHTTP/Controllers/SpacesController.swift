@@ -19,16 +19,20 @@ struct SpacesController {
         let key = input.query("key")
         let includeInactive = try input.queryBool("include_inactive") ?? false
         let page = try Listing.page(input)
-        let spaces = try await services.reads.spaces(key: key, includeInactive: includeInactive, page: Listing.probe(page))
+        try services.gate.require(.read, context)
+        let spaces = try await services.reads.spaces(
+            key: key, includeInactive: includeInactive, page: Listing.probe(page), visible: Visibility(context.principal))
         return Listing.response(spaces, page: page, request: request, id: \.id)
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
-        if let moment = try input.asOf() {
-            return JSONResponse.make(try await services.timeTravel.space(try input.pathID(), asOf: moment))
-        }
         let id = try input.pathID()
+        if let moment = try input.asOf() {
+            try await services.gate.require(.audit, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+            return JSONResponse.make(try await services.timeTravel.space(id, asOf: moment))
+        }
+        try await services.gate.require(.read, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
         let snapshot = try await services.reads.spaceSnapshot(id)
         guard let space = snapshot.value else { throw DomainError.notFound("space", id) }
         return Listing.joined(JSONResponse.make(space), snapshot)
@@ -36,6 +40,7 @@ struct SpacesController {
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
+        try services.gate.require(.admin, context)
         return try await WriteRetry.once(store: services.store, context: context) {
             let (space, batch) = try SpaceCommands.create(body, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(space, status: .created), batch)
@@ -47,6 +52,7 @@ struct SpacesController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
+        try await services.gate.require(.admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredSpace(id, on: $0) }
         ) { current in
@@ -61,6 +67,7 @@ struct SpacesController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
+        try await services.gate.require(.admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { (try ReadModels.requiredSpace(id, on: $0), try ReadModels.contents(ofSpace: id, on: $0)) }

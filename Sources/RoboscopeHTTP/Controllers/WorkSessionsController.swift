@@ -20,25 +20,32 @@ struct WorkSessionsController {
         let status = try input.queryEnum("status", WorkSession.Status.self)
         let sessionType = try input.queryEnum("session_type", WorkSession.SessionType.self)
         let page = try Listing.page(input)
+        try services.gate.require(.read, context)
+        let visible = Visibility(context.principal)
         guard let spaceID else {
             let sessions = try await services.reads.workSessions(
-                spaceID: nil, status: status, sessionType: sessionType, page: Listing.probe(page)
+                status: status, sessionType: sessionType, page: Listing.probe(page), visible: visible
             )
             return Listing.response(sessions, page: page, request: request, id: \.id)
         }
-        // One space's sessions are a read of its topic.
+        // One space's sessions are a read of its topic. A space the principal may not see
+        // is read as the unknown space it is to it: the same empty list, the same headers.
+        let shown = try await services.gate.sees(StreamRef(.space, spaceID), context) ? spaceID : EntityID.random()
         let snapshot = try await services.reads.workSessionsSnapshot(
-            spaceID: spaceID, status: status, sessionType: sessionType, page: Listing.probe(page)
+            spaceID: shown, status: status, sessionType: sessionType, page: Listing.probe(page), visible: visible
         )
         return Listing.joined(Listing.response(snapshot.value, page: page, request: request, id: \.id), snapshot)
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = input(request, context)
-        if let moment = try input.asOf() {
-            return JSONResponse.make(try await services.timeTravel.workSession(try input.pathID(), asOf: moment))
-        }
         let id = try input.pathID()
+        let stream = StreamRef(.workSession, id)
+        if let moment = try input.asOf() {
+            try await services.gate.require(.audit, on: stream, context, otherwise: DomainError.notFound("work session", id))
+            return JSONResponse.make(try await services.timeTravel.workSession(id, asOf: moment))
+        }
+        try await services.gate.require(.read, on: stream, context, otherwise: DomainError.notFound("work session", id))
         let snapshot = try await services.reads.workSessionSnapshot(id)
         guard let session = snapshot.value else { throw DomainError.notFound("work session", id) }
         return Listing.joined(JSONResponse.make(session), snapshot)
@@ -47,9 +54,9 @@ struct WorkSessionsController {
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let body = try await input(request, context).fields()
         let spaceID = try body.requiredID("space_id")
-        guard let space = try await services.reads.space(spaceID) else {
-            throw DomainError(.invalidField, "space_id: space \(spaceID) does not exist", field: "space_id")
-        }
+        let unknown = DomainError(.invalidField, "space_id: space \(spaceID) does not exist", field: "space_id")
+        try await services.gate.require(.write, on: StreamRef(.space, spaceID), context, otherwise: unknown)
+        guard let space = try await services.reads.space(spaceID) else { throw unknown }
         return try await WriteRetry.once(store: services.store, context: context) {
             let (session, batch) = try WorkSessionCommands.create(body, space: space, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(session, status: .created), batch)
@@ -61,6 +68,7 @@ struct WorkSessionsController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
+        try await services.gate.require(.write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredWorkSession(id, on: $0) }
         ) { current in
@@ -75,6 +83,7 @@ struct WorkSessionsController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
+        try await services.gate.require(.write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.contents(ofSession: id, on: $0) }
         ) { contents in

@@ -40,7 +40,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         let body = try await RequestInput(request: request, context: context, bodyLimit: bodyLimit).bodyBytes()
         request.body = RequestBody(buffer: ByteBuffer(bytes: body))
         let claim = IdempotencyClaim(
-            actor: RequestIdentity.actor(request, context), key: key,
+            actor: RequestIdentity.keyOwner(context), key: key,
             fingerprint: Self.fingerprint(method: request.method.rawValue, path: request.uri.path, body: body)
         )
         var context = context

@@ -16,14 +16,22 @@ enum RequestIdentity {
         return EntityID.random().description
     }
 
-    /// The authenticated subject, else `X-User-Id`, else `anonymous`.
+    /// The principal's subject: the token's `sub`, or without authentication `X-User-Id`.
     static func actor(_ request: Request, _ context: RoboscopeRequestContext) -> String {
-        if let credentials = context.credentials {
-            return credentials.subject
-        } else if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
+        context.principal.subject
+    }
+
+    /// Without authentication: `X-User-Id`, else `anonymous`.
+    static func headerActor(_ request: Request) -> String {
+        if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
             return String(user.prefix(200))
         }
         return "anonymous"
+    }
+
+    /// Whose idempotency keys a request uses: its principal's, `<tenant>/<subject>`.
+    static func keyOwner(_ context: RoboscopeRequestContext) -> String {
+        "\(context.principal.tenant)/\(context.principal.subject)"
     }
 
     static func provenance(_ request: Request, _ context: RoboscopeRequestContext) -> Provenance {
@@ -35,7 +43,9 @@ enum RequestIdentity {
             correlationID: correlation,
             clientAddress: context.remoteAddress?.ipAddress,
             userAgent: request.headers[.userAgent].map { String($0.prefix(500)) },
-            clientMutationID: context.idempotency?.key
+            clientMutationID: context.idempotency?.key,
+            tenant: context.principal.tenant,
+            scope: context.principal.scopes.description
         )
     }
 

@@ -1,7 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
-import RoboscopeAuth
+import RoboscopeDomain
 import RoboscopePostgres
 
 /// The request context of every route: Hummingbird's core storage plus the peer address.
@@ -11,8 +11,9 @@ public struct RoboscopeRequestContext: RequestContext {
     /// Set once by `ErrorMiddleware`: the id returned in `X-Request-Id` and stored in
     /// the metadata of every event the request appends.
     public var requestID: String?
-    /// Set by `AuthMiddleware` when authentication is on.
-    public var credentials: Credentials?
+    /// Set by `PrincipalMiddleware` for every `/api/v1` request; until then it may do
+    /// nothing (no tenant, no scope).
+    public var principal = Principal(subject: "anonymous", tenant: "", scopes: Scopes([]), spaces: [])
     /// Set by `IdempotencyMiddleware` for a write with an `Idempotency-Key`.
     public var idempotency: IdempotencyClaim?
 

@@ -18,6 +18,8 @@ public struct AuditQuery: Sendable, Equatable {
     public var descending = false
     public var before: Int64?
     public var limit: Int = 100
+    /// The spaces whose events the reader may see (rule 2); nil: the whole log.
+    public var visible: Visibility?
 
     public static let maxLimit = 1000
 
@@ -40,6 +42,10 @@ public struct AuditQuery: Sendable, Equatable {
         if let type { add({ "e.type = \($0)" }, type) }
         if let from { add({ "e.recorded_at >= \($0)::timestamptz" }, from.formatted(.storage)) }
         if let to { add({ "e.recorded_at < \($0)::timestamptz" }, to.formatted(.storage)) }
+        if let visible {
+            conditions.append(visible.condition(spaceColumn: "e.space_id", first: parameters.count + 1))
+            parameters += visible.parameters
+        }
         return (conditions.joined(separator: " AND "), parameters)
     }
 }

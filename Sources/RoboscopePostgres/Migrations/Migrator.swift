@@ -19,9 +19,14 @@ public struct Migrator {
     public let directory: URL
     let logger: Logger
 
-    public init(directory: URL, logger: Logger) {
+    /// Who owns the data stored before tenancy existed: the migration that introduces
+    /// tenants records it (`--default-tenant`; later runs leave it as it was).
+    let legacyTenant: String
+
+    public init(directory: URL, logger: Logger, legacyTenant: String = "default") {
         self.directory = directory
         self.logger = logger
+        self.legacyTenant = legacyTenant
     }
 
     public struct Script: Sendable {
@@ -94,6 +99,7 @@ public struct Migrator {
         let functions = try functions()
         let outcome = try connection.transaction {
             try connection.query("SELECT pg_advisory_xact_lock(7293010001)")
+            try connection.query("SELECT set_config('roboscope.legacy_tenant', $1, true)", [legacyTenant])
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS public.schema_migrations (
                     version text PRIMARY KEY,

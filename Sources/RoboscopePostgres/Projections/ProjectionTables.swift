@@ -2,6 +2,6 @@
 public enum ProjectionTables {
     public static let all: [(name: String, key: String)] = [
         ("spaces", "id"), ("work_sessions", "id"), ("markers", "id"), ("marker_details", "marker_id"),
-        ("session_locks", "work_session_id"),
+        ("session_locks", "work_session_id"), ("space_tenants", "space_id"),
     ]
 }

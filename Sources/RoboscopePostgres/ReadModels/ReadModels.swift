@@ -27,18 +27,19 @@ public struct ReadModels: Sendable {
         try rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id], on: connection).first
     }
 
-    public func spaces(key: String?, includeInactive: Bool, page: Page = .all) async throws -> [Space] {
+    public func spaces(key: String?, includeInactive: Bool, page: Page = .all, visible: Visibility) async throws -> [Space] {
         try await query { connection in
-            let after = try Self.createdAt(of: page.after, .space, on: connection)
+            let after = try Self.createdAt(of: page.after, .space, visible: visible, on: connection)
             return try Self.rows(
                 Space.self,
                 """
                 SELECT to_jsonb(s) FROM spaces s
-                WHERE ($1::text IS NULL OR key = $1) AND ($2::boolean OR active)
+                WHERE s.tenant = $6 AND ($7::uuid[] IS NULL OR s.id = ANY($7::uuid[]))
+                  AND ($1::text IS NULL OR key = $1) AND ($2::boolean OR active)
                   AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4::uuid))
                 ORDER BY created_at, id LIMIT $5
                 """,
-                [key, includeInactive, after, page.after, page.limit],
+                [key, includeInactive, after, page.after, page.limit] + visible.parameters,
                 on: connection
             )
         }
@@ -61,29 +62,31 @@ public struct ReadModels: Sendable {
         try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], prepared: true, on: connection).first
     }
 
+    /// The sessions of every space `visible` shows.
     public func workSessions(
-        spaceID: EntityID?, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all
+        status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all, visible: Visibility
     ) async throws -> [WorkSession] {
         try await query { connection in
-            try Self.workSessions(spaceID: spaceID, status: status, sessionType: sessionType, page: page, on: connection)
+            try Self.workSessions(spaceID: nil, status: status, sessionType: sessionType, page: page, visible: visible, on: connection)
         }
     }
 
     /// A space's work sessions and the head of the space's topic, in one snapshot.
     public func workSessionsSnapshot(
-        spaceID: EntityID, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all
+        spaceID: EntityID, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all,
+        visible: Visibility
     ) async throws -> Snapshot<[WorkSession]> {
         try await snapshot { connection in
-            (try Self.workSessions(spaceID: spaceID, status: status, sessionType: sessionType, page: page, on: connection),
+            (try Self.workSessions(spaceID: spaceID, status: status, sessionType: sessionType, page: page, visible: visible, on: connection),
              Topic(.space, spaceID))
         }
     }
 
     static func workSessions(
         spaceID: EntityID?, status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page,
-        on connection: PGConnection
+        visible: Visibility?, on connection: PGConnection
     ) throws -> [WorkSession] {
-        let after = try createdAt(of: page.after, .workSession, on: connection)
+        let after = try createdAt(of: page.after, .workSession, visible: visible, on: connection)
         return try rows(
             WorkSession.self,
             """
@@ -91,9 +94,10 @@ public struct ReadModels: Sendable {
             WHERE ($1::uuid IS NULL OR space_id = $1) AND ($2::text IS NULL OR status = $2)
               AND ($3::text IS NULL OR session_type = $3)
               AND ($4::timestamptz IS NULL OR (created_at, id) > ($4::timestamptz, $5::uuid))
+              AND \(visible?.condition(spaceColumn: "w.space_id", first: 7) ?? "true")
             ORDER BY created_at, id LIMIT $6
             """,
-            [spaceID, status?.rawValue, sessionType?.rawValue, after, page.after, page.limit],
+            [spaceID, status?.rawValue, sessionType?.rawValue, after, page.after, page.limit] + (visible?.parameters ?? []),
             on: connection
         )
     }
@@ -161,7 +165,7 @@ public struct ReadModels: Sendable {
         case nil:
             break
         }
-        if let after = filter.page.after, let createdAt = try createdAt(of: after, .marker, on: connection) {
+        if let after = filter.page.after, let createdAt = try createdAt(of: after, .marker, visible: filter.visible, on: connection) {
             conditions.append("(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after))::uuid)")
         }
         let filtered = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(filter.page.limit))"
@@ -198,7 +202,7 @@ public struct ReadModels: Sendable {
 
     /// Every work session of a space with its markers.
     public static func contents(ofSpace id: EntityID, on connection: PGConnection) throws -> [SessionContents] {
-        try workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, on: connection).map { session in
+        try workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, visible: nil, on: connection).map { session in
             SessionContents(session: session, markers: try markers(MarkerFilter(scope: .workSession(session.id)), on: connection))
         }
     }
@@ -207,14 +211,17 @@ public struct ReadModels: Sendable {
 
     /// The creation time of an entity for keyset paging, from its stream's first event:
     /// it is found even when the entity has been deleted since the page was read.
-    static func createdAt(of id: EntityID?, _ stream: StreamType, on connection: PGConnection) throws -> String? {
+    /// Where a page starts: the creation time of the list's item `id`, which must be one
+    /// `visible` shows (else it is as unknown as an id never created).
+    static func createdAt(of id: EntityID?, _ stream: StreamType, visible: Visibility?, on connection: PGConnection) throws -> String? {
         guard let id else { return nil }
         let result = try connection.query(
             """
-            SELECT data->>'created_at' FROM eventlog.events
-            WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 1
+            SELECT e.data->>'created_at' FROM eventlog.events e
+            WHERE e.stream_type = $1 AND e.stream_id = $2::uuid AND e.stream_version = 1
+              AND \(visible?.condition(spaceColumn: "e.space_id", first: 3) ?? "true")
             """,
-            [stream, id]
+            [stream, id] + (visible?.parameters ?? [])
         )
         guard result.rowCount == 1 else {
             throw DomainError(.malformedRequest, "query after: no \(stream.rawValue.replacingOccurrences(of: "_", with: " ")) \(id) was ever created",
@@ -301,10 +308,13 @@ public struct MarkerFilter: Hashable, Sendable {
     public var scope: Scope
     public var place: Place?
     public var page: Page
+    /// Whose items `page.after` may name (nil: any, for the service's own reads).
+    public var visible: Visibility?
 
-    public init(scope: Scope, place: Place? = nil, page: Page = .all) {
+    public init(scope: Scope, place: Place? = nil, page: Page = .all, visible: Visibility? = nil) {
         self.scope = scope
         self.place = place
         self.page = page
+        self.visible = visible
     }
 }

@@ -1,0 +1,90 @@
+import RoboscopeDomain
+
+/// What the service requires of a token's claims, and how they make a principal
+/// (docs/security.md, "The principal"). Pure: the verifier hands it claims whose
+/// signature it has checked.
+public struct ClaimRules: Sendable {
+    /// The claim naming the tenant (`tenant`, or an identity provider's `org_id`).
+    public var tenantClaim = "tenant"
+    /// Seconds of clock skew allowed on `exp` and `nbf`.
+    public var leeway: Double = 60
+    /// When set, `aud` must name it (a string, or an array holding it).
+    public var audience: String?
+    /// When set, `iss` must equal it.
+    public var issuer: String?
+
+    public init() {}
+
+    public static let maxSubjectLength = 200
+
+    /// The principal of a verified JWT's claims at `now` (seconds since 1970).
+    public func principal(_ claims: JSONObject, now: Double) throws -> Principal {
+        guard let expiry = claims["exp"] else { throw AuthenticationFailure("token has no exp") }
+        guard let exp = expiry.doubleValue else { throw AuthenticationFailure("token exp is not a number") }
+        if exp + leeway <= now { throw AuthenticationFailure("token expired") }
+        if let notBefore = claims["nbf"] {
+            guard let nbf = notBefore.doubleValue else { throw AuthenticationFailure("token nbf is not a number") }
+            if nbf - leeway > now { throw AuthenticationFailure("token not valid yet (nbf)") }
+        }
+        if let audience {
+            let named: [String] = switch claims["aud"] {
+            case .string(let one)?: [one]
+            case .array(let many)?: many.compactMap(\.stringValue)
+            default: []
+            }
+            guard named.contains(audience) else { throw AuthenticationFailure("token aud does not name \(audience)") }
+        }
+        if let issuer {
+            guard claims["iss"]?.stringValue == issuer else { throw AuthenticationFailure("token iss is not \(issuer)") }
+        }
+        var principal = try Self.principal(
+            subject: claims["sub"], tenant: claims[tenantClaim], tenantClaim: tenantClaim, scope: claims["scope"],
+            spaces: claims["spaces"]
+        )
+        principal.expiresAt = Timestamp(microsecondsSinceEpoch: Int64((exp * 1_000_000).rounded(.down)))
+        return principal
+    }
+
+    /// `sub`, the tenant, `scope` and `spaces` as the table of docs/security.md reads them
+    /// (static tokens name the same fields).
+    public static func principal(
+        subject: JSONValue?, tenant: JSONValue?, tenantClaim: String, scope: JSONValue?, spaces: JSONValue?
+    ) throws -> Principal {
+        guard let subject = subject?.stringValue, !subject.isEmpty, subject.count <= maxSubjectLength else {
+            throw AuthenticationFailure("token sub must be a string of 1 to \(maxSubjectLength) characters")
+        }
+        guard let tenant = tenant?.stringValue, TenantName.isValid(tenant) else {
+            throw AuthenticationFailure(
+                "token \(tenantClaim) must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
+        }
+        let scopes: Scopes
+        switch scope {
+        case nil, .null?: scopes = Scopes(claim: nil)
+        case .string(let words)?: scopes = Scopes(claim: words)
+        default: throw AuthenticationFailure("token scope must be a space-separated string")
+        }
+        var visible: Set<EntityID>?
+        switch spaces {
+        case nil, .null?: visible = nil
+        case .array(let items)?:
+            guard items.count <= 10_000 else { throw AuthenticationFailure("token spaces names more than 10000 spaces") }
+            var ids = Set<EntityID>()
+            for item in items {
+                guard let text = item.stringValue, let id = EntityID(text) else {
+                    throw AuthenticationFailure("token spaces must be an array of space ids (UUIDs)")
+                }
+                ids.insert(id)
+            }
+            visible = ids
+        default: throw AuthenticationFailure("token spaces must be an array of space ids (UUIDs)")
+        }
+        return Principal(subject: subject, tenant: tenant, scopes: scopes, spaces: visible)
+    }
+}
+
+/// Why a token was refused (the message goes into the 401 body).
+public struct AuthenticationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public var reason: String
+    public init(_ reason: String) { self.reason = reason }
+    public var description: String { reason }
+}

@@ -1,0 +1,85 @@
+/// Who a request or a WebSocket connection acts for: read from its bearer token when
+/// authentication is on, else the deployment's one tenant with every scope
+/// (docs/security.md).
+public struct Principal: Hashable, Sendable {
+    /// The actor of every event it causes, its presence user, its lock holder.
+    public var subject: String
+    /// The organization whose spaces (and everything under them) it sees.
+    public var tenant: String
+    public var scopes: Scopes
+    /// The only spaces of its tenant it sees; nil sees them all.
+    public var spaces: Set<EntityID>?
+    /// When its token stops being valid (its `exp`); nil never (static tokens, no authentication).
+    public var expiresAt: Timestamp?
+
+    public init(subject: String, tenant: String, scopes: Scopes, spaces: Set<EntityID>? = nil, expiresAt: Timestamp? = nil) {
+        self.subject = subject
+        self.tenant = tenant
+        self.scopes = scopes
+        self.spaces = spaces
+        self.expiresAt = expiresAt
+    }
+
+    /// Without authentication: one tenant, every scope, the actor named by the client.
+    public static func unauthenticated(actor: String, tenant: String) -> Principal {
+        Principal(subject: actor, tenant: tenant, scopes: .all)
+    }
+
+    /// Rule 2: a place outside the principal's tenant, or outside its `spaces`, does not
+    /// exist for it.
+    public func sees(_ place: Place) -> Bool {
+        guard place.tenant == tenant else { return false }
+        guard let spaces else { return true }
+        return spaces.contains(place.spaceID)
+    }
+
+    /// Rule 3: a scope the principal lacks is a 403 naming it.
+    public func require(_ scope: Scope) throws {
+        guard scopes.contains(scope) else { throw DomainError.forbidden(needing: scope) }
+    }
+
+    /// Visibility first (else `unknown`, exactly what an id that never existed gets),
+    /// then the scope: the order rule 3 fixes.
+    public func require(_ scope: Scope, in place: Place?, otherwise unknown: @autoclosure () -> DomainError) throws {
+        guard let place, sees(place) else { throw unknown() }
+        try require(scope)
+    }
+}
+
+/// Where an entity lives: its space, and the tenant that owns the space. Both are fixed
+/// when the entity is created (a marker never changes session, a session never changes
+/// space, a space never changes tenant), so a place read once stays true.
+public struct Place: Hashable, Sendable {
+    public var spaceID: EntityID
+    public var tenant: String
+
+    public init(spaceID: EntityID, tenant: String) {
+        self.spaceID = spaceID
+        self.tenant = tenant
+    }
+}
+
+/// A tenant's name: 1-128 characters of `[A-Za-z0-9._:-]`.
+public enum TenantName {
+    public static let maxLength = 128
+
+    public static func isValid(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= maxLength && name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
+        }
+    }
+}
+
+extension DomainError {
+    public static func forbidden(needing scope: Scope) -> DomainError {
+        DomainError(.forbidden, "this needs the \(scope.rawValue) scope", details: ["scope_needed": .string(scope.rawValue)])
+    }
+}
+
+extension DomainError.Code {
+    /// No bearer token, or one that does not verify.
+    public static let unauthorized = DomainError.Code("unauthorized")
+    /// A visible resource, and a token whose scope does not allow the action.
+    public static let forbidden = DomainError.Code("forbidden")
+}

@@ -1,0 +1,30 @@
+import Crypto
+import Foundation
+
+/// HS256 tokens for the tests of a server started with `Tokens.secret`.
+enum Tokens {
+    static let secret = "a-test-secret-that-is-long-enough-0123456789"
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func jwt(_ claims: [String: Any], secret: String = secret, alg: String = "HS256", kid: String? = nil) throws -> String {
+        var header: [String: Any] = ["alg": alg, "typ": "JWT"]
+        if let kid { header["kid"] = kid }
+        let head = base64URL(try JSONSerialization.data(withJSONObject: header))
+        let payload = base64URL(try JSONSerialization.data(withJSONObject: claims))
+        let signature = HMAC<SHA256>.authenticationCode(for: Data("\(head).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "\(head).\(payload).\(base64URL(Data(signature)))"
+    }
+
+    /// A valid token of `tenant` with `scope` (space-separated), for five minutes.
+    static func token(_ tenant: String, _ scope: String, sub: String = "tester", spaces: [String]? = nil) throws -> String {
+        var claims: [String: Any] = ["sub": sub, "tenant": tenant, "scope": scope, "exp": Date().timeIntervalSince1970 + 300]
+        if let spaces { claims["spaces"] = spaces }
+        return try jwt(claims)
+    }
+
+    static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer \(token)"] }
+}
