@@ -88,8 +88,8 @@ import RoboscopePostgres
         try connection.query("UPDATE markers SET label = 'tampered' WHERE id = $1", [marker])
         try connection.query("DELETE FROM marker_details WHERE marker_id = $1", [details])
         try connection.query("""
-            INSERT INTO spaces (id, key, name, meta, active, version, created_at, updated_at)
-            VALUES ($1, 'stray', 'stray', '{}', true, 1, now(), now())
+            INSERT INTO spaces (id, key, name, meta, active, version, created_at, updated_at, tenant)
+            VALUES ($1, 'stray', 'stray', '{}', true, 1, now(), now(), 'default')
             """, [stray])
 
         let verified = try await CommandRunner.roboscope(["verify", "--database-url", url])
