@@ -35,8 +35,6 @@ public final class TokenVerifier: Sendable {
         keys.withLock { $0.byKID = set.keys }
     }
 
-    public var keyCount: Int { keys.withLock { $0.count } }
-
     /// The principal of an `Authorization` header value.
     public func verify(authorization: String?, now: Date = Date()) throws -> Principal {
         guard let authorization else { throw AuthenticationFailure("missing Authorization: Bearer <token>") }

@@ -25,8 +25,6 @@ public struct VerificationKeys: Sendable {
         byKID = set.keys
     }
 
-    public var count: Int { byKID.count + (secret == nil ? 0 : 1) }
-
     /// The key a token with this header must verify with: the set's key of its `kid`,
     /// else the secret for an HS256 token. `alg` must be the key's own (no `none`, no
     /// algorithm confusion: a public key is never used as an HMAC secret).

@@ -39,10 +39,6 @@ public final class Places: Sendable {
         return found
     }
 
-    public func place(of topic: Topic) async throws -> Place? {
-        try await place(of: Self.stream(of: topic))
-    }
-
     public func place(of topic: Topic, on connection: PGConnection) throws -> Place? {
         try place(of: Self.stream(of: topic), on: connection)
     }
@@ -50,8 +46,6 @@ public final class Places: Sendable {
     public static func stream(of topic: Topic) -> StreamRef {
         StreamRef(topic.kind == .space ? .space : .workSession, topic.id)
     }
-
-    public var count: Int { known.withLock { $0.count } }
 
     /// The place if it is known without a query.
     public func cached(_ stream: StreamRef) -> Place? {
