@@ -293,10 +293,12 @@ def main():
         wait(driver, lambda d: "cannot be reached" in d.find_element(By.ID, "message").text, "a server that is down is named")
         driver.quit()
 
-        # Authentication on: the page asks for a token and uses it (read-only is enough).
+        # Authentication on: the page asks for a token and uses it (an investigator's `audit`
+        # scope, which reads but never writes, is enough). The data was stored without
+        # authentication, so it is the default tenant's.
         tokens = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
-        json.dump([{"token": "investigator-token-0123456789", "subject": "ines", "scope": "read"},
-                   {"token": "writer-token-0123456789abcdef", "subject": "ana", "scope": "write"}], tokens)
+        json.dump([{"token": "investigator-token-0123456789", "subject": "ines", "tenant": "default", "scope": "audit"},
+                   {"token": "writer-token-0123456789abcdef", "subject": "ana", "tenant": "default", "scope": "write"}], tokens)
         tokens.close()
         secured = Server(args.binary, database_url, "--auth-tokens-file", tokens.name)
         driver = browser()
