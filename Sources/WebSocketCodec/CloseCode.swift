@@ -21,6 +21,10 @@ public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
     public static let internalError = CloseCode(1011)
     /// The client could not keep up; it should reconnect and resume with `since`.
     public static let tryAgainLater = CloseCode(1013)
+    /// Ours (docs/websocket.md): no token, an invalid one, or one that expired.
+    public static let unauthorized = CloseCode(4001)
+    /// Ours: a refreshed token names another subject or tenant.
+    public static let forbidden = CloseCode(4003)
 
     /// Whether a peer may send this code in a close frame (section 7.4.1/7.4.2):
     /// 1004-1006 and 1015 are reserved for local use, 1016-2999 unassigned.

@@ -9,7 +9,7 @@ import Testing
 
     func opened() -> Box<Machine> {
         let machine = machine()
-        machine.value.upgraded()
+        machine.value.upgraded(now: t0)
         return machine
     }
 
@@ -17,6 +17,57 @@ import Testing
         let machine = machine()
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(10)) } == .none)
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(10) + .milliseconds(1)) } == .terminate)
+    }
+
+    @Test func anUpgradeWithoutATokenHasTenSecondsForItsAuthOp() {
+        let machine = machine()
+        machine.value.upgraded(now: t0, awaitingToken: true)
+        #expect(!machine.value.isAuthenticated)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(10)) } == .none)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(10) + .milliseconds(1)) }
+            == .unauthorized("no auth op within 10 s of the upgrade"))
+    }
+
+    @Test func anAuthOpInTimeLiftsTheDeadline() {
+        let machine = machine()
+        machine.value.upgraded(now: t0, awaitingToken: true)
+        machine.value.authenticated(validUntil: t0 + .seconds(300))
+        #expect(machine.value.isAuthenticated)
+        machine.value.heard(now: t0 + .seconds(15))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(15)) } == .none)
+    }
+
+    @Test func aTokenThatExpiresClosesTheConnectionAtItsInstant() {
+        let machine = machine()
+        machine.value.upgraded(now: t0, validUntil: t0 + .seconds(5))
+        #expect(machine.value.isAuthenticated)
+        machine.value.heard(now: t0 + .seconds(4))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(4)) } == .none)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(5)) } == .unauthorized("token expired"))
+    }
+
+    @Test func aRefreshMovesTheExpiry() {
+        let machine = machine()
+        machine.value.upgraded(now: t0, validUntil: t0 + .seconds(5))
+        machine.value.authenticated(validUntil: t0 + .seconds(50))
+        machine.value.heard(now: t0 + .seconds(6))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(6)) } == .none)
+        machine.value.heard(now: t0 + .seconds(50))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(50)) } == .unauthorized("token expired"))
+    }
+
+    @Test func aTokenWithoutExpiryHoldsForGood() {
+        let machine = machine()
+        machine.value.upgraded(now: t0)
+        machine.value.heard(now: t0 + .seconds(3600))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(3600)) } == .none)
+    }
+
+    @Test func expiryIsNotCheckedOnceClosing() {
+        let machine = machine()
+        machine.value.upgraded(now: t0, validUntil: t0 + .seconds(1))
+        #expect(machine.mutate { $0.closeRequested(now: t0) } == .sendClose)
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(1)) } == .none)
     }
 
     @Test func silencePingsOnceThenEndsTheConnection() {
@@ -61,7 +112,7 @@ import Testing
         let machine = machine()
         machine.value.refused(now: t0)
         #expect(machine.value.state == .closing(deadline: t0 + .seconds(2)))
-        machine.value.upgraded()
+        machine.value.upgraded(now: t0)
         #expect(!machine.value.isOpen, "a refused upgrade never opens")
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(3)) } == .terminate)
     }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import RoboscopeDomain
+import WebSocketCodec
 
 /// Bearer tokens on: HS256 JWTs and static API tokens, on HTTP and on the WebSocket upgrade.
 @Suite(.serialized) struct AuthenticationTests {
@@ -93,16 +94,20 @@ import RoboscopeDomain
         }
     }
 
-    @Test func theWebSocketUpgradeNeedsAToken() async throws {
+    @Test func theWebSocketNeedsAValidTokenAtTheUpgradeOrInItsFirstMessage() async throws {
         let server = try await Self.shared.get().server
         let refused = try WebSocketClient.rawRequest(port: server.wsPort, """
             GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
+            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer nonsense\r\n\r\n
             """)
         #expect(refused.hasPrefix("HTTP/1.1 401 "))
         #expect(refused.contains("WWW-Authenticate: Bearer"))
         let socket = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer static-reader-token"])
         try socket.send(["op": "dance"])
         #expect(try await socket.nextJSON()["code"] == "unknown_op")
+        // Without the header (a browser): only the auth op is served.
+        let browser = try WebSocketClient(port: server.wsPort)
+        try browser.send(["op": "dance"])
+        #expect(try await browser.closeFrame()?.code == .unauthorized)
     }
 }

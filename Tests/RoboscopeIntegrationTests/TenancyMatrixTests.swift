@@ -203,4 +203,59 @@ import RoboscopeDomain
             #expect(allowed.status < 400, "\(operation) with \(needed): \(allowed.status) \(allowed.json)")
         }
     }
+
+    // MARK: WebSocket ops
+
+    /// How each WebSocket op is tried: the message for the given ids, and the scope it needs
+    /// (nil: any authenticated connection, it touches only the connection's own state).
+    static let socketCases: [String: (needs: String?, below: [String], message: @Sendable (Ids) -> JSONValue, success: String)] = [
+        "subscribe": ("read", ["operator"], { ["op": "subscribe", "topic": .string("work_session:\($0.session)")] }, "subscribed"),
+        "presence": ("write", ["read", "audit"], { ["op": "presence", "work_session_id": .string($0.session)] }, "present"),
+        "unsubscribe": (nil, [], { ["op": "unsubscribe", "topic": .string("work_session:\($0.session)")] }, "error"),
+        "auth": (nil, [], { _ in ["op": "auth", "token": .string((try? Tokens.token("acme", "read")) ?? "")] }, "authenticated"),
+    ]
+
+    /// The answer to `message` on a fresh socket of `token`: its op and error code.
+    static func socketAnswer(_ port: Int, token: String, _ message: JSONValue) async throws -> String {
+        let socket = try WebSocketClient(port: port, headers: ["Authorization: Bearer \(token)"])
+        try socket.send(message)
+        while true {
+            let answer = try await socket.nextJSON()
+            guard let op = answer["op"]?.string, op != "presence", op != "event" else { continue }
+            let message = answer["message"]?.string.map { " " + $0.replacingOccurrences(of: #"[0-9a-f-]{36}"#, with: "<id>", options: .regularExpression) } ?? ""
+            return op + (answer["code"]?.string.map { " " + $0 } ?? "") + message
+        }
+    }
+
+    @Test func everyWebSocketOpHasACase() {
+        #expect(Set(Self.socketCases.keys) == Set(ClientRequest.operations))
+    }
+
+    @Test(arguments: ClientRequest.operations)
+    func theWebSocketOpIsAuthorized(_ op: String) async throws {
+        let server = try await Self.shared.get().server
+        let test = try #require(Self.socketCases[op], "\(op) has no authorization case")
+        let ids = try await Self.fixtures(server.client, tenant: "acme")
+        let port = server.wsPort
+        guard let needed = test.needs else {
+            #expect(try await Self.socketAnswer(port, token: try Tokens.token("acme", "read", sub: "tester"), test.message(ids))
+                .hasPrefix(test.success))
+            return
+        }
+        let all = "read write admin audit operator"
+        let unknown = Ids(space: UUID().uuidString.lowercased(), session: UUID().uuidString.lowercased(), marker: "")
+        let asUnknown = try await Self.socketAnswer(port, token: try Tokens.token("globex", all), test.message(unknown))
+        #expect(asUnknown.hasPrefix("error not_found"), "\(op): \(asUnknown)")
+        let otherTenant = try await Self.socketAnswer(port, token: try Tokens.token("globex", all), test.message(ids))
+        #expect(otherTenant == asUnknown, "\(op): another tenant's id answers \(otherTenant), an unknown one \(asUnknown)")
+        let narrowed = try Tokens.token("acme", all, spaces: [UUID().uuidString.lowercased()])
+        let outside = try await Self.socketAnswer(port, token: narrowed, test.message(ids))
+        #expect(outside == asUnknown, "\(op): a space outside spaces answers \(outside), an unknown one \(asUnknown)")
+        for scope in test.below {
+            let answer = try await Self.socketAnswer(port, token: try Tokens.token("acme", scope), test.message(ids))
+            #expect(answer.hasPrefix("error forbidden") && answer.contains(needed), "\(op) with \(scope): \(answer)")
+        }
+        let allowed = try await Self.socketAnswer(port, token: try Tokens.token("acme", needed, sub: "tester"), test.message(ids))
+        #expect(allowed.hasPrefix(test.success), "\(op) with \(needed): \(allowed)")
+    }
 }

@@ -42,6 +42,9 @@ public struct Scopes: Hashable, Sendable, CustomStringConvertible {
 
     public func contains(_ scope: Scope) -> Bool { granted.contains(scope) }
 
+    /// Whether every scope held here is held by `other` too.
+    public func isSubset(of other: Scopes) -> Bool { granted.isSubset(of: other.granted) }
+
     /// The scopes held, in a fixed order, space-separated: what event metadata records.
     public var description: String {
         Scope.allCases.filter(granted.contains).map(\.rawValue).joined(separator: " ")

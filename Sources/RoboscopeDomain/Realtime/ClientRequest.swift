@@ -6,8 +6,16 @@ public enum ClientRequest: Equatable, Sendable {
     /// Keep `user` present in the session while the connection lives. With
     /// authentication on the user is the principal's subject, and `user` may be left out.
     case presence(workSessionID: EntityID, user: String?)
+    /// Authenticate (the first message of a connection upgraded without a token) or
+    /// refresh the token of an open one.
+    case auth(token: String)
+
+    /// Every `op` a client may send (the authorization matrix test enumerates them).
+    public static let operations = ["subscribe", "unsubscribe", "presence", "auth"]
 
     public static let userIDLength = 200
+    /// The longest token the service reads (larger ones are refused unread).
+    public static let tokenLength = 8 * 1024
 
     /// Parses one message; a `DomainError` names what is wrong (the gateway answers
     /// with an `error` message and keeps the connection).
@@ -36,8 +44,12 @@ public enum ClientRequest: Equatable, Sendable {
                 workSessionID: try fields.requiredID("work_session_id"),
                 user: try fields.string("user_id", maxLength: userIDLength)
             )
+        case "auth":
+            let token = try fields.requiredString("token", maxLength: tokenLength)
+            guard !token.isEmpty else { throw DomainError.invalid("token", "must not be empty") }
+            return .auth(token: token)
         default:
-            throw DomainError(.unknownOperation, "unknown op \"\(op.prefix(32))\": expected subscribe, unsubscribe or presence",
+            throw DomainError(.unknownOperation, "unknown op \"\(op.prefix(32))\": expected one of \(operations.joined(separator: ", "))",
                               field: "op")
         }
     }

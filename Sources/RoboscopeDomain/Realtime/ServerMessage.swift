@@ -11,10 +11,23 @@ public enum ServerMessage {
         }
     }
 
-    public static func unsubscribed(_ topic: Topic) -> [UInt8] {
+    /// `reason`: absent when the client asked; `forbidden` when a refreshed token no
+    /// longer covers the topic.
+    public static func unsubscribed(_ topic: Topic, reason: String? = nil) -> [UInt8] {
         render { writer in
             writer.key("op"); writer.value("unsubscribed")
             writer.key("topic"); writer.value(topic)
+            if let reason { writer.key("reason"); writer.value(reason) }
+        }
+    }
+
+    /// The answer to an `auth` op: whom the connection now acts for, and until when.
+    public static func authenticated(subject: String, tenant: String, expiresAt: Timestamp?) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("authenticated")
+            writer.key("subject"); writer.value(subject)
+            writer.key("tenant"); writer.value(tenant)
+            writer.key("expires_at"); writer.value(expiresAt)
         }
     }
 

@@ -49,6 +49,14 @@ final class Connection: LoopHandler {
     }
 
     var isOpen: Bool { machine.isOpen }
+    /// Whether it may send ops other than `auth` (docs/security.md, WebSocket).
+    var isAuthenticated: Bool { machine.isAuthenticated }
+
+    /// An `auth` op was accepted: `principal` acts from now on, until `validUntil`.
+    func authenticated(as principal: Principal, validUntil: ContinuousClock.Instant?) {
+        self.principal = principal
+        machine.authenticated(validUntil: validUntil)
+    }
     var queuedBytes: Int { outbound.byteCount }
 
     // MARK: Readiness
@@ -104,13 +112,18 @@ final class Connection: LoopHandler {
         case .reject(let rejection):
             refuse(rejection)
         case .request(let request, let consumed):
-            if let rejection = shard.admit(request, connection: self) {
+            let admission = shard.admit(request, connection: self)
+            switch admission {
+            case .refused(let rejection):
                 return refuse(rejection)
+            case .awaitingToken:
+                machine.upgraded(now: shard.now, awaitingToken: true)
+            case .authenticated(let validUntil):
+                machine.upgraded(now: shard.now, validUntil: validUntil)
             }
             mode = request.path.hasSuffix("/echo") ? .echo : .api
             let rest = Array(head[consumed...])
             head = []
-            machine.upgraded()
             reader = MessageReader(role: .server, maxMessageSize: shard.configuration.maxMessageSize)
             enqueue(SharedFrame(HandshakeResponse.switchingProtocols(request)))
             flush()
@@ -224,6 +237,7 @@ final class Connection: LoopHandler {
         case .none: break
         case .ping: send(FrameEncoder.frame(.ping, []))
         case .terminate: terminate()
+        case .unauthorized(let reason): close(.unauthorized, reason)
         }
     }
 

@@ -1,6 +1,7 @@
 /// A WebSocket connection's life, apart from its bytes: handshaking, open, closing,
 /// closed; when silence earns a ping and when it ends the connection; when a queue
-/// that does not drain makes the reader too slow to keep.
+/// that does not drain makes the reader too slow to keep; whether the connection has
+/// authenticated, and until when its token holds.
 ///
 /// Pure: `Connection` tells it what happened, passing the time in, and carries out
 /// the action it gets back (swift-nio's and postgres-nio's shape). Tests drive it with
@@ -17,10 +18,20 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         case closed
     }
 
+    /// Whom the connection may act for, with authentication on (docs/security.md).
+    enum Authentication: Equatable {
+        /// Upgraded without a token: the `auth` op must come before the deadline.
+        case awaitingToken(deadline: Instant)
+        /// A token (or no authentication) admits it until the instant, or for good.
+        case valid(until: Instant?)
+    }
+
     enum TickAction: Equatable {
         case none
         case ping
         case terminate
+        /// Close with 4001: no token came in time, or the token expired.
+        case unauthorized(String)
     }
 
     enum PeerCloseAction: Equatable {
@@ -41,6 +52,8 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
 
     static var handshakeTimeout: Duration { .seconds(10) }
     static var closingTimeout: Duration { .seconds(2) }
+    /// How long an upgrade without a token may wait for its `auth` op.
+    static var authenticationTimeout: Duration { .seconds(10) }
 
     let pingInterval: Duration
     /// Bytes a reader may leave queued before it counts as too slow.
@@ -51,6 +64,7 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
     /// Bytes of subscription catch-ups still allowed on top of the bound: a replay is
     /// bounded by `maxCatchUpEvents`, and must not count as a slow reader.
     private(set) var catchUpAllowance = 0
+    private(set) var authentication: Authentication = .valid(until: nil)
 
     init(now: Instant, pingInterval: Duration, maxBufferedBytes: Int) {
         self.pingInterval = pingInterval
@@ -62,6 +76,8 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
     var isOpen: Bool { state == .open }
     var isClosed: Bool { state == .closed }
     var isHandshaking: Bool { if case .handshaking = state { return true } else { return false } }
+    /// Whether messages other than `auth` may be served.
+    var isAuthenticated: Bool { if case .valid = authentication { return true } else { return false } }
 
     // MARK: What happened
 
@@ -71,9 +87,19 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         pingSentAt = nil
     }
 
-    mutating func upgraded() {
+    /// The upgrade succeeded. `awaitingToken`: it carried no token, and authentication
+    /// is on; else the token (if any) holds until `validUntil`.
+    mutating func upgraded(now: Instant, awaitingToken: Bool = false, validUntil: Instant? = nil) {
         guard isHandshaking else { return }
         state = .open
+        authentication = awaitingToken
+            ? .awaitingToken(deadline: now.advanced(by: Self.authenticationTimeout))
+            : .valid(until: validUntil)
+    }
+
+    /// An `auth` op was accepted: the new token holds until `validUntil` (nil: for good).
+    mutating func authenticated(validUntil: Instant?) {
+        authentication = .valid(until: validUntil)
     }
 
     /// The upgrade was refused; the refusal is queued.
@@ -127,6 +153,14 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         case .handshaking(let since):
             return since.duration(to: now) > Self.handshakeTimeout ? .terminate : .none
         case .open:
+            switch authentication {
+            case .awaitingToken(let deadline) where now > deadline:
+                return .unauthorized("no auth op within \(Self.authenticationTimeout.components.seconds) s of the upgrade")
+            case .valid(let until?) where now >= until:
+                return .unauthorized("token expired")
+            default:
+                break
+            }
             if let sent = pingSentAt {
                 return sent.duration(to: now) > pingInterval ? .terminate : .none
             }

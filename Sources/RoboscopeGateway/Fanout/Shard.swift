@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import RoboscopeAuth
 import RoboscopeDomain
@@ -79,31 +80,64 @@ final class Shard: @unchecked Sendable {
         hub.metrics.opened()
     }
 
-    /// Decides whether an upgrade may proceed; nil admits it.
-    func admit(_ request: UpgradeRequest, connection: Connection) -> UpgradeRejection? {
-        if isShuttingDown { return UpgradeRejection(status: 503, message: "server is shutting down") }
+    /// What an upgrade request earns.
+    enum Admission {
+        case refused(UpgradeRejection)
+        /// No `Authorization` header, authentication on: the `auth` op must follow.
+        case awaitingToken
+        /// The connection acts for its principal until the instant (nil: for good).
+        case authenticated(validUntil: ContinuousClock.Instant?)
+    }
+
+    /// Decides whether an upgrade may proceed, and for whom.
+    func admit(_ request: UpgradeRequest, connection: Connection) -> Admission {
+        if isShuttingDown { return .refused(UpgradeRejection(status: 503, message: "server is shutting down")) }
         switch request.path {
         case "/api/v1/ws": break
         case "/api/v1/ws/echo" where configuration.echo: break
-        default: return UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))")
-        }
-        if let verifier = configuration.authentication {
-            do {
-                connection.principal = try verifier.verify(authorization: request.headers["authorization"])
-            } catch let failure as AuthenticationFailure {
-                return UpgradeRejection(status: 401, message: failure.reason)
-            } catch {
-                // A kid the set lacks: the next upgrade may find it (the set refreshes).
-                if let source = verifier.keySource { Task { await source.refreshEarly(into: verifier) } }
-                return UpgradeRejection(status: 401, message: "token kid is not in the key set")
-            }
-        } else {
-            connection.principal = .unauthenticated(actor: "anonymous", tenant: configuration.defaultTenant)
+        default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
         }
         if hub.clients.count(of: connection.peer) > configuration.maxConnectionsPerClient {
-            return UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client")
+            return .refused(UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client"))
         }
-        return nil
+        guard let verifier = configuration.authentication else {
+            connection.principal = .unauthenticated(actor: "anonymous", tenant: configuration.defaultTenant)
+            return .authenticated(validUntil: nil)
+        }
+        // Browsers cannot set the header on a WebSocket: they send the `auth` op instead.
+        guard let authorization = request.headers["authorization"] else { return .awaitingToken }
+        switch verified { try verifier.verify(authorization: authorization) } {
+        case .success(let principal):
+            connection.principal = principal
+            return .authenticated(validUntil: validUntil(of: principal))
+        case .failure(let refusal):
+            return .refused(UpgradeRejection(status: 401, message: refusal.reason))
+        }
+    }
+
+    /// A token's verdict; an unknown `kid` asks for the key set early (the next attempt
+    /// may find the key).
+    private func verified(_ verify: () throws -> Principal) -> Result<Principal, TokenRefusal> {
+        do {
+            return .success(try verify())
+        } catch let failure as AuthenticationFailure {
+            return .failure(TokenRefusal(reason: failure.reason))
+        } catch {
+            if let verifier = configuration.authentication, let source = verifier.keySource {
+                Task { await source.refreshEarly(into: verifier) }
+            }
+            return .failure(TokenRefusal(reason: "token kid is not in the key set"))
+        }
+    }
+
+    /// The instant on the loop's clock at which `principal`'s token stops holding (its
+    /// `exp` plus the leeway every request gets).
+    private func validUntil(of principal: Principal) -> ContinuousClock.Instant? {
+        guard let expiresAt = principal.expiresAt else { return nil }
+        let leeway = configuration.authentication?.rules.leeway ?? 0
+        let wallNow = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let remaining = expiresAt.microsecondsSinceEpoch + Int64(leeway * 1_000_000) - wallNow
+        return now.advanced(by: .microseconds(remaining))
     }
 
     func removed(_ connection: Connection) {
@@ -130,23 +164,88 @@ final class Shard: @unchecked Sendable {
 
     func received(_ opcode: Opcode, _ payload: [UInt8], from connection: Connection) {
         guard opcode == .text else {
+            guard connection.isAuthenticated else { return connection.close(.unauthorized, "authenticate first, in a text frame") }
             return reply(connection, ServerMessage.error(DomainError(.malformedRequest, "send JSON in text frames, not binary")))
         }
         let request: ClientRequest
         do {
             request = try ClientRequest.parse(payload)
         } catch let error as DomainError {
+            guard connection.isAuthenticated else { return connection.close(.unauthorized, "authenticate first: \(error.message)") }
             return reply(connection, ServerMessage.error(error))
         } catch {
             return reply(connection, ServerMessage.error(DomainError(.malformedRequest, "\(error)")))
         }
+        if !connection.isAuthenticated {
+            guard case .auth = request else {
+                return connection.close(.unauthorized, "authenticate first: send {\"op\": \"auth\", \"token\": ...}")
+            }
+        }
         switch request {
+        case .auth(let token):
+            authenticate(connection, token: token)
         case .subscribe(let topic, let since):
             subscribe(connection, topic, since: since)
         case .unsubscribe(let topic):
             unsubscribe(connection, topic)
         case .presence(let session, let user):
             presence(connection, session, user: user)
+        }
+    }
+
+    /// The `auth` op: the first token of a connection upgraded without one, or a fresh
+    /// token for an open one. A refresh keeps the subject and tenant (else 4003), and
+    /// ends the subscriptions and presence the new token no longer covers.
+    private func authenticate(_ connection: Connection, token: String) {
+        guard let verifier = configuration.authentication else {
+            // Nothing to check: say whom the connection acts for, as with a token.
+            let principal = connection.principal
+            return reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: nil))
+        }
+        let principal: Principal
+        switch verified({ try verifier.verify(token: token) }) {
+        case .success(let verified): principal = verified
+        case .failure(let refusal): return connection.close(.unauthorized, refusal.reason)
+        }
+        let previous = connection.principal
+        let wasAuthenticated = connection.isAuthenticated
+        if wasAuthenticated, principal.subject != previous.subject || principal.tenant != previous.tenant {
+            return connection.close(.forbidden, "a refreshed token must name the same subject and tenant")
+        }
+        connection.authenticated(as: principal, validUntil: validUntil(of: principal))
+        reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: principal.expiresAt))
+        if wasAuthenticated, principal.narrows(previous) {
+            withdraw(from: connection)
+        }
+    }
+
+    /// Ends what the connection's (narrowed) principal no longer covers: subscriptions
+    /// it may not read (`unsubscribed`, reason `forbidden`) and presence it may not hold.
+    /// Each place is looked up once more, and judged by the principal the connection has
+    /// when the answer comes (a later refresh may have widened it again).
+    private func withdraw(from connection: Connection) {
+        let id = connection.id
+        for topic in connection.subscriptions.active.union(connection.subscriptions.pending) {
+            hub.tailer.lookUp(Places.stream(of: topic), for: self) { [self] place in
+                guard let connection = connections[id], connection.isOpen else { return }
+                let principal = connection.principal
+                if let place, principal.sees(place), principal.scopes.contains(.read) { return }
+                switch connection.subscriptions.unsubscribed(topic) {
+                case .unlink: unlink(connection, from: topic)
+                case .cancelled: break
+                case .notSubscribed: return
+                }
+                reply(connection, ServerMessage.unsubscribed(topic, reason: "forbidden"))
+            }
+        }
+        for key in connection.presence {
+            hub.tailer.lookUp(StreamRef(.workSession, key.workSessionID), for: self) { [self] place in
+                guard let connection = connections[id], connection.isOpen else { return }
+                let principal = connection.principal
+                if let place, principal.sees(place), principal.scopes.contains(.write) { return }
+                guard connection.presence.remove(key) != nil else { return }
+                hub.presence.release(key)
+            }
         }
     }
 
@@ -164,8 +263,9 @@ final class Shard: @unchecked Sendable {
         let id = connection.id
         hub.tailer.lookUp(StreamRef(.workSession, session), for: self) { [self] place in
             guard let connection = connections[id], connection.isOpen else { return }
+            // Judged by the principal of now: a refresh may have narrowed it meanwhile.
             do {
-                try principal.require(.write, in: place, otherwise: DomainError(.notFound, "work session \(session) not found",
+                try connection.principal.require(.write, in: place, otherwise: DomainError(.notFound, "work session \(session) not found",
                                                                                 field: "work_session_id"))
             } catch let error as DomainError {
                 return reply(connection, ServerMessage.error(error))
@@ -321,6 +421,21 @@ final class Acceptor: LoopHandler {
                 return
             }
         }
+    }
+}
+
+/// Why a token was refused (the reason goes into a 401 or a 4001 close).
+struct TokenRefusal: Error {
+    var reason: String
+}
+
+extension Principal {
+    /// Whether it may see or do less than `previous`: fewer scopes, or spaces narrowed.
+    func narrows(_ previous: Principal) -> Bool {
+        if !previous.scopes.isSubset(of: scopes) { return true }
+        guard let spaces else { return false }
+        guard let before = previous.spaces else { return true }
+        return !spaces.isSuperset(of: before)
     }
 }
 
