@@ -9,7 +9,7 @@ import { localTime, renderEntry, toCSV } from './timeline.js';
 const $ = (selector) => document.querySelector(selector);
 const EVENT_TYPES = ['work_session.created', 'work_session.updated', 'work_session.deleted', 'marker.created', 'marker.updated',
   'marker.deleted', 'marker_details.calculated', 'marker_details.updated', 'marker_details.deleted',
-  'work_session.lock_acquired', 'work_session.lock_extended', 'work_session.lock_released'];
+  'work_session.lock_acquired', 'work_session.lock_extended', 'work_session.lock_released', 'work_session.lock_broken'];
 
 const state = {
   sessionID: null,

@@ -113,6 +113,19 @@ public struct LockStore: Sendable {
         return value
         """
 
+    static let breakScript = """
+        local value = redis.call('GET', KEYS[1])
+        if not value then return nil end
+        redis.call('DEL', KEYS[1])
+        return value
+        """
+
+    /// Ends the lock whoever holds it (an administrator's `force`); the holding it ended, if any.
+    public func forceRelease(session: String) async throws -> Holding? {
+        let reply = try await redis.command(["EVAL", Self.breakScript, "1", Self.key(session)])
+        return reply.string.flatMap { Holding(record: $0, remainingMilliseconds: 0) }
+    }
+
     /// The released holding when `token` held the lock, else nil.
     public func release(session: String, token: String) async throws -> Holding? {
         let reply = try await redis.command(["EVAL", Self.releaseScript, "1", Self.key(session), token])

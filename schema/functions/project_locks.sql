@@ -27,7 +27,7 @@ BEGIN
             UPDATE session_locks
             SET expires_at = e.recorded_at + make_interval(secs => (e.data->>'ttl_seconds')::bigint)
             WHERE work_session_id = e.stream_id AND fencing_token = (e.data->>'fencing_token')::bigint;
-        WHEN 'work_session.lock_released' THEN
+        WHEN 'work_session.lock_released', 'work_session.lock_broken' THEN
             DELETE FROM session_locks
             WHERE work_session_id = e.stream_id AND fencing_token = (e.data->>'fencing_token')::bigint;
         ELSE

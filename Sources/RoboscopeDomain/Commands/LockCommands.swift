@@ -42,6 +42,15 @@ public enum LockCommands {
               context)
     }
 
+    /// An administrator broke `holder`'s lock: recorded like a release, under its own type.
+    public static func broken(
+        _ session: WorkSession, holder: String, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
+    ) -> AppendBatch {
+        audit(session, .workSessionLockBroken,
+              LockAudit(workSessionID: session.id, holder: holder, ttlSeconds: nil, enforce: enforce, fencingToken: fencingToken),
+              context)
+    }
+
     static func audit(_ session: WorkSession, _ type: EventType, _ data: LockAudit, _ context: CommandContext) -> AppendBatch {
         let stream = StreamRef(.workSessionLock, session.id)
         let event = PendingEvent(stream: stream, expectedVersion: .any, type: type, payload: .lock(data), metadata: context.metadata())

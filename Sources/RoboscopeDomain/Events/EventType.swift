@@ -21,11 +21,13 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     public static let workSessionLockAcquired = EventType("work_session.lock_acquired")
     public static let workSessionLockExtended = EventType("work_session.lock_extended")
     public static let workSessionLockReleased = EventType("work_session.lock_released")
+    /// An administrator ended another subject's lock (`DELETE /locks/{id}?force=true`).
+    public static let workSessionLockBroken = EventType("work_session.lock_broken")
 
     /// Every type the service writes.
     public static let all: [EventType] = [
         spaceCreated, spaceUpdated, spaceDeleted, workSessionCreated, workSessionUpdated, workSessionDeleted,
         markerCreated, markerUpdated, markerDeleted, markerDetailsCalculated, markerDetailsUpdated, markerDetailsDeleted,
-        workSessionLockAcquired, workSessionLockExtended, workSessionLockReleased,
+        workSessionLockAcquired, workSessionLockExtended, workSessionLockReleased, workSessionLockBroken,
     ]
 }

@@ -1,4 +1,4 @@
-/// The data of `work_session.lock_acquired`, `.lock_extended` and `.lock_released`, on the
+/// The data of `work_session.lock_acquired`, `.lock_extended`, `.lock_released` and `.lock_broken`, on the
 /// session's `work_session_lock` stream (so the session's own `version` is untouched).
 /// The fencing token of an acquisition is that event's version in the lock stream.
 public struct LockAudit: Hashable, Sendable {

@@ -60,6 +60,15 @@ struct LocksController {
     func release(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let sessionID = try input.pathID("work_session_id")
+        if try input.queryBool("force") == true {
+            // Whoever holds it, without its token: an administrator's (docs/security.md).
+            _ = try await input.fieldsIfAny()
+            try await requireVisible(.admin, sessionID, context)
+            return JSONResponse.make(try await services.sessionLocks.breakLock(
+                sessionID, session: try await services.reads.workSession(sessionID),
+                RequestIdentity.commandContext(request, context), claim: context.idempotency
+            ))
+        }
         let token = try LockCommands.token(try await input.fields())
         try await requireVisible(.write, sessionID, context)
         try await requireHolder(sessionID, context)

@@ -93,6 +93,25 @@ struct SessionLocks: Sendable {
         }
     }
 
+    /// An administrator ends the lock, whoever holds it and without its token; recorded
+    /// as `work_session.lock_broken` naming the holder it ended.
+    func breakLock(
+        _ sessionID: EntityID, session: WorkSession?, _ context: CommandContext, claim: IdempotencyClaim?
+    ) async throws -> StoredAnswer {
+        try await exclusively(claim) {
+            guard let broken = try await locks.forceRelease(session: sessionID.description) else {
+                return JSONResponse.answer(JSONValue.object(["released": .bool(false)]))
+            }
+            let answer = JSONResponse.answer(JSONValue.object(["released": .bool(true), "holder": .string(broken.holder)]))
+            if let session {
+                try await store.append(LockCommands.broken(
+                    session, holder: broken.holder, enforce: broken.enforce, fencingToken: broken.fencingToken, context
+                ), claim: claim, answer: answer)
+            }
+            return answer
+        }
+    }
+
     /// Runs `body` while no other request with the same key runs (409 otherwise), and
     /// only if the key has not been answered: Redis decides a lock step, so no append
     /// would refuse a retry before it acquired or released again.
