@@ -166,6 +166,17 @@ let package = Package(
             ]
         ),
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
+        // The token verifier on every refusal docs/security.md lists, with jwt-kit
+        // signing real ES256, RS256 and EdDSA tokens.
+        .testTarget(
+            name: "RoboscopeAuthTests",
+            dependencies: [
+                "RoboscopeAuth", "RoboscopeDomain",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // The gateway's and the pool's state machines, driven with a test clock: no
         // sockets, no threads, no sleeping.
         .testTarget(
