@@ -158,7 +158,7 @@ actor ApplyRun {
         case .versionConflict(let current, let text):
             return "{\"error\":{\"code\":\"version_conflict\",\"current_version\":\(current.map(String.init) ?? "null"),\"message\":\(quoted(text))}}"
         case .invalid(_, let text), .badRequest(_, let text), .notFound(let text), .alreadyExists(_, let text),
-             .idempotencyKeyReused(let text), .unauthorized(let text), .forbidden(let text), .http(_, _, let text):
+             .idempotencyKeyReused(let text), .unauthorized(let text), .forbidden(_, let text), .http(_, _, let text):
             message = text
         default:
             message = "\(error)"

@@ -158,3 +158,66 @@ import RoboscopeKit
         }
     }
 }
+
+/// A followed topic keeps its socket's token fresh with the `auth` op, without reconnecting.
+@Suite struct LiveTokenRefreshTests {
+    let service = InMemoryService()
+    let clock = ManualClock()
+
+    /// An unsigned JWT expiring at `exp` (the in-memory service reads, not checks, it).
+    static func jwt(exp: Date, serial: Int) -> String {
+        func part(_ object: [String: Any]) -> String {
+            (try! JSONSerialization.data(withJSONObject: object, options: .sortedKeys)).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        return part(["alg": "HS256"]) + "." + part(["sub": "tester", "exp": exp.timeIntervalSince1970, "jti": serial]) + ".sig"
+    }
+
+    @Test func theTokenIsRefreshedOnTheOpenSocketBeforeItExpires() async throws {
+        let session = await service.addWorkSession().id
+        let fetches = Counter()
+        let clock = clock
+        let provider = RefreshingTokenProvider(refreshMargin: .seconds(10), clock: clock) {
+            let serial = await fetches.increment()
+            return (Self.jwt(exp: await clock.now().addingTimeInterval(100), serial: serial), await clock.now().addingTimeInterval(100))
+        }
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, tokenProvider: provider,
+            reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
+            http: service.http, webSocket: service.webSocket, clock: clock
+        ))
+        let log = EventLog()
+        let task = log.consume(client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0)))
+        defer { task.cancel() }
+        try await within { await log.waitForEvents(1) }
+        // The refresher sleeps 80 s (80 % of the token's 100 s); three rounds of it.
+        for round in 1...3 {
+            await clock.waitForSleepers()
+            await clock.advanceToNextSleep()
+            try await within(10, "refresh \(round)") {
+                while await service.webSocketTokens.count < round + 1 { await Task.yield() }
+            }
+        }
+        let tokens = await service.webSocketTokens
+        #expect(tokens.map(\.upgrade) == [true, false, false, false], "one upgrade, then auth ops on the same socket")
+        #expect(Set(tokens.map(\.token)).count == 4, "each refresh sends a new token")
+        #expect(await service.webSocketConnects == 1, "never reconnected")
+        await service.externalCreate(in: session, label: "after the refreshes")
+        try await within { await log.waitForEvents(3) }
+    }
+
+    @Test func aTokenWithoutExpiryIsNeverRefreshed() async throws {
+        let session = await service.addWorkSession().id
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, tokenProvider: StaticTokenProvider("api-token-without-exp"),
+            http: service.http, webSocket: service.webSocket, clock: clock
+        ))
+        let log = EventLog()
+        let task = log.consume(client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0)))
+        defer { task.cancel() }
+        try await within { await log.waitForEvents(1) }
+        #expect(await clock.sleeping == 0, "nothing scheduled")
+        #expect(await service.webSocketTokens.map(\.token) == ["api-token-without-exp"])
+    }
+}
+

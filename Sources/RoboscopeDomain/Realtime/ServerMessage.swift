@@ -55,6 +55,10 @@ public enum ServerMessage {
             writer.key("message"); writer.value(error.message)
             if let field = error.field { writer.key("field"); writer.value(field) }
             if let topic { writer.key("topic"); writer.value(topic) }
+            // What REST puts next to the message too (`scope_needed`, ...).
+            for key in error.details.keys.sorted() where !["op", "code", "message", "field", "topic"].contains(key) {
+                writer.key(key); writer.value(error.details[key]!)
+            }
         }
     }
 

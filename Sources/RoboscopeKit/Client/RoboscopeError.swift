@@ -20,7 +20,9 @@ public enum RoboscopeError: Error, Sendable, Equatable {
     /// 409 `idempotency_key_in_progress`): retry after `retryAfter` seconds.
     case unavailable(retryAfter: Double?, message: String)
     case unauthorized(message: String)
-    case forbidden(message: String)
+    /// The token lacks a scope (403 `forbidden`): `scopeNeeded` names it (`write`,
+    /// `admin`, `audit`, ...), or the token no longer covers a topic (WebSocket).
+    case forbidden(scopeNeeded: String?, message: String)
     case rateLimited(retryAfter: Double?)
     /// Any other status.
     case http(status: Int, code: String?, message: String)
@@ -54,7 +56,7 @@ public enum RoboscopeError: Error, Sendable, Equatable {
         case (422, _): return .invalid(field: error?.field, message: message)
         case (400, _): return .badRequest(field: error?.field, message: message)
         case (401, _): return .unauthorized(message: message)
-        case (403, _): return .forbidden(message: message)
+        case (403, _): return .forbidden(scopeNeeded: error?.scopeNeeded, message: message)
         case (404, _): return .notFound(message: message)
         case (429, _): return .rateLimited(retryAfter: retryAfter)
         case (503, _), (502, _), (504, _): return .unavailable(retryAfter: retryAfter, message: message)
@@ -71,9 +73,11 @@ public enum RoboscopeError: Error, Sendable, Equatable {
             var holder: String?
             var fencingToken: Int64?
             var expiresAt: String?
+            var scopeNeeded: String?
 
             enum CodingKeys: String, CodingKey {
                 case code, message, field, holder
+                case scopeNeeded = "scope_needed"
                 case currentVersion = "current_version"
                 case fencingToken = "fencing_token"
                 case expiresAt = "expires_at"

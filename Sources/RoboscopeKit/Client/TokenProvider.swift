@@ -6,6 +6,39 @@ public protocol TokenProvider: Sendable {
     func token() async throws -> String
     /// The server refused the last token (401): the next `token()` must not return it.
     func invalidate() async
+    /// A token fetched now, not a cached one: a live connection calls it before its
+    /// token expires and sends the result with the `auth` op. By default,
+    /// `invalidate()` then `token()`.
+    func freshToken() async throws -> String
+}
+
+extension TokenProvider {
+    public func freshToken() async throws -> String {
+        await invalidate()
+        return try await token()
+    }
+}
+
+/// When a JWT says it expires (its `exp` claim), read without verifying: the kit only
+/// schedules its refresh by it; the server does the checking.
+public enum TokenExpiry {
+    /// nil for a token that is not a JWT or has no numeric `exp` (an API token).
+    public static func of(_ token: String) -> Date? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64),
+              let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let exp = claims["exp"] as? Double else { return nil }
+        return Date(timeIntervalSince1970: exp)
+    }
+
+    /// When to refresh a token expiring at `expiry`, seen at `now`: after 80 % of the
+    /// lifetime left, and at least a second from now.
+    static func refreshDelay(expiry: Date, now: Date) -> Duration {
+        .milliseconds(Int64(max(1, expiry.timeIntervalSince(now) * 0.8) * 1000))
+    }
 }
 
 /// A fixed token (an API token that does not expire).

@@ -121,6 +121,8 @@ actor TopicFollower {
         var headers: [String: String] = [:]
         if let provider = client.configuration.tokenProvider { headers["Authorization"] = "Bearer \(try await provider.token())" }
         let connection = try await client.configuration.webSocket.connect(to: url, headers: headers)
+        let refresher = headers["Authorization"].flatMap { refreshTokens(on: connection, from: String($0.dropFirst("Bearer ".count))) }
+        defer { refresher?.cancel() }
         // The connection ends with this function, however it ends; a cancelled consumer
         // closes it at once (a pending receive then throws).
         do {
@@ -134,6 +136,31 @@ actor TopicFollower {
             throw error
         }
         await connection.close()
+    }
+
+    /// Keeps the connection's token fresh without reconnecting: after 80 % of its
+    /// lifetime, a fresh token from the provider goes out in an `auth` op. Stops when the
+    /// provider cannot give a newer token (the server closes with 4001 at expiry, and the
+    /// reconnect asks the provider again).
+    private nonisolated func refreshTokens(on connection: any WebSocketConnection, from token: String) -> Task<Void, Never>? {
+        guard let provider = client.configuration.tokenProvider, var expiry = TokenExpiry.of(token) else { return nil }
+        let clock = client.configuration.clock
+        return Task {
+            var current = token
+            while !Task.isCancelled {
+                let now = await clock.now()
+                guard expiry > now else { return }
+                do { try await clock.sleep(for: TokenExpiry.refreshDelay(expiry: expiry, now: now)) } catch { return }
+                guard let fresh = try? await provider.freshToken(), fresh != current, let next = TokenExpiry.of(fresh), next > expiry else {
+                    return
+                }
+                let message = JSONValue.object(["op": "auth", "token": .string(fresh)])
+                guard let text = try? String(decoding: WireCoding.encoder().encode(message), as: UTF8.self),
+                      (try? await connection.send(text)) != nil else { return }
+                current = fresh
+                expiry = next
+            }
+        }
     }
 
     private func follow(on connection: any WebSocketConnection, onLive: () -> Void) async throws {
@@ -158,6 +185,11 @@ actor TopicFollower {
                 guard var event = try? WireCoding.decoder().decode(TopicEvent.self, from: Data(text.utf8)) else { continue }
                 event.raw = text
                 try await receive(event)
+            case "authenticated":
+                continue
+            case "unsubscribed" where message["reason"]?.stringValue == "forbidden":
+                // A refreshed token no longer covers the topic.
+                throw Ending.fatal(.forbidden(scopeNeeded: nil, message: "the token no longer covers \(topic)"))
             case "presence":
                 let users = message["users"].flatMap { value -> [String]? in
                     if case .array(let items) = value { return items.compactMap(\.stringValue) } else { return nil }
@@ -167,7 +199,10 @@ actor TopicFollower {
                 switch message["code"]?.stringValue {
                 case "too_far_behind": throw Ending.tooFarBehind
                 case "not_found": throw Ending.fatal(.notFound(message: message["message"]?.stringValue ?? "\(topic) not found"))
-                case "unauthorized", "forbidden": throw Ending.fatal(.unauthorized(message: message["message"]?.stringValue ?? ""))
+                case "unauthorized": throw Ending.fatal(.unauthorized(message: message["message"]?.stringValue ?? ""))
+                case "forbidden":
+                    throw Ending.fatal(.forbidden(scopeNeeded: message["scope_needed"]?.stringValue,
+                                                  message: message["message"]?.stringValue ?? ""))
                 case "invalid_field", "malformed_request":
                     throw Ending.fatal(.badRequest(field: message["field"]?.stringValue, message: message["message"]?.stringValue ?? ""))
                 default: throw Ending.dropped

@@ -47,6 +47,11 @@ public actor InMemoryService {
     public private(set) var requests: [HTTPRequestData] = []
     /// Subscriptions received (topic and `since`), in order.
     public private(set) var subscriptions: [(topic: String, since: Int64?)] = []
+    /// Bearer tokens received over WebSocket, in order: at an upgrade (`upgrade: true`)
+    /// or in an `auth` op on an open connection.
+    public private(set) var webSocketTokens: [(token: String, upgrade: Bool)] = []
+    /// WebSocket connections opened so far.
+    public private(set) var webSocketConnects = 0
 
     /// An empty service: add work sessions with `addWorkSession`.
     public init() {}
@@ -331,8 +336,12 @@ public actor InMemoryService {
         connections.values.filter { subscribed[$0.id]?.contains(topic) == true }
     }
 
-    func connect() throws -> InMemoryWebSocketConnection {
+    func connect(headers: [String: String]) throws -> InMemoryWebSocketConnection {
         guard reachable else { throw RoboscopeError.transport("the in-memory service is unreachable") }
+        if let authorization = headers["Authorization"], authorization.hasPrefix("Bearer ") {
+            webSocketTokens.append((String(authorization.dropFirst("Bearer ".count)), true))
+        }
+        webSocketConnects += 1
         nextConnection += 1
         let connection = InMemoryWebSocketConnection(id: nextConnection, service: self)
         connections[nextConnection] = connection
@@ -340,8 +349,15 @@ public actor InMemoryService {
     }
 
     func received(_ text: String, on connection: InMemoryWebSocketConnection) {
-        guard let message = try? WireCoding.decoder().decode(JSONValue.self, from: Data(text.utf8)),
-              message["op"]?.stringValue == "subscribe", let topic = message["topic"]?.stringValue else {
+        let message = try? WireCoding.decoder().decode(JSONValue.self, from: Data(text.utf8))
+        if message?["op"]?.stringValue == "auth", let token = message?["token"]?.stringValue {
+            // Any token is accepted; the tests look at which ones came.
+            webSocketTokens.append((token, false))
+            let expiry = TokenExpiry.of(token).map { "\"\(ISO8601DateFormatter().string(from: $0))\"" } ?? "null"
+            connection.push(#"{"op":"authenticated","subject":"tester","tenant":"default","expires_at":\#(expiry)}"#)
+            return
+        }
+        guard let message, message["op"]?.stringValue == "subscribe", let topic = message["topic"]?.stringValue else {
             connection.push(#"{"op":"error","code":"malformed_request","message":"not understood"}"#)
             return
         }
@@ -413,7 +429,7 @@ struct InMemoryWebSocketTransport: WebSocketTransport {
     let service: InMemoryService
 
     func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
-        try await service.connect()
+        try await service.connect(headers: headers)
     }
 }
 

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import RoboscopeKit
+
+/// RoboscopeKit against the real gateway with short-lived tokens: a followed topic
+/// refreshes its token on the open socket (the `auth` op) and never reconnects.
+@Suite struct KitTokenRefreshEndToEndTests {
+    /// Tokens of three seconds; the gateway (leeway 0) would close a socket that kept one longer.
+    actor ShortTokens {
+        private(set) var issued = 0
+        func next() throws -> (token: String, expiresAt: Date) {
+            issued += 1
+            let expiry = Date().addingTimeInterval(3)
+            return (try Tokens.jwt(["sub": "kit-device", "tenant": "acme", "scope": "admin", "exp": expiry.timeIntervalSince1970,
+                                    "jti": "\(issued)"]), expiry)
+        }
+    }
+
+    @Test func aFollowedTopicRefreshesItsTokenWithoutReconnecting() async throws {
+        let server = try await GatewayAuthenticationTests.shared.get().server
+        let tokens = ShortTokens()
+        let provider = RefreshingTokenProvider(refreshMargin: .milliseconds(500)) { try await tokens.next() }
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, tokenProvider: provider))
+        let space = try await client.createSpace(NewSpace(key: "kit-auth-\(UUID())", name: "Kit"))
+        let session = try await client.createWorkSession(NewWorkSession(spaceID: space.id))
+        let live = client.follow(.workSession(session.id), from: TopicCursor(position: 0, topicSeq: 0))
+        let states = Task {
+            var seen: [ConnectionState] = []
+            for await state in live.states { seen.append(state) }
+            return seen
+        }
+        let events = Task {
+            var types: [String] = []
+            for try await event in live.events {
+                types.append(event.type)
+                if event.type == "marker.created" { break }
+            }
+            return types
+        }
+        // Three token lifetimes: at least two refreshes went out on the socket.
+        try await eventually("the kit refreshed its token twice", within: 15) { await tokens.issued >= 4 }
+        let marker = NewMarker(workSessionID: session.id, label: "after refreshes", corners: [
+            Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
+        _ = try await client.createMarker(marker)
+        let types = try await events.value
+        #expect(types.first == "work_session.created")
+        #expect(types.last == "marker.created")
+        // The follower runs while `live` lives: stop reading its states to look at them.
+        states.cancel()
+        let seen = await states.value
+        #expect(seen == [.connecting, .live], "one connection, never dropped: \(seen)")
+    }
+}
