@@ -30,7 +30,8 @@ struct Connection: ParsableArguments {
     }
 
     func client(webSocketURL: URL? = nil) -> RoboscopeClient {
-        let token = token ?? ProcessInfo.processInfo.environment["ROBOSCOPE_TOKEN"]
+        // An empty variable is no token (not an empty bearer).
+        let token = (token ?? ProcessInfo.processInfo.environment["ROBOSCOPE_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
         return RoboscopeClient(RoboscopeConfiguration(
             baseURL: URL(string: url)!, webSocketURL: webSocketURL, userID: user,
             tokenProvider: token.map { StaticTokenProvider($0) }
