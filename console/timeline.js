@@ -29,7 +29,8 @@ export function renderEntry(entry) {
   head.append(what, when);
   const who = document.createElement('div');
   who.className = 'entry-who';
-  who.textContent = `by ${entry.actor} · device ${entry.client?.user_agent ?? 'unknown'} · from ${entry.client?.address ?? 'unknown'}`
+  const principal = entry.tenant ? ` (${entry.tenant}${entry.scope ? `, scope ${entry.scope}` : ''})` : '';
+  who.textContent = `by ${entry.actor}${principal} · device ${entry.client?.user_agent ?? 'unknown'} · from ${entry.client?.address ?? 'unknown'}`
     + ` · request ${entry.request_id}${entry.client_mutation_id ? ` · mutation ${entry.client_mutation_id}` : ''}`;
   item.append(head, who);
   const fields = Object.entries(entry.changes ?? {});
@@ -63,8 +64,9 @@ export function renderEntry(entry) {
 export function toCSV(entries) {
   const quote = (value) => `"${String(value ?? '').replace(/"/g, '""')}"`;
   const header = ['position', 'recorded_at_utc', 'actor', 'user_agent', 'address', 'request_id', 'client_mutation_id',
-    'type', 'entity_type', 'entity_id', 'version', 'changes'];
+    'type', 'entity_type', 'entity_id', 'version', 'changes', 'tenant', 'scope'];
   const rows = entries.map((e) => [e.position, e.recorded_at, e.actor, e.client?.user_agent, e.client?.address, e.request_id,
-    e.client_mutation_id, e.type, e.entity.type, e.entity.id, e.version, JSON.stringify(e.changes)].map(quote).join(','));
+    e.client_mutation_id, e.type, e.entity.type, e.entity.id, e.version, JSON.stringify(e.changes), e.tenant,
+    e.scope].map(quote).join(','));
   return [header.join(','), ...rows].join('\r\n') + '\r\n';
 }

@@ -301,12 +301,18 @@ def main():
                    {"token": "writer-token-0123456789abcdef", "subject": "ana", "tenant": "default", "scope": "write"}], tokens)
         tokens.close()
         secured = Server(args.binary, database_url, "--auth-tokens-file", tokens.name)
+        # A change made with a token: its entry names the tenant and the scopes it was made with.
+        secured.call("POST", "/markers", {"work_session_id": session, "label": "with a token", **quad(6, 1)},
+                     token="writer-token-0123456789abcdef")
         driver = browser()
         driver.get(f"{secured.base}/console?session={session}")
         wait(driver, lambda d: d.find_element(By.ID, "token-dialog").get_attribute("open") is not None, "the page asks for a token")
         driver.find_element(By.ID, "token-input").send_keys("investigator-token-0123456789")
         driver.find_element(By.ID, "token-ok").click()
-        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")) >= 12, "with the token the timeline loads")
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")) >= 13, "with the token the timeline loads")
+        who = [element.text for element in driver.find_elements(By.CSS_SELECTOR, "#timeline li[data-position] .entry-who")]
+        check(any(text.startswith("by ana (default, scope read write)") for text in who),
+              f"the entry made with a token shows its tenant and scope: {who[-3:]}")
         driver.quit()
 
         # Tablet width: both panels fit without sideways scrolling.

@@ -31,6 +31,10 @@ extension AuditEntry: JSONWritable {
             writer.key("position"); writer.value(position)
             writer.key("recorded_at"); writer.value(recordedAt)
             writer.key("actor"); writer.value(metadata.actor)
+            // Rule 7 of docs/security.md: whose organization, with which scopes (null
+            // for changes made without authentication before tenancy, or by the system).
+            writer.key("tenant"); writer.value(metadata.tenant)
+            writer.key("scope"); writer.value(metadata.scope)
             writer.key("request_id"); writer.value(metadata.requestID)
             writer.key("correlation_id"); writer.value(metadata.correlationID)
             writer.key("causation_id"); writer.value(metadata.causationID?.description)
