@@ -21,6 +21,9 @@ struct Replay: AsyncParsableCommand {
     @Option(name: .customLong("space"), help: "Only this space, its work sessions and their markers.")
     var space: String?
 
+    @Option(name: .customLong("tenant"), help: "Only the spaces of this tenant (and what is under them).")
+    var tenant: String?
+
     @Option(name: .customLong("format"), help: "json or table (default json).")
     var format: Format = .json
 
@@ -29,6 +32,8 @@ struct Replay: AsyncParsableCommand {
         if workSession != nil && space != nil { throw ValidationError("give --work-session or --space, not both") }
         if let workSession, EntityID(workSession) == nil { throw ValidationError("--work-session must be a UUID") }
         if let space, EntityID(space) == nil { throw ValidationError("--space must be a UUID") }
+        if let tenant, !TenantName.isValid(tenant) { throw ValidationError("--tenant must be 1 to 128 characters of A-Z a-z 0-9 . _ : -") }
+        if tenant != nil && workSession != nil { throw ValidationError("give --work-session or --tenant, not both") }
     }
 
     func run() async throws {
@@ -44,12 +49,14 @@ struct Replay: AsyncParsableCommand {
                 let session = try await travel.workSession(EntityID(workSession)!, asOf: moment)
                 state.sessions = [(session, try await travel.markers(workSessionID: session.id, asOf: moment))]
             } else {
-                let spaces: [Space]
+                var spaces: [Space]
                 if let space {
                     spaces = [try await travel.space(EntityID(space)!, asOf: moment)]
                 } else {
                     spaces = try await travel.spaces(asOf: moment)
                 }
+                // A space's tenant never changes: filtering the replayed spaces is exact.
+                spaces = spaces.filter { tenant == nil || $0.tenant == tenant }
                 for space in spaces {
                     var sessions: [(WorkSession, [MarkerWithDetails])] = []
                     for session in try await travel.workSessions(spaceID: space.id, asOf: moment) {

@@ -46,7 +46,7 @@ struct ReplayedState: JSONWritable {
             }
         }
         for (space, sessions) in spaces {
-            lines.append("space \(space.id)  \(space.key)  \(space.name)  v\(space.version)")
+            lines.append("space \(space.id)  \(space.key)  \(space.name)  tenant \(space.tenant ?? "-")  v\(space.version)")
             add(sessions, indent: "  ")
         }
         add(self.sessions, indent: "")

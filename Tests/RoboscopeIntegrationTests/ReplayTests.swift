@@ -38,6 +38,14 @@ import RoboscopeDomain
                                                  "--work-session", sessionID, "--format", "table"])
         #expect(table.output.contains("marker \(Fixtures.id(first))  one, moved  v2"), "\(table.output)")
 
+        // By tenant: the space is the default tenant's (no authentication), and no one else's.
+        let ours = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
+                                                "--tenant", "default", "--format", "table"])
+        #expect(ours.output.contains("space \(Fixtures.id(space))  \(space["key"]!.string!)  Test space  tenant default  v1"), "\(ours.output)")
+        let theirs = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "2100-01-01T00:00:00Z",
+                                                  "--tenant", "globex"])
+        #expect(try JSONParser.parse(Array(theirs.output.utf8))["spaces"] == [])
+
         let missing = try await CommandRunner.roboscope(["replay", "--database-url", url, "--until", "0", "--work-session", sessionID])
         #expect(missing.status == 1)
         #expect(missing.output.contains("did not exist yet"))
