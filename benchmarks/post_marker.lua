@@ -8,6 +8,8 @@ for id in string.gmatch(os.getenv("BENCH_SESSION_IDS") or os.getenv("BENCH_SESSI
     sessions[#sessions + 1] = id
 end
 local headers = {["Content-Type"] = "application/json", ["X-User-Id"] = "bench"}
+-- A server with authentication on: BENCH_AUTHORIZATION is the whole header value.
+if os.getenv("BENCH_AUTHORIZATION") then headers["Authorization"] = os.getenv("BENCH_AUTHORIZATION") end
 local keyed = os.getenv("BENCH_IDEMPOTENCY_KEYS") == "1"
 local key_prefix = string.format("bench-%d-%s-", os.time(), tostring(headers):sub(8))
 local sent = 0

@@ -175,6 +175,36 @@ def reads(r, data):
                  f"p99 {data['p99_ms']['median']:.1f} ms", "none set", None)
 
 
+def authorization(r, data):
+    r.add("## Authorization's price", "")
+    if not data:
+        return r.missing("auth", "deploy/local/bench auth")
+    rounds = data["rounds"]
+    def row(name, label, unit):
+        off = [x["off"][name] for x in rounds]
+        on = [x["on"][name] for x in rounds]
+        ratios = [x["ratio"][name] for x in rounds if name in x["ratio"]]
+        span = lambda v: {"min": min(v), "median": statistics.median(v), "max": max(v)}
+        r.add(f"| {label} | {spread(span(off))} {unit} | {spread(span(on))} {unit} | "
+              f"{spread(span(ratios), '{:.3f}')} |")
+        return ratios
+    r.add(machine_line(data) + f" Two servers on one database, one with authentication off and one with it on "
+          f"(ES256 tokens from a JWK Set file, a tenant, the admin scope), the same load on each in alternating runs of "
+          f"one round: {data['repeat']} rounds of {data['seconds_per_run']} s per load; median [min-max].", "",
+          "| load | off | on | on/off, per round |", "| --- | --- | --- | --- |")
+    targets = [("write path, 32 clients", row("write_rps", "write path (POST /markers, 32 clients, keyed)", "requests/s")),
+               (f"list of {data['markers']} markers", row("list_rps", f"list of {data['markers']} markers (8 clients)", "requests/s")),
+               (f"fan-out to {data['subscribers']} subscribers",
+                row("fanout_messages_per_second", f"fan-out to {data['subscribers']} subscribers (4 writers flat out)", "messages/s"))]
+    r.add("", "With authentication on, each HTTP request verifies its token (jwt-kit, ES256) and checks the entity's "
+          "place (a bounded cache); a WebSocket verifies once per upgrade or `auth` op, and fan-out checks nothing "
+          "per event (the subscription was checked when granted).", "")
+    for label, ratios in targets:
+        if ratios:
+            r.target(f"authorization: {label}, on/off", f"{statistics.median(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]",
+                     "≥ 0.95", statistics.median(ratios) >= 0.95)
+
+
 def presence(r, data):
     r.add("## Presence heartbeats and locks", "")
     if not data:
@@ -616,7 +646,8 @@ def main():
 
     r = Report(args.results, args.plots, args.out)
     sections = Report(args.results, args.plots, args.out)
-    for build, name in ((write_path, "write_path"), (reads, "reads"), (presence, "presence_locks"), (gateway, "gateway"),
+    for build, name in ((write_path, "write_path"), (reads, "reads"), (authorization, "auth"),
+                        (presence, "presence_locks"), (gateway, "gateway"),
                         (replay, "investigations"), (growth, "growth"), (hot_plans, "hot_plans"), (sync, "sync"), (soak, "soak")):
         build(sections, load(args.results, name))
     r.targets = sections.targets

@@ -22,11 +22,16 @@ struct LoadOptions: Sendable {
     /// Open, subscribe, hold idle this long, and report instead of writing.
     var holdOnly = false
     var serverPID: Int32 = 0
+    /// A bearer token for the upgrades and the writes (a server with authentication on).
+    var token: String?
+
+    /// The header line carrying `token`, or nothing.
+    var authorizationLine: String { token.map { "Authorization: Bearer \($0)\r\n" } ?? "" }
 
     static let usage = """
         gateway-load --mode gateway|reference|presence --ws-port P [--ws-path /api/v1/ws] --http-port P
                      --connections N [--threads T] [--session UUID[,UUID...]] [--rate R] [--writers W]
-                     [--seconds S] [--hold] [--server-pid PID]
+                     [--seconds S] [--hold] [--server-pid PID] [--token JWT]
         Opens N WebSocket connections (in gateway mode each subscribed to one of the
         sessions, in turn), posts writes over HTTP (spread over the sessions in turn), and
         prints one JSON object: delivery latency from the HTTP response to receipt at
@@ -55,6 +60,7 @@ struct LoadOptions: Sendable {
             case "--writers": options.writers = max(1, Int(value) ?? 1)
             case "--seconds": options.seconds = Double(value) ?? 0
             case "--server-pid": options.serverPID = Int32(value) ?? 0
+            case "--token": options.token = value
             default: return nil
             }
         }

@@ -68,7 +68,7 @@ final class Subscribers: Sendable {
         guard let fd = Blocking.connect(port: options.wsPort) else { return nil }
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n" + options.authorizationLine + "\r\n"
         guard Blocking.writeAll(fd, Array(request.utf8)),
               let (head, end) = Blocking.readUntil(fd, { UpgradeParser.headEnd($0) }),
               head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count else {
