@@ -160,3 +160,48 @@ actor ConflictBox {
     private(set) var report: ConflictReport?
     func keep(_ report: ConflictReport) { self.report = report }
 }
+
+/// A cached session the server says is gone (deleted, or no longer visible to the token):
+/// the cache is dropped, unsent writes are reported as refused, and nothing hangs.
+@Suite struct OfflineGoneTests {
+    let service = InMemoryService()
+    let clock = ManualClock()
+
+    @Test func aSessionThatVanishesIsDroppedAndItsWritesReported() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let store = try OfflineStore(path: nil)
+        let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
+        try await offline.refresh()
+        #expect(try store.cursor(for: .workSession(session)) != nil, "cached")
+        await service.setReachable(false)
+        try await offline.create(NewMarker(workSessionID: session, label: "made offline", corners: OfflineTests.quad(0)))
+        await service.forget(session)
+        await service.setReachable(true)
+        let collected = Task {
+            var seen: [OutboxReport] = []
+            for await report in offline.reports {
+                seen.append(report)
+                if case .gone = report { break }
+            }
+            return seen
+        }
+        await offline.start()
+        try await within(10, "the session to be found gone") {
+            while await offline.gone == nil {
+                await clock.advanceToNextSleep()
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        let seen = await collected.value
+        #expect(seen.count == 2, "\(seen)")
+        guard case .refused(let write, _)? = seen.first else { throw Timeout(description: "no refused report: \(seen)") }
+        #expect(write.method == "POST")
+        guard case .gone(let id, .notFound)? = seen.last else { throw Timeout(description: "no gone report: \(seen)") }
+        #expect(id == session)
+        #expect(try store.pending().isEmpty, "the outbox holds nothing of it")
+        #expect(try store.cursor(for: .workSession(session)) == nil, "the cache is dropped")
+        #expect(await offline.markers(refresh: false).value.isEmpty)
+        await #expect(throws: RoboscopeError.self) { try await offline.synchronized() }
+    }
+}

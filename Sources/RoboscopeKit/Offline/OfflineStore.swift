@@ -47,6 +47,19 @@ public final class OfflineStore: Sendable {
         }
     }
 
+    /// Drops everything stored of `topic`: its entities, its cursor and its outbox entries
+    /// (the server says it is gone). Returns the outbox entries it dropped.
+    @discardableResult
+    public func forget(topic: Topic) throws -> [PendingWrite] {
+        let dropped = try pending(topic: topic.description)
+        try database.write { db in
+            try db.execute(sql: "DELETE FROM entities WHERE topic = ?", arguments: [topic.description])
+            try db.execute(sql: "DELETE FROM cursors WHERE topic = ?", arguments: [topic.description])
+            try db.execute(sql: "DELETE FROM outbox WHERE topic = ?", arguments: [topic.description])
+        }
+        return dropped
+    }
+
     /// Moves the stored cursor of `topic` (entities are moved with it by the session).
     public func setCursor(_ cursor: TopicCursor, for topic: Topic) throws {
         try database.write { db in try Self.setCursor(cursor, topic, db) }

@@ -70,6 +70,10 @@ public actor OfflineWorkSession {
     private let reportsContinuation: AsyncStream<OutboxReport>.Continuation
     /// How the session's live connection stands.
     public private(set) var connection: ConnectionState = .offline
+    /// Why the session is gone, once the server says so: deleted, or not visible to the
+    /// token any more (`notFound`, `forbidden`). The store no longer holds it, its unsent
+    /// writes were reported as refused, and nothing more is sent or followed.
+    public private(set) var gone: RoboscopeError?
 
     /// The session `workSessionID`, kept in `store`; `resolver` decides version conflicts.
     public init(client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins) {
@@ -124,7 +128,14 @@ public actor OfflineWorkSession {
     }
 
     private func refresh(using client: RoboscopeClient) async throws {
-        let snapshot = try await client.workSession(workSessionID)
+        if let gone { throw gone }
+        let snapshot: Snapshot<WorkSession>
+        do {
+            snapshot = try await client.workSession(workSessionID)
+        } catch let error as RoboscopeError {
+            if Self.meansGone(error) { vanished(error) }
+            throw error
+        }
         let page = try await client.markers(workSessionID: workSessionID)
         var markers = page.items
         var next = page
@@ -176,6 +187,7 @@ public actor OfflineWorkSession {
     public func synchronized() async throws {
         while true {
             try Task.checkCancellation()
+            if let gone { throw gone }
             if try store.pending(topic: topic.description).isEmpty {
                 let cursor = try store.cursor(for: topic) ?? TopicCursor()
                 let ahead = try await client.changes(topic, since: cursor.position, limit: 1)
@@ -199,12 +211,34 @@ public actor OfflineWorkSession {
             do {
                 for try await event in live.events { try apply(event) }
             } catch {
-                // The session is gone (not found): nothing more to follow.
+                // The topic's stream ends only when the session is gone (not found, or
+                // the token no longer covers it).
                 states.cancel()
+                if let error = error as? RoboscopeError, Self.meansGone(error) { vanished(error) }
                 return
             }
             states.cancel()
         }
+    }
+
+    /// Whether an answer about the session itself means it is gone for this client.
+    static func meansGone(_ error: RoboscopeError) -> Bool {
+        switch error {
+        case .notFound, .forbidden: return true
+        default: return false
+        }
+    }
+
+    /// The server says the session is gone: the cache is dropped, each unsent write is
+    /// reported as refused (it can never apply), the app is told, and both loops stop.
+    private func vanished(_ error: RoboscopeError) {
+        guard gone == nil else { return }
+        gone = error
+        let dropped = (try? store.forget(topic: topic)) ?? []
+        for write in dropped { reportsContinuation.yield(.refused(write, error)) }
+        reportsContinuation.yield(.gone(workSessionID: workSessionID, error))
+        stop()
+        notifyChanged()
     }
 
     private func connectionChanged(_ state: ConnectionState) {
@@ -331,6 +365,9 @@ public actor OfflineWorkSession {
 public enum OutboxReport: Sendable {
     case conflict(ConflictReport, resolution: String)
     case refused(PendingWrite, RoboscopeError)
+    /// The session is gone (deleted, or no longer visible to the token): its cache was
+    /// dropped, and each unsent write came before this as `refused`.
+    case gone(workSessionID: UUID, RoboscopeError)
 }
 
 /// A stored `NewMarker` read back, shown as the marker it will become.

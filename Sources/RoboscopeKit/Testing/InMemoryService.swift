@@ -121,6 +121,17 @@ public actor InMemoryService {
                 version: marker.version, actor: actor, key: nil, data: Self.json(marker))
     }
 
+    /// The session disappears for the client: deleted with its markers, or no longer
+    /// visible to its token. Reads of it answer 404, subscriptions `not_found`, and open
+    /// subscriptions to it end.
+    public func forget(_ session: UUID) {
+        sessions[session] = nil
+        markers = markers.filter { $0.value.workSessionID != session }
+        let name = Topic.workSession(session).description
+        topics[name] = nil
+        for connection in subscribers(of: name) { connection.end() }
+    }
+
     /// Another client takes the session's lock over (the current holder's extensions fail).
     public func takeOverLock(_ session: UUID, holder: String = "other") {
         fencing += 1
@@ -364,7 +375,8 @@ public actor InMemoryService {
         let since = message["since"]?.integerValue
         subscriptions.append((topic, since))
         let events = topics[topic] ?? []
-        if since == nil, events.isEmpty {
+        // As the gateway does: a topic with no events is unknown, with or without `since`.
+        if events.isEmpty {
             connection.push(#"{"op":"error","code":"not_found","message":"\#(topic) not found","topic":"\#(topic)"}"#)
             return
         }
