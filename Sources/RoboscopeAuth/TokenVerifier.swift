@@ -14,6 +14,12 @@ public final class TokenVerifier: Sendable {
     /// SHA-256 (hex) of each static token → its principal.
     let staticTokens: [String: Principal]
     private let keys: Mutex<VerificationKeys>
+    /// JWTs already verified, with their principals: a device sends the same token with
+    /// every request until it refreshes it, and a signature checked once need not be
+    /// checked again. Each use still checks `exp`; a new key set empties it (a key taken
+    /// out of the set takes its tokens with it). Bounded: a full cache starts afresh.
+    private let verified = Mutex<[String: Principal]>([:])
+    public static let verifiedCacheLimit = 10_000
     /// Asked for fresh keys when a token names a `kid` the set lacks (rate limited by the source).
     public let keySource: KeySetSource?
 
@@ -33,6 +39,7 @@ public final class TokenVerifier: Sendable {
     /// Replaces the JWK Set's keys (the secret stays): a reload that read a good set.
     public func replaceKeySet(_ set: KeySet) {
         keys.withLock { $0.byKID = set.keys }
+        verified.withLock { $0.removeAll() }
     }
 
     /// The principal of an `Authorization` header value.
@@ -71,6 +78,15 @@ public final class TokenVerifier: Sendable {
             throw AuthenticationFailure("token holds bytes that are not printable ASCII")
         }
         if let principal = staticTokens[Self.digest(token)] { return principal }
+        if let principal = verified.withLock({ $0[token] }) {
+            // Its claims passed once; only time can have changed the verdict.
+            guard let expiry = principal.expiresAt,
+                  Double(expiry.microsecondsSinceEpoch) / 1_000_000 + rules.leeway > now.timeIntervalSince1970 else {
+                verified.withLock { _ = $0.removeValue(forKey: token) }
+                throw AuthenticationFailure("token expired")
+            }
+            return principal
+        }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)") }
         guard let headerData = Self.base64URL(segments[0]), let header = (try? JSONParser.parse(headerData))?.objectValue else {
@@ -85,7 +101,12 @@ public final class TokenVerifier: Sendable {
         guard let payloadData = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payloadData))?.objectValue else {
             throw AuthenticationFailure("malformed token claims")
         }
-        return try rules.principal(claims, now: now.timeIntervalSince1970)
+        let principal = try rules.principal(claims, now: now.timeIntervalSince1970)
+        verified.withLock { cache in
+            if cache.count >= Self.verifiedCacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[token] = principal
+        }
+        return principal
     }
 
     static func base64URL(_ text: Substring) -> Data? {

@@ -243,4 +243,22 @@ import Testing
         #expect(throws: AuthenticationFailure.self) { try verifier.verify(authorization: "Basic eDp5", now: Self.now) }
         #expect(throws: AuthenticationFailure.self) { try verifier.verify(authorization: nil, now: Self.now) }
     }
+
+    @Test func aVerifiedTokenIsRememberedUntilItExpiresOrItsKeyLeavesTheSet() async throws {
+        let keys = try await Keys()
+        let verifier = try await keys.verifier()
+        let token = try await keys.sign(kid: "ec-1")
+        let first = try verifier.verify(token: token, now: Self.now)
+        #expect(try verifier.verify(token: token, now: Self.now.addingTimeInterval(200)) == first, "remembered")
+        // exp is now + 300, the leeway 60: past 360 s the remembered token is refused too.
+        #expect(refusal(verifier, token) == nil)
+        #expect(throws: AuthenticationFailure("token expired")) { try verifier.verify(token: token, now: Self.now.addingTimeInterval(361)) }
+        // A new key set without the token's key: the token is checked again, and refused.
+        let again = try await keys.sign(Claims(sub: "fitter-2"), kid: "ed-1")
+        _ = try verifier.verify(token: again, now: Self.now)
+        let onlyEC = try JSONSerialization.jsonObject(with: keys.jwks) as! [String: Any]
+        let ecKeys = (onlyEC["keys"] as! [[String: Any]]).filter { $0["kid"] as? String == "ec-1" }
+        verifier.replaceKeySet(try await VerificationKeys.parseJWKS(try JSONSerialization.data(withJSONObject: ["keys": ecKeys])))
+        #expect(refusal(verifier, again) == "UnknownKeyID")
+    }
 }
