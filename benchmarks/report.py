@@ -190,7 +190,7 @@ def authorization(r, data):
         return ratios
     r.add(machine_line(data) + f" Two servers on one database, one with authentication off and one with it on "
           f"(ES256 tokens from a JWK Set file, a tenant, the admin scope), the same load on each in alternating runs of "
-          f"one round: {data['repeat']} rounds of {data['seconds_per_run']} s per load; median [min-max].", "",
+          f"one round (which goes first swaps every round): {data['repeat']} rounds of {data['seconds_per_run']} s per load; median [min-max].", "",
           "| load | off | on | on/off, per round |", "| --- | --- | --- | --- |")
     targets = [("write path, 32 clients", row("write_rps", "write path (POST /markers, 32 clients, keyed)", "requests/s")),
                (f"list of {data['markers']} markers", row("list_rps", f"list of {data['markers']} markers (8 clients)", "requests/s")),
