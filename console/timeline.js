@@ -62,7 +62,13 @@ export function renderEntry(entry) {
 
 /** The filtered timeline as CSV (one row per entry, changes as JSON). */
 export function toCSV(entries) {
-  const quote = (value) => `"${String(value ?? '').replace(/"/g, '""')}"`;
+  // A cell a spreadsheet would run as a formula (=, +, -, @, a tab or a return first:
+  // actors and user agents are whatever clients sent) starts with a quote mark instead.
+  const quote = (value) => {
+    const text = String(value ?? '');
+    const inert = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+    return `"${inert.replace(/"/g, '""')}"`;
+  };
   const header = ['position', 'recorded_at_utc', 'actor', 'user_agent', 'address', 'request_id', 'client_mutation_id',
     'type', 'entity_type', 'entity_id', 'version', 'changes', 'tenant', 'scope'];
   const rows = entries.map((e) => [e.position, e.recorded_at, e.actor, e.client?.user_agent, e.client?.address, e.request_id,

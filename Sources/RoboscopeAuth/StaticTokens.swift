@@ -26,7 +26,7 @@ public enum StaticTokens {
                 throw AuthenticationFailure("\(source): token \(index): \(failure.reason.replacingOccurrences(of: "token sub", with: "subject"))")
             }
             if let token = fields["token"]?.stringValue, !token.isEmpty {
-                tokens[TokenVerifier.digest(token)] = principal
+                tokens[Digest.sha256Hex(token)] = principal
             } else if let digest = fields["token_sha256"]?.stringValue, digest.count == 64 {
                 tokens[digest.lowercased()] = principal
             } else {

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import RoboscopeDomain
 import Synchronization
@@ -77,7 +76,7 @@ public final class TokenVerifier: Sendable {
         guard token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw AuthenticationFailure("token holds bytes that are not printable ASCII")
         }
-        if !staticTokens.isEmpty, let principal = staticTokens[Self.digest(token)] { return principal }
+        if !staticTokens.isEmpty, let principal = staticTokens[Digest.sha256Hex(token)] { return principal }
         if let principal = verified.withLock({ $0[token] }) {
             // Its claims passed once; only time can have changed the verdict.
             guard let expiry = principal.expiresAt,
@@ -113,9 +112,5 @@ public final class TokenVerifier: Sendable {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64)
-    }
-
-    static func digest(_ token: String) -> String {
-        SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }

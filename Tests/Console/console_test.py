@@ -270,6 +270,17 @@ def main():
         wait(driver, lambda d: "cleo" in d.find_element(By.ID, "presence").text, "the presence list shows who is there", seconds=8)
         driver.find_element(By.ID, "live").click()
 
+        # The CSV never hands a spreadsheet a formula: an actor or user agent starting
+        # with = + - @ comes out with a quote mark first.
+        csv = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import('/console/timeline.js').then((m) => done(m.toCSV([{position: 1, recorded_at: 't', actor: '=HYPERLINK("http://x")',
+              client: {user_agent: '@SUM(A1)', address: '+1'}, request_id: '-2', type: 'marker.created',
+              entity: {type: 'marker', id: 'i'}, version: 1, changes: {}}])));
+        """)
+        row = csv.split("\r\n")[1]
+        check(row.startswith('"1","t","\'=HYPERLINK(""http://x"")","\'@SUM(A1)","\'+1","\'-2"'), f"CSV cells are inert: {row}")
+
         # Exports are offered; the SVG of the plan is a document of its own.
         svg = driver.execute_script("return document.getElementById('plan').outerHTML")
         check(svg.startswith("<svg") and "marker" in svg, "the plan is an SVG that can be exported")

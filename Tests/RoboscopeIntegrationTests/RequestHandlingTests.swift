@@ -22,6 +22,16 @@ import RoboscopeDomain
         #expect(reply.json["error"]?["code"] == "payload_too_large")
     }
 
+    /// No browser sniffs an answer into HTML, and no other site frames the console.
+    @Test func answersSayNoSniffingAndTheConsoleRefusesFrames() async throws {
+        let client = try await SharedServer.client()
+        for path in ["/api/v1/spaces", "/api/v1/spaces/not-a-uuid", "/healthz", "/api/v1/nowhere"] {
+            #expect(try await client.get(path).header("X-Content-Type-Options") == "nosniff", "\(path)")
+        }
+        let console = try await client.get("/console")
+        #expect(console.header("Content-Security-Policy")?.contains("frame-ancestors 'none'") == true)
+    }
+
     @Test func unknownRouteIsJSON404() async throws {
         let client = try await SharedServer.client()
         let reply = try await client.get("/api/v1/nothing-here")

@@ -38,6 +38,15 @@ public struct Principal: Hashable, Sendable {
         guard scopes.contains(scope) else { throw DomainError.forbidden(needing: scope) }
     }
 
+    /// Whether it may see or do less than `previous` (a refreshed token): a scope lost,
+    /// or `spaces` narrowed. What it gained does not matter.
+    public func narrows(_ previous: Principal) -> Bool {
+        if !previous.scopes.isSubset(of: scopes) { return true }
+        guard let spaces else { return false }
+        guard let before = previous.spaces else { return true }
+        return !spaces.isSuperset(of: before)
+    }
+
     /// Visibility first (else `unknown`, exactly what an id that never existed gets),
     /// then the scope: the order rule 3 fixes.
     public func require(_ scope: Scope, in place: Place?, otherwise unknown: @autoclosure () -> DomainError) throws {

@@ -37,16 +37,21 @@ public enum LockCommands {
     public static func released(
         _ session: WorkSession, holder: String, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
     ) -> AppendBatch {
-        audit(session, .workSessionLockReleased,
-              LockAudit(workSessionID: session.id, holder: holder, ttlSeconds: nil, enforce: enforce, fencingToken: fencingToken),
-              context)
+        ended(.workSessionLockReleased, session, holder: holder, enforce: enforce, fencingToken: fencingToken, context)
     }
 
     /// An administrator broke `holder`'s lock: recorded like a release, under its own type.
     public static func broken(
         _ session: WorkSession, holder: String, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
     ) -> AppendBatch {
-        audit(session, .workSessionLockBroken,
+        ended(.workSessionLockBroken, session, holder: holder, enforce: enforce, fencingToken: fencingToken, context)
+    }
+
+    /// The end of the acquisition `fencingToken` names, as `type` records it.
+    static func ended(
+        _ type: EventType, _ session: WorkSession, holder: String, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
+    ) -> AppendBatch {
+        audit(session, type,
               LockAudit(workSessionID: session.id, holder: holder, ttlSeconds: nil, enforce: enforce, fencingToken: fencingToken),
               context)
     }

@@ -429,16 +429,6 @@ struct TokenRefusal: Error {
     var reason: String
 }
 
-extension Principal {
-    /// Whether it may see or do less than `previous`: fewer scopes, or spaces narrowed.
-    func narrows(_ previous: Principal) -> Bool {
-        if !previous.scopes.isSubset(of: scopes) { return true }
-        guard let spaces else { return false }
-        guard let before = previous.spaces else { return true }
-        return !spaces.isSuperset(of: before)
-    }
-}
-
 extension DomainError.Code {
     public static let alreadySubscribed = DomainError.Code("already_subscribed")
     public static let notSubscribed = DomainError.Code("not_subscribed")

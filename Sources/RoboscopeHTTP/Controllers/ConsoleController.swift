@@ -78,7 +78,7 @@ struct ConsoleController {
         headers[Self.etagHeader] = asset.etag
         // Cached, but asked again every time: a new release's files are seen at once.
         headers[Self.cacheControl] = "no-cache"
-        headers[Self.securityPolicy] = "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'"
+        headers[Self.securityPolicy] = "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
         if request.headers[Self.ifNoneMatch] == asset.etag {
             return Response(status: .notModified, headers: headers)
         }

@@ -11,6 +11,7 @@ import RoboscopeDomain
 /// every other line logged for the request.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
+    static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -37,6 +38,8 @@ struct ErrorMiddleware: RouterMiddleware {
             }
         }
         response.headers[RequestIdentity.requestIDHeader] = requestID
+        // No browser guesses a JSON answer (or an error body echoing input) to be HTML.
+        response.headers[Self.contentTypeOptions] = "nosniff"
         let elapsed = (ContinuousClock.now - started) / .milliseconds(1)
         context.logger.info("request", metadata: [
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",

@@ -1,7 +1,7 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import RoboscopeAuth
 import RoboscopeDomain
 
 /// Who is making a request, recorded in every event it causes.
@@ -57,17 +57,9 @@ enum RequestIdentity {
     static func commandContext(_ request: Request, _ context: RoboscopeRequestContext) -> CommandContext {
         CommandContext(
             now: WallClock.now(), provenance: provenance(request, context),
-            lockTokenSHA256: request.headers[lockTokenHeader].map(sha256)
+            lockTokenSHA256: request.headers[lockTokenHeader].map(Digest.sha256Hex)
         )
     }
-}
-
-/// Lock tokens are compared by digest: the log and the lock table never hold one.
-func sha256(_ text: String) -> String {
-    SHA256.hash(data: Data(text.utf8)).map { byte in
-        let hex = String(byte, radix: 16)
-        return byte < 16 ? "0" + hex : hex
-    }.joined()
 }
 
 enum WallClock {

@@ -1,3 +1,4 @@
+import RoboscopeAuth
 import RoboscopeDomain
 import RoboscopePostgres
 import RoboscopeRedis
@@ -40,7 +41,7 @@ struct SessionLocks: Sendable {
                     "expires_at": .string(expiresAt.formatted(.wire)), "enforce": .bool(enforce),
                 ]))
             }
-            let batch = LockCommands.acquired(session, ttl: ttl, enforce: enforce, tokenSHA256: sha256(token), context)
+            let batch = LockCommands.acquired(session, ttl: ttl, enforce: enforce, tokenSHA256: Digest.sha256Hex(token), context)
             do {
                 let appended: [EventStore.Appended]
                 let answer: StoredAnswer
@@ -117,7 +118,7 @@ struct SessionLocks: Sendable {
     /// would refuse a retry before it acquired or released again.
     private func exclusively(_ claim: IdempotencyClaim?, _ body: () async throws -> StoredAnswer) async throws -> StoredAnswer {
         guard let claim else { return try await body() }
-        let id = sha256("\(claim.actor)\n\(claim.key)")
+        let id = Digest.sha256Hex("\(claim.actor)\n\(claim.key)")
         guard try await claims.claim(id, ttlMilliseconds: Self.claimMilliseconds) else {
             throw DomainError(.idempotencyKeyInProgress, "a request with this Idempotency-Key is still being processed; retry shortly",
                               field: "Idempotency-Key")
