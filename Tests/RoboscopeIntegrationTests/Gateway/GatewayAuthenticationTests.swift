@@ -103,12 +103,13 @@ import WebSocketCodec
         let server = try await Self.shared.get().server
         let (_, session) = try await session(server)
         let socket = try WebSocketClient(port: server.wsPort)
-        #expect(try await authenticate(socket, try jwt(lifetime: 2))["op"] == "authenticated")
+        let firstExpiry = ContinuousClock.now + .seconds(3)
+        #expect(try await authenticate(socket, try jwt(lifetime: 3))["op"] == "authenticated")
         #expect(try await subscribe(socket, "work_session:\(session)")["op"] == "subscribed")
-        let refreshed = try await authenticate(socket, try jwt(lifetime: 300))
-        #expect(refreshed["op"] == "authenticated")
-        // Past the first token's exp: still open, still subscribed.
-        try await Task.sleep(for: .seconds(3))
+        try socket.send(["op": "auth", "token": .string(try jwt(lifetime: 300))])
+        #expect(try await socket.next(op: "authenticated")["subject"] == "fitter-1")
+        // Past the first token's exp (what this test is about: time itself): still open, still subscribed.
+        try await Task.sleep(until: firstExpiry + .seconds(1))
         let writer = Tokens.bearer(try jwt())
         let marker = try await server.client.send("POST", "/api/v1/markers", json: [
             "work_session_id": .string(session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],

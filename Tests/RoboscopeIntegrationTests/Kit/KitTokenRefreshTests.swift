@@ -5,12 +5,13 @@ import RoboscopeKit
 /// RoboscopeKit against the real gateway with short-lived tokens: a followed topic
 /// refreshes its token on the open socket (the `auth` op) and never reconnects.
 @Suite struct KitTokenRefreshEndToEndTests {
-    /// Tokens of three seconds; the gateway (leeway 0) would close a socket that kept one longer.
+    /// Tokens of ten seconds; the gateway (leeway 0) would close a socket that kept one
+    /// longer. The kit refreshes at 8 s, which leaves 2 s for a loaded machine.
     actor ShortTokens {
         private(set) var issued = 0
         func next() throws -> (token: String, expiresAt: Date) {
             issued += 1
-            let expiry = Date().addingTimeInterval(3)
+            let expiry = Date().addingTimeInterval(10)
             return (try Tokens.jwt(["sub": "kit-device", "tenant": "acme", "scope": "admin", "exp": expiry.timeIntervalSince1970,
                                     "jti": "\(issued)"]), expiry)
         }
@@ -38,8 +39,8 @@ import RoboscopeKit
             }
             return types
         }
-        // Three token lifetimes: at least two refreshes went out on the socket.
-        try await eventually("the kit refreshed its token twice", within: 15) { await tokens.issued >= 4 }
+        // Two refreshes went out on the socket (the first token has long expired by then).
+        try await eventually("the kit refreshed its token twice", within: 40) { await tokens.issued >= 3 }
         let marker = NewMarker(workSessionID: session.id, label: "after refreshes", corners: [
             Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
         _ = try await client.createMarker(marker)
