@@ -18,7 +18,7 @@ import RoboscopeDomain
             #expect(read.status == 503, "attempt \(attempt)")
             #expect(read.header("Retry-After") == "1")
             #expect(read.json["error"]?["code"] == "service_unavailable")
-            #expect(Date().timeIntervalSince(started) < 3)
+            #expect(Date().timeIntervalSince(started) < 10, "fails fast, not after the 60 s request timeout")
         }
         let write = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
         #expect(write.status == 503)
@@ -27,7 +27,7 @@ import RoboscopeDomain
         let started = Date()
         let changes = try await client.get("/api/v1/changes?topic=space:\(Fixtures.id(space))&since=0")
         #expect(changes.status == 503)
-        #expect(Date().timeIntervalSince(started) < 3)
+        #expect(Date().timeIntervalSince(started) < 10, "fails fast, not after the 60 s request timeout")
         #expect(try await client.get("/readyz").status == 503)
         #expect(try await client.get("/healthz").status == 200)
         // The outage shows in the pool's metrics.

@@ -5,8 +5,11 @@ import RoboscopeKit
 /// RoboscopeKit against the real gateway with short-lived tokens: a followed topic
 /// refreshes its token on the open socket (the `auth` op) and never reconnects.
 @Suite struct KitTokenRefreshEndToEndTests {
-    /// Tokens of ten seconds; the gateway (leeway 0) would close a socket that kept one
-    /// longer. The kit refreshes at 8 s, which leaves 2 s for a loaded machine.
+    /// A leeway of 5 s: a socket that kept its first ten-second token is closed at 15 s.
+    static let shared = LazyServer("kit_auth") { ["--auth-jwt-secret", Tokens.secret, "--auth-leeway", "5"] }
+
+    /// Tokens of ten seconds. The kit refreshes at 8 s, 7 s before the gateway would
+    /// close the socket: room for a loaded machine.
     actor ShortTokens {
         private(set) var issued = 0
         func next() throws -> (token: String, expiresAt: Date) {
@@ -18,7 +21,7 @@ import RoboscopeKit
     }
 
     @Test func aFollowedTopicRefreshesItsTokenWithoutReconnecting() async throws {
-        let server = try await GatewayAuthenticationTests.shared.get().server
+        let server = try await Self.shared.get().server
         let tokens = ShortTokens()
         let provider = RefreshingTokenProvider(refreshMargin: .milliseconds(500)) { try await tokens.next() }
         let client = RoboscopeClient(RoboscopeConfiguration(
@@ -39,8 +42,9 @@ import RoboscopeKit
             }
             return types
         }
-        // Two refreshes went out on the socket (the first token has long expired by then).
-        try await eventually("the kit refreshed its token twice", within: 40) { await tokens.issued >= 3 }
+        // Three refreshes went out on the socket (at about 8, 16 and 24 s): by then the first
+        // token's socket would have been closed at 15 s, had the refreshes not landed.
+        try await eventually("the kit refreshed its token three times", within: 60) { await tokens.issued >= 4 }
         let marker = NewMarker(workSessionID: session.id, label: "after refreshes", corners: [
             Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
         _ = try await client.createMarker(marker)
