@@ -174,7 +174,6 @@ let package = Package(
                 "RoboscopeAuth", "RoboscopeDomain",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // The gateway's and the pool's state machines, driven with a test clock: no

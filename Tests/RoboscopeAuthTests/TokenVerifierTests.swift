@@ -1,4 +1,3 @@
-import _CryptoExtras
 import Crypto
 import Foundation
 import JWTKit
@@ -12,6 +11,36 @@ import Testing
 @Suite struct TokenVerifierTests {
     static let secret = "a-unit-test-secret-that-is-long-enough-42"
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    /// A throwaway RSA key made for these tests (openssl genrsa 2048).
+    static let rsaPEM = """
+-----BEGIN RSA PRIVATE KEY-----
+MIIEowIBAAKCAQEAxNw4BrTyFxEcW/O5bPK6GFmPBj/sRqsXSg78mweedgBqAA4H
+HoQV+2yIuSH5khxVBpl5JZy9iNdOcDJXP63eY1E9V0YikZCevW9a9bYROYQ//XyC
+PEfsRhbEFRDW9lXCSefyTCi1TZe+MZ+yKClAvEW2A4uTAm4ZijI5JKVTK12eJtOe
+LZT4d4B7j1P9eLnmBibm5ZYPX6C2tfNy0uBM44Wn0s9siFP1H69BnsL+5XWX5ry/
+hSOs1ieL5D9+blH/OKqgNd+4KBXMYeqtRA/OtPtkcU8kEMalwIngUuNokomlHpzF
+ORzqN9RgDDN1UstcD+fBPa/7q8Chiyeu280nxQIDAQABAoIBAB25L3dpxjzP31ON
+7PMjghAvo436xFrWNeW/dgoVYCpqfRbFh3Mm1+fWtx0W4WcbgoYE0bspW5/H/Iap
+vy00/CVMTKH7C7ilWKZ7JAWCCD9CNeQ48rQV2vmpMdGJcZ+Pis6caCPyKI/O5893
+0I9KTUUwFF+cKSX+iDoqw6CCGtjq3Y5n9djduSZB11TBbowClb+P0Sy5NF52ho6x
+H3yNtQScRgGYdvmSCYvwx+1tW+4DCnyTVSvrL+ien2Yb5ht3SvCLU/GsW3vDO0sr
+a3+6FlimZAogomP0EjqxaKA+QcWEfi7ImExBgiWKz1QNmmFR+M41mKlwgBQ+sqBC
+6ghkDDkCgYEA7mlugIwtoc+2aiMNk8bYROMwZMcfDMzUB9HsiG7ncxOvbrUlpTvl
+EMp7g5eiiUlu9GcigGq64gFDYGLquNeU7juu8GQxmK7E7ieOws2W0vipFMfD01wh
+zQ9wv8EvTgEeVwu+cP0CAhA2drRypGNyE0o14oI4NH4fasPE1dvAmmkCgYEA02IO
+lxElKPsOLXpAY9l5OGgvgJ+4MjQ+Z7N4DSMdbJHf6/WBdOylPm3clHD4d2/M2xeb
+FLaniLDgx8Xhr4FEqKD6nQsMOypqre3q64ATMScx6MkpGHW2tk1p42MEEG601OZU
+sXb8bUd1bT4/BECHgYqdTKnpA9HqlmSE4TtyXv0CgYEAk+VFjmrnF9zxrQ/HqWeN
+29YPvESl51vdIGjCUbRy0blhd8zZ6JGqPOtPCcf0JTQvp1+fUIhlHDRqZo2WTEo3
+8j2F/Uw6VBv+wDo73m6I5KEqymBOA3zA3yN37wxZWwtoldkML61UJJGIJ8Uy5PVn
+272KhdQAJ9ghhyqgnYXwChkCgYAIOzFGQKypw9zxeGk5eiZ2Q9hVseKCUfZ8I0jx
+egSTTbrifVTlMLHelHiabyu9uuTHQ0wOqm4rrHeUT+hR5T6/MkWQB/YZ97TfwPv8
+36ffqh8PaYXoJe1PfAQ7joeB/E2eXLm/j1qVBstTzbC2gazFJpipe5RPScVQxelG
+vAHgIQKBgCnGOiXdfQx9OwJSDgk7fCFPrlf32KFOaJak8DUegprtivUcDeiakl+A
+vlvF9rwVE4x6AMEdAHrSpij01jtp+LTN51a9JTbBW0mBtuNq8n0FdEMUP+dp/8F4
+KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
+-----END RSA PRIVATE KEY-----
+"""
 
     /// The claims a test signs; nil fields are left out of the token.
     struct Claims: JWTPayload {
@@ -38,7 +67,9 @@ import Testing
 
         init() async throws {
             ed = try EdDSA.PrivateKey(curve: .ed25519)
-            rsa = try JWTKit.Insecure.RSA.PrivateKey(backing: _RSA.Signing.PrivateKey(keySize: .bits2048))
+            // A fixed key: generating 2048-bit RSA keys in every test held the cooperative
+            // pool's two threads for seconds on a loaded machine, and starved other suites.
+            rsa = try JWTKit.Insecure.RSA.PrivateKey(pem: TokenVerifierTests.rsaPEM)
             await signers.add(ecdsa: ec, kid: "ec-1")
             await signers.add(eddsa: ed, kid: "ed-1")
             await signers.add(rsa: rsa, digestAlgorithm: .sha256, kid: "rsa-1")
