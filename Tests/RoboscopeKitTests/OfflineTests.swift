@@ -161,12 +161,9 @@ actor ConflictBox {
     func keep(_ report: ConflictReport) { self.report = report }
 }
 
-/// A cached session the server says is gone (deleted, or no longer visible to the token):
-/// the cache is dropped, unsent writes are reported as refused, and nothing hangs.
-@Suite struct OfflineGoneTests {
-    let service = InMemoryService()
-    let clock = ManualClock()
-
+extension OfflineTests {
+    /// A cached session the server says is gone (deleted, or no longer visible to the
+    /// token): the cache is dropped, unsent writes are reported as refused, nothing hangs.
     @Test func aSessionThatVanishesIsDroppedAndItsWritesReported() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
@@ -175,7 +172,7 @@ actor ConflictBox {
         try await offline.refresh()
         #expect(try store.cursor(for: .workSession(session)) != nil, "cached")
         await service.setReachable(false)
-        try await offline.create(NewMarker(workSessionID: session, label: "made offline", corners: OfflineTests.quad(0)))
+        try await offline.create(NewMarker(workSessionID: session, label: "made offline", corners: Self.quad(0)))
         await service.forget(session)
         await service.setReachable(true)
         let collected = Task {
@@ -187,12 +184,7 @@ actor ConflictBox {
             return seen
         }
         await offline.start()
-        try await within(10, "the session to be found gone") {
-            while await offline.gone == nil {
-                await clock.advanceToNextSleep()
-                try await Task.sleep(for: .milliseconds(1))
-            }
-        }
+        try await drive { await offline.gone != nil }
         let seen = await collected.value
         #expect(seen.count == 2, "\(seen)")
         guard case .refused(let write, _)? = seen.first else { throw Timeout(description: "no refused report: \(seen)") }
