@@ -1,4 +1,5 @@
 import RoboscopeAuth
+import RoboscopeDomain
 
 /// Everything the gateway can be told (flags and environment of `roboscope serve`;
 /// docs/websocket.md lists the defaults and why).
@@ -29,6 +30,9 @@ public struct GatewayConfiguration: Sendable {
     public var authentication: TokenVerifier?
     /// The one tenant without authentication (`--default-tenant`).
     public var defaultTenant = "default"
+    /// Pages of other sites that may open a socket (`--allowed-origins`); a browser's
+    /// upgrade from anywhere else is refused with 403 (cross-site WebSocket hijacking).
+    public var allowedOrigins = OriginPolicy()
 
     public init() {}
 }

@@ -13,6 +13,7 @@ public enum APIServer {
             MetricsController(registry: metrics).addRoutes(to: router)
         }
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ClientAddressMiddleware(proxies: services.trustedProxies))
         HealthController(services: services).addRoutes(to: router)
         if let console = services.console {
             ConsoleController(assets: console).addRoutes(to: router)
@@ -21,6 +22,7 @@ public enum APIServer {
         if let limit = services.rateLimit {
             api.add(middleware: RateLimitMiddleware(buckets: TokenBuckets(rate: limit.rate, burst: limit.burst)))
         }
+        api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
         api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant))
         api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))
         SpacesController(services: services).addRoutes(to: api)

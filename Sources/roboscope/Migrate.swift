@@ -7,11 +7,13 @@ struct Migrate: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
     @Option(name: Settings.defaultTenant.name, help: Settings.defaultTenant.help) var defaultTenantFlag: String?
+    @Option(name: Settings.serviceRole.name, help: Settings.serviceRole.help) var serviceRoleFlag: String?
 
     func run() async throws {
         let logger = common.logger("roboscope.migrate")
         let connection = try await common.connect(logger: logger)
-        let outcome = try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try Settings.defaultTenant.value(defaultTenantFlag)).migrate(connection)
+        let outcome = try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try Settings.defaultTenant.value(defaultTenantFlag),
+                                   serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)).migrate(connection)
         if outcome.migrations.isEmpty && outcome.functions.isEmpty {
             print("schema is up to date")
         } else {

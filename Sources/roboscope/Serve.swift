@@ -3,6 +3,8 @@ import Hummingbird
 import Logging
 import Metrics
 import Prometheus
+import Foundation
+import RoboscopeDomain
 import RoboscopeGateway
 import RoboscopeHTTP
 import RoboscopePostgres
@@ -48,6 +50,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
     @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
+    @Option(name: Settings.allowedHosts.name, help: Settings.allowedHosts.help) var allowedHostsFlag: String?
+    @Option(name: Settings.allowedOrigins.name, help: Settings.allowedOrigins.help) var allowedOriginsFlag: String?
+    @Option(name: Settings.trustedProxies.name, help: Settings.trustedProxies.help) var trustedProxiesFlag: String?
+    @Option(name: Settings.serviceRole.name, help: Settings.serviceRole.help) var serviceRoleFlag: String?
     @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
     @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help) var idempotencyRetentionFlag: Int?
     @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
@@ -71,6 +77,25 @@ struct Serve: AsyncParsableCommand {
 
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
     func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
+    func allowedHosts() throws -> [String] {
+        (try Settings.allowedHosts.resolve(allowedHostsFlag) ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+
+    func allowedOrigins() throws -> OriginPolicy {
+        switch OriginPolicy.parse(try Settings.allowedOrigins.resolve(allowedOriginsFlag) ?? "") {
+        case .success(let policy): return policy
+        case .failure(let invalid): throw ValidationError("--allowed-origins: \(invalid.entry) is not an origin (scheme://host[:port], http or https) or *")
+        }
+    }
+
+    func trustedProxies() throws -> TrustedProxies {
+        switch TrustedProxies.parse(try Settings.trustedProxies.resolve(trustedProxiesFlag) ?? "") {
+        case .success(let proxies): return proxies
+        case .failure(let invalid): throw ValidationError("--trusted-proxies: \(invalid.entry) is not an address or a CIDR")
+        }
+    }
+
     func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
     func changesReadAhead() throws -> Int { try Settings.changesReadAhead.value(changesReadAheadFlag) }
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
@@ -101,6 +126,11 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
         }
         _ = try role()
+        _ = try allowedOrigins()
+        _ = try trustedProxies()
+        for host in try allowedHosts() where host.contains(where: { "/@?# ".contains($0) }) {
+            throw ValidationError("--allowed-hosts: \(host) is not a host name")
+        }
         if let limit = try rateLimit(), limit.rate < 0.1 || limit.burst < 1 {
             throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
         }
@@ -110,7 +140,8 @@ struct Serve: AsyncParsableCommand {
         let logger = common.logger("roboscope")
         if migratesAtStart() {
             let connection = try await common.connect(timeout: .seconds(60), logger: logger)
-            try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant()).migrate(connection)
+            try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
+                         serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)).migrate(connection)
         }
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
@@ -140,7 +171,9 @@ struct Serve: AsyncParsableCommand {
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
         api.rateLimit = try rateLimit()
-        api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort())
+        api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
+        api.allowedOrigins = try allowedOrigins()
+        api.trustedProxies = try trustedProxies()
         if role.runsAPI {
             if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
                 api.console = try ConsoleAssets(directory: folder)
@@ -172,6 +205,7 @@ struct Serve: AsyncParsableCommand {
             var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
             configuration.authentication = verifier
             configuration.defaultTenant = try auth.defaultTenant()
+            configuration.allowedOrigins = try allowedOrigins()
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
                 presence: presence, logger: logger

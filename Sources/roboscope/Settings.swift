@@ -139,6 +139,13 @@ enum Settings {
     static let realtimeURL = Setting<String>("realtime-url", env: "ROBOSCOPE_REALTIME_URL", default: nil,
                                              shown: "unset: `ws://<the request's host>:<ws port>/api/v1/ws`",
                                              "the WebSocket URL `GET /api/v1/realtime` names (deployments behind an ingress or a proxy)")
+    static let allowedHosts = Setting<String>("allowed-hosts", env: "ROBOSCOPE_ALLOWED_HOSTS", default: nil,
+                                              shown: "`localhost,127.0.0.1,[::1]`",
+                                              "hosts a request's `Host` may name for the same-host realtime URL; any other gets the first ([browsers and proxies](#browsers-and-proxies))")
+    static let allowedOrigins = Setting<String>("allowed-origins", env: "ROBOSCOPE_ALLOWED_ORIGINS", default: nil, shown: "unset: same origin only",
+                                                "browser origins (`https://app.example.com`, comma-separated, or `*`) that may write and open WebSockets; requests without `Origin` (native clients) are not concerned")
+    static let trustedProxies = Setting<String>("trusted-proxies", env: "ROBOSCOPE_TRUSTED_PROXIES", default: nil, shown: "unset: none",
+                                                "CIDRs (`10.0.0.0/8,::1`) of proxies whose `X-Forwarded-For` names the client address (audit trail, rate limits)")
     static let consoleDirectory = Setting<String>("console-dir", env: "ROBOSCOPE_CONSOLE_DIR", default: nil,
                                                   shown: "`./console`, else next to the executable", "the investigations console's files")
     static let idempotencyRetention = Setting<Int>("idempotency-retention", env: "ROBOSCOPE_IDEMPOTENCY_RETENTION", default: 86_400,
@@ -160,6 +167,8 @@ enum Settings {
     static let authLeeway = Setting<Int>("auth-leeway", env: "ROBOSCOPE_AUTH_LEEWAY", default: 60, "seconds of clock skew allowed on `exp` and `nbf`")
     static let authAudience = Setting<String>("auth-audience", env: "ROBOSCOPE_AUTH_AUDIENCE", default: nil, "when set, a JWT's `aud` must name it")
     static let authIssuer = Setting<String>("auth-issuer", env: "ROBOSCOPE_AUTH_ISSUER", default: nil, "when set, a JWT's `iss` must equal it")
+    static let serviceRole = Setting<String>("service-role", env: "ROBOSCOPE_SERVICE_ROLE", default: nil, shown: "unset: grant nothing",
+                                             "`migrate` grants this role what serving needs and no more: read and append the event log, never `UPDATE`, `DELETE`, `TRUNCATE` or `ALTER` it ([database roles](#database-roles))")
     static let defaultTenant = Setting<String>("default-tenant", env: "ROBOSCOPE_DEFAULT_TENANT", default: "default",
                                                "the one tenant without authentication; `migrate` gives it the data stored before tenancy existed")
 
@@ -188,10 +197,11 @@ enum Settings {
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
         SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
-        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(consoleDirectory),
+        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(allowedHosts),
+        SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),
-        SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant),
+        SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant), SettingRow(serviceRole),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
         SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),

@@ -125,6 +125,22 @@ import Testing
         }
     }
 
+    @Test func spaceURLsAreHTTPOrHTTPSWithAHost() throws {
+        for url in ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,<script>x</script>", "file:///etc/passwd",
+                    "vbscript:x", "http:/x", "https://", "https:///path", "ftp://host/x"] {
+            do {
+                _ = try SpaceCommands.create(body(#"{"key":"k","name":"n","preview_url":"\#(url)"}"#), context)
+                Issue.record("\(url) was accepted")
+            } catch {
+                #expect(field(of: error) == "preview_url", "\(url)")
+            }
+        }
+        let (space, _) = try SpaceCommands.create(
+            body(#"{"key":"k","name":"n","preview_url":"HTTPS://cdn.example.com/a.png","scan_url":"http://10.0.0.2:9000/s"}"#), context)
+        #expect(space.previewURL == "HTTPS://cdn.example.com/a.png")
+        #expect(space.scanURL == "http://10.0.0.2:9000/s")
+    }
+
     @Test func entityIDsAreLowercased() {
         #expect(EntityID("ABCDEF00-1111-4111-8111-111111111111")?.description == "abcdef00-1111-4111-8111-111111111111")
         #expect(EntityID("abcdef00111141118111111111111111") == nil)

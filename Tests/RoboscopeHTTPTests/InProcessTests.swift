@@ -74,6 +74,7 @@ import RoboscopeRedis
             for key in ["", String(repeating: "k", count: 256), "tab\there", "ü"] {
                 var headers = HTTPFields()
                 headers[HTTPField.Name("Idempotency-Key")!] = key
+                headers[.contentType] = "application/json"
                 try await client.execute(uri: "/api/v1/markers", method: .post, headers: headers, body: ByteBuffer(string: "{}")) { response in
                     #expect(response.status == .badRequest)
                     #expect(Self.error(response.body)["field"] == .string("Idempotency-Key"))
@@ -131,9 +132,15 @@ import RoboscopeRedis
         #expect(limiter.take(for: "recent", now: 61) == 1, "its bucket survived the sweep")
     }
 
-    @Test func theRealtimeURLDefaultsToTheRequestsHost() {
-        #expect(RealtimeController.sameHost("api.example.com:8080", port: 8081) == "ws://api.example.com:8081/api/v1/ws")
-        #expect(RealtimeController.sameHost("[::1]:8080", port: 9000) == "ws://[::1]:9000/api/v1/ws")
-        #expect(RealtimeController.sameHost(nil, port: 8081) == "ws://127.0.0.1:8081/api/v1/ws")
+    @Test func theRealtimeURLNamesTheRequestsHostOnlyWhenItIsAllowed() {
+        let settings = RealtimeSettings(port: 8081, allowedHosts: ["api.example.com", "[::1]"])
+        #expect(settings.url(requestedAt: "API.example.com:8080") == "ws://api.example.com:8081/api/v1/ws")
+        #expect(settings.url(requestedAt: "[::1]:8080") == "ws://[::1]:8081/api/v1/ws")
+        #expect(settings.url(requestedAt: "evil.example:8080") == "ws://api.example.com:8081/api/v1/ws",
+                "a Host that is not listed never comes back")
+        #expect(settings.url(requestedAt: nil) == "ws://api.example.com:8081/api/v1/ws")
+        #expect(RealtimeSettings(port: 9000).url(requestedAt: "127.0.0.1:8080") == "ws://127.0.0.1:9000/api/v1/ws")
+        #expect(RealtimeSettings(port: 9000).url(requestedAt: "attacker.example") == "ws://localhost:9000/api/v1/ws")
+        #expect(RealtimeSettings(url: "wss://rt.example.com/api/v1/ws").url(requestedAt: "evil.example") == "wss://rt.example.com/api/v1/ws")
     }
 }

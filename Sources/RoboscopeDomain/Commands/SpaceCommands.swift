@@ -87,12 +87,24 @@ public enum SpaceCommands {
         return key
     }
 
+    /// An `http` or `https` URL with a host: apps and the console open these, and a
+    /// `javascript:` or `data:` URL there would run in whoever clicks it.
     static func validURL(_ text: String?, field: String) throws -> String? {
         guard let text else { return nil }
-        guard text.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.value >= 0x20 }),
+        guard text.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.value >= 0x20 && $0.value != 0x7F }),
               let colon = text.firstIndex(of: ":"), text.startIndex < colon
         else {
             throw DomainError.invalid(field, "not a URL")
+        }
+        let scheme = text[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw DomainError.invalid(field, "must be an http or https URL, not \(scheme.prefix(20)):")
+        }
+        let rest = text[text.index(after: colon)...]
+        guard rest.hasPrefix("//"), let host = rest.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false).first,
+              !host.isEmpty
+        else {
+            throw DomainError.invalid(field, "must be an http or https URL with a host")
         }
         return text
     }

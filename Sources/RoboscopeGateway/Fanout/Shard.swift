@@ -97,6 +97,9 @@ final class Shard: @unchecked Sendable {
         case "/api/v1/ws/echo" where configuration.echo: break
         default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
         }
+        if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
+            return .refused(UpgradeRejection(status: 403, message: "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"))
+        }
         if hub.clients.count(of: connection.peer) > configuration.maxConnectionsPerClient {
             return .refused(UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client"))
         }

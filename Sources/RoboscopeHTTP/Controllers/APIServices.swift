@@ -1,4 +1,5 @@
 import RoboscopeAuth
+import RoboscopeDomain
 import RoboscopePostgres
 import RoboscopeRedis
 
@@ -35,6 +36,10 @@ public struct APIServices: Sendable {
     let gate: Gate
     /// Requests per second (and burst) per client address on `/api/v1`; nil: unlimited.
     public var rateLimit: (rate: Double, burst: Double)?
+    /// Pages of other sites that may write (`--allowed-origins`; none by default).
+    public var allowedOrigins = OriginPolicy()
+    /// Peers whose `X-Forwarded-For` names the client (`--trusted-proxies`; none by default).
+    public var trustedProxies = TrustedProxies()
 
     public init(
         store: EventStore, reads: ReadModels, audit: AuditReader, timeTravel: TimeTravel, presence: PresenceStore,

@@ -3,7 +3,9 @@ import RoboscopeDomain
 
 /// `GET /realtime`: where clients open the WebSocket. A deployment behind an ingress or
 /// a proxy names its public URL (`--realtime-url`); otherwise it is the host the request
-/// came to, on the gateway's port.
+/// came to, on the gateway's port, when that host is one of `--allowed-hosts`: a `Host`
+/// header is the client's to write, and an answer echoing it would send a client, or a
+/// cache shared with others, to an attacker's server.
 struct RealtimeController {
     let services: APIServices
 
@@ -12,19 +14,8 @@ struct RealtimeController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let url = services.realtime.url ?? Self.sameHost(request.head.authority, port: services.realtime.port)
+        let url = services.realtime.url(requestedAt: request.head.authority)
         return JSONResponse.make(JSONValue.object(["websocket_url": .string(url)]))
-    }
-
-    /// `ws://<the request's host>:<port>/api/v1/ws` (IPv6 literals keep their brackets).
-    static func sameHost(_ authority: String?, port: Int) -> String {
-        var host = authority ?? "127.0.0.1"
-        if host.hasPrefix("[") {
-            host = String(host[...(host.firstIndex(of: "]") ?? host.index(before: host.endIndex))])
-        } else if let colon = host.lastIndex(of: ":") {
-            host = String(host[..<colon])
-        }
-        return "ws://\(host.isEmpty ? "127.0.0.1" : host):\(port)/api/v1/ws"
     }
 }
 
@@ -34,9 +25,36 @@ public struct RealtimeSettings: Sendable {
     public var url: String?
     /// The gateway's port, for the same-host default.
     public var port: Int
+    /// Hosts (lowercase, IPv6 in brackets) a request's `Host` may name for the same-host
+    /// default; the first stands in for any other.
+    public var allowedHosts: [String]
 
-    public init(url: String? = nil, port: Int = 8081) {
+    public static let localHosts = ["localhost", "127.0.0.1", "[::1]"]
+
+    public init(url: String? = nil, port: Int = 8081, allowedHosts: [String] = Self.localHosts) {
         self.url = url
         self.port = port
+        self.allowedHosts = allowedHosts.isEmpty ? Self.localHosts : allowedHosts.map { $0.lowercased() }
+    }
+
+    /// The configured URL, else `ws://<host>:<port>/api/v1/ws` for the request's host
+    /// when it is allowed, else for the first allowed host.
+    public func url(requestedAt authority: String?) -> String {
+        if let url { return url }
+        let requested = Self.hostname(of: authority)
+        let host = requested.flatMap { allowedHosts.contains($0) ? $0 : nil } ?? allowedHosts[0]
+        return "ws://\(host):\(port)/api/v1/ws"
+    }
+
+    /// The host of a `Host` header without its port, lowercased (IPv6 literals keep their brackets).
+    static func hostname(of authority: String?) -> String? {
+        guard var host = authority?.lowercased(), !host.isEmpty else { return nil }
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            host = String(host[...close])
+        } else if let colon = host.lastIndex(of: ":") {
+            host = String(host[..<colon])
+        }
+        return host.isEmpty ? nil : host
     }
 }

@@ -25,6 +25,7 @@ enum APIError {
         case .headersTooLarge: return .requestHeaderFieldsTooLarge
         case .requestTimeout: return .requestTimeout
         case .badRequest: return .badRequest
+        case .unsupportedMediaType: return .unsupportedMediaType
         default:
             // A code without a status is a bug here, not the client's doing.
             return .internalServerError

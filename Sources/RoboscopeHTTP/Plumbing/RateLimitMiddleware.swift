@@ -11,7 +11,7 @@ struct RateLimitMiddleware: RouterMiddleware {
     let buckets: TokenBuckets
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let client = context.remoteAddress?.ipAddress ?? "unknown"
+        let client = context.clientAddress ?? "unknown"
         if let wait = buckets.take(for: client) {
             throw DomainError(.rateLimited, "more than \(buckets.rate) requests per second from \(client); retry in \(wait) s",
                               details: ["retry_after": .integer(Int64(wait))])

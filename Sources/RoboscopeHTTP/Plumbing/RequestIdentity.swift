@@ -41,7 +41,7 @@ enum RequestIdentity {
             // The id the response carries; a second `requestID(request)` would draw a new one.
             requestID: context.requestID ?? requestID(request),
             correlationID: correlation,
-            clientAddress: context.remoteAddress?.ipAddress,
+            clientAddress: context.clientAddress,
             userAgent: request.headers[.userAgent].map { String($0.prefix(500)) },
             clientMutationID: context.idempotency?.key,
             tenant: context.principal.tenant,
@@ -49,9 +49,16 @@ enum RequestIdentity {
         )
     }
 
-    /// Ids from clients are kept only when short and printable.
+    /// Ids from clients are kept only when short and made of letters, digits and
+    /// `- _ . : / + =` (UUIDs, ULIDs, base64, trace ids): they are echoed in a header,
+    /// written to logs and shown by the console, where quotes, `<` or `%` could do harm.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 128 && text.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F }
+        !text.isEmpty && text.utf8.count <= 128 && text.unicodeScalars.allSatisfy { scalar in
+            switch scalar {
+            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", ":", "/", "+", "=": true
+            default: false
+            }
+        }
     }
 
     static func commandContext(_ request: Request, _ context: RoboscopeRequestContext) -> CommandContext {

@@ -8,6 +8,9 @@ import RoboscopePostgres
 public struct RoboscopeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The client's address: the peer's, or the one a trusted proxy names in
+    /// `X-Forwarded-For` (set by `ClientAddressMiddleware`).
+    public var clientAddress: String?
     /// Set once by `ErrorMiddleware`: the id returned in `X-Request-Id` and stored in
     /// the metadata of every event the request appends.
     public var requestID: String?
@@ -20,6 +23,7 @@ public struct RoboscopeRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        clientAddress = remoteAddress?.ipAddress
     }
 
     /// Bodies are collected by `RequestBody` with its own limit.

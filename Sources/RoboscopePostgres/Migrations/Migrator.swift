@@ -23,10 +23,16 @@ public struct Migrator {
     /// tenants records it (`--default-tenant`; later runs leave it as it was).
     let legacyTenant: String
 
-    public init(directory: URL, logger: Logger, legacyTenant: String = "default") {
+    /// The role the serving processes connect as (`--service-role`): granted what
+    /// `schema/grants/service_role.sql` lists after every run; nil grants nothing (the
+    /// migrating role then serves too, as in local development).
+    let serviceRole: String?
+
+    public init(directory: URL, logger: Logger, legacyTenant: String = "default", serviceRole: String? = nil) {
         self.directory = directory
         self.logger = logger
         self.legacyTenant = legacyTenant
+        self.serviceRole = serviceRole
     }
 
     public struct Script: Sendable {
@@ -151,10 +157,15 @@ public struct Migrator {
                 )
                 outcome.functions.append(function.name)
             }
+            if let serviceRole {
+                try connection.query("SELECT set_config('roboscope.service_role', $1, true)", [serviceRole])
+                try connection.execute(try String(contentsOf: directory.appendingPathComponent("grants/service_role.sql"), encoding: .utf8))
+            }
             return outcome
         }
         for name in outcome.migrations { logger.info("applied migration", metadata: ["version": "\(name)"]) }
         for name in outcome.functions { logger.info("applied function", metadata: ["name": "\(name)"]) }
+        if let serviceRole { logger.info("granted the service role its privileges", metadata: ["role": "\(serviceRole)"]) }
         return outcome
     }
 

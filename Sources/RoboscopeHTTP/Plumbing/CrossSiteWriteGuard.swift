@@ -1,0 +1,60 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import RoboscopeDomain
+
+/// Refuses what a page of another site could make a user's browser send: a write
+/// carrying a foreign `Origin` (403) and a write body that is not JSON (415; a form or
+/// `fetch` with `text/plain` needs no CORS preflight, `application/json` does).
+/// Native clients send no `Origin` and always send JSON (docs/security.md).
+struct CrossSiteWriteGuard: RouterMiddleware {
+    typealias Context = RoboscopeRequestContext
+    let origins: OriginPolicy
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        switch request.method {
+        case .get, .head, .options:
+            return try await next(request, context)
+        default:
+            break
+        }
+        let origin = request.headers[.origin]
+        guard origins.permits(origin: origin, host: request.head.authority) else {
+            throw DomainError(.forbidden, "Origin \(String((origin ?? "").prefix(100))) may not write here; list it in --allowed-origins",
+                              field: "Origin")
+        }
+        if request.method != .delete || Self.hasBody(request) {
+            try Self.checkContentType(request)
+        }
+        return try await next(request, context)
+    }
+
+    /// A body is JSON (`application/json`, any parameters) or absent.
+    static func checkContentType(_ request: Request) throws {
+        guard let contentType = request.headers[.contentType] else {
+            guard !hasBody(request) else {
+                throw DomainError(.unsupportedMediaType, "Content-Type is missing; send the body as application/json",
+                                  field: "Content-Type")
+            }
+            return
+        }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        guard mediaType == "application/json" else {
+            throw DomainError(.unsupportedMediaType, "Content-Type \(String(contentType.prefix(100))) is not accepted; send application/json",
+                              field: "Content-Type")
+        }
+    }
+
+    static func hasBody(_ request: Request) -> Bool {
+        if request.headers[.transferEncoding] != nil { return true }
+        if let length = request.headers[.contentLength], let bytes = Int(length) { return bytes > 0 }
+        return false
+    }
+}
+
+extension DomainError.Code {
+    /// A write whose body is not JSON: 415.
+    public static let unsupportedMediaType = DomainError.Code("unsupported_media_type")
+}
