@@ -16,6 +16,16 @@ public struct GatewayConfiguration: Sendable {
     public var pingInterval: Duration = .seconds(30)
     public var maxConnectionsPerClient = 1000
     public var maxSubscriptionsPerConnection = 100
+    /// Subscriptions of one connection waiting for the tailer at once (withdrawn ones
+    /// count until the tailer gets to them); the next gets `rate_limited`.
+    public var maxPendingSubscriptions = 4
+    /// Client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one
+    /// connection, and the burst allowed; past it, `error` `rate_limited`.
+    public var opRate = 20.0
+    public var opBurst = 40.0
+    /// The same, per subject across all its connections.
+    public var subjectOpRate = 100.0
+    public var subjectOpBurst = 200.0
     /// How long a `presence` op outlives its connection, so a quick reconnect is no leave/join.
     public var presenceGrace: Duration = .seconds(5)
     /// How long a heartbeat keeps a user present (the REST presence window).

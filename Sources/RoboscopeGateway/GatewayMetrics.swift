@@ -4,16 +4,17 @@ import Synchronization
 /// Counters the gateway keeps about itself (logged at shutdown, read by benchmarks
 /// and, later, exported as metrics).
 public final class GatewayMetrics: Sendable {
-    private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0))
+    private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0, withdrawnGrants: 0))
 
     public struct Snapshot: Sendable, CustomStringConvertible {
         public var openConnections: Int
         public var connectionsOpened: Int
         public var flushes: Int
         public var slowConsumersClosed: Int
+        public var withdrawnGrants: Int
 
         public var description: String {
-            "open=\(openConnections) opened=\(connectionsOpened) flushes=\(flushes) slow_consumers=\(slowConsumersClosed)"
+            "open=\(openConnections) opened=\(connectionsOpened) flushes=\(flushes) slow_consumers=\(slowConsumersClosed) withdrawn_grants=\(withdrawnGrants)"
         }
     }
 
@@ -22,6 +23,15 @@ public final class GatewayMetrics: Sendable {
     private let messagesCounter = Counter(label: "roboscope_ws_messages_sent_total")
     private let slowCounter = Counter(label: "roboscope_ws_slow_consumers_total")
     private let lagGauge = Gauge(label: "roboscope_ws_lag_positions")
+    /// Subscriptions the tailer served, by outcome: `granted`, `refused`, or `withdrawn`
+    /// (skipped or cut short because the client unsubscribed or left meanwhile).
+    private let grantCounters = [
+        "granted": Counter(label: "roboscope_ws_subscribe_answers_total", dimensions: [("outcome", "granted")]),
+        "refused": Counter(label: "roboscope_ws_subscribe_answers_total", dimensions: [("outcome", "refused")]),
+        "withdrawn": Counter(label: "roboscope_ws_subscribe_answers_total", dimensions: [("outcome", "withdrawn")]),
+    ]
+    /// Client ops refused by a limit (`rate_limited`), by op.
+    private let limitedCounter = Counter(label: "roboscope_ws_rate_limited_total")
 
     /// Every series at zero from the start (a fresh gateway's dashboards show 0, not "no data").
     init() {
@@ -29,6 +39,17 @@ public final class GatewayMetrics: Sendable {
         messagesCounter.increment(by: 0)
         slowCounter.increment(by: 0)
         lagGauge.record(0)
+        for counter in grantCounters.values { counter.increment(by: 0) }
+        limitedCounter.increment(by: 0)
+    }
+
+    func answered(_ outcome: String) {
+        grantCounters[outcome]?.increment()
+        if outcome == "withdrawn" { counts.withLock { $0.withdrawnGrants += 1 } }
+    }
+
+    func rateLimited() {
+        limitedCounter.increment()
     }
 
     func opened() {

@@ -10,6 +10,8 @@ final class Hub: Sendable {
     let metrics: GatewayMetrics
     let tailer: LogTailer
     let presence: PresenceWorker
+    /// Ops per subject (`tenant/subject`), gateway-wide.
+    let subjectBudgets: SubjectBudgets
 
     init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
          tailer: LogTailer, presence: PresenceWorker) {
@@ -19,5 +21,6 @@ final class Hub: Sendable {
         self.metrics = metrics
         self.tailer = tailer
         self.presence = presence
+        subjectBudgets = SubjectBudgets(rate: configuration.subjectOpRate, burst: configuration.subjectOpBurst)
     }
 }

@@ -18,6 +18,9 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: Settings.wsPingInterval.name, help: Settings.wsPingInterval.help) var pingIntervalFlag: Double?
     @Option(name: Settings.wsMaxConnections.name, help: Settings.wsMaxConnections.help) var maxConnectionsFlag: Int?
     @Option(name: Settings.wsMaxSubscriptions.name, help: Settings.wsMaxSubscriptions.help) var maxSubscriptionsFlag: Int?
+    @Option(name: Settings.wsMaxPendingSubscribes.name, help: Settings.wsMaxPendingSubscribes.help) var maxPendingFlag: Int?
+    @Option(name: Settings.wsOpRate.name, help: Settings.wsOpRate.help) var opRateFlag: Double?
+    @Option(name: Settings.wsSubjectOpRate.name, help: Settings.wsSubjectOpRate.help) var subjectOpRateFlag: Double?
     @Option(name: Settings.wsMaxCatchUp.name, help: Settings.wsMaxCatchUp.help) var maxCatchUpFlag: Int?
     @Option(name: Settings.wsPresenceGrace.name, help: Settings.wsPresenceGrace.help) var presenceGraceFlag: Double?
 
@@ -30,6 +33,9 @@ struct GatewayOptions: ParsableArguments {
     func pingInterval() throws -> Double { try Settings.wsPingInterval.value(pingIntervalFlag) }
     func maxConnections() throws -> Int { try Settings.wsMaxConnections.value(maxConnectionsFlag) }
     func maxSubscriptions() throws -> Int { try Settings.wsMaxSubscriptions.value(maxSubscriptionsFlag) }
+    func maxPending() throws -> Int { try Settings.wsMaxPendingSubscribes.value(maxPendingFlag) }
+    func opRate() throws -> Double { try Settings.wsOpRate.value(opRateFlag) }
+    func subjectOpRate() throws -> Double { try Settings.wsSubjectOpRate.value(subjectOpRateFlag) }
     func maxCatchUp() throws -> Int { try Settings.wsMaxCatchUp.value(maxCatchUpFlag) }
     func presenceGrace() throws -> Double { try Settings.wsPresenceGrace.value(presenceGraceFlag) }
 
@@ -40,6 +46,8 @@ struct GatewayOptions: ParsableArguments {
         guard (0.1...3600).contains(try pingInterval()) else { throw ValidationError("--ws-ping-interval must be 0.1 to 3600 seconds") }
         guard try maxConnections() >= 1 else { throw ValidationError("--ws-max-connections-per-client must be at least 1") }
         guard (1...10_000).contains(try maxSubscriptions()) else { throw ValidationError("--ws-max-subscriptions must be 1 to 10000") }
+        guard (1...100).contains(try maxPending()) else { throw ValidationError("--ws-max-pending-subscribes must be 1 to 100") }
+        guard try opRate() >= 0.1, try subjectOpRate() >= 0.1 else { throw ValidationError("--ws-op-rate and --ws-subject-op-rate must be at least 0.1") }
         guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
         guard (0...600).contains(try presenceGrace()) else { throw ValidationError("--ws-presence-grace must be 0 to 600 seconds") }
     }
@@ -57,6 +65,11 @@ struct GatewayOptions: ParsableArguments {
         configuration.presenceGrace = .milliseconds(Int64(try presenceGrace() * 1000))
         configuration.presenceWindow = .seconds(presenceWindow)
         configuration.maxCatchUpEvents = try maxCatchUp()
+        configuration.maxPendingSubscriptions = try maxPending()
+        configuration.opRate = try opRate()
+        configuration.opBurst = max(1, try opRate() * 2)
+        configuration.subjectOpRate = try subjectOpRate()
+        configuration.subjectOpBurst = max(1, try subjectOpRate() * 2)
         configuration.echo = echo
         return configuration
     }

@@ -184,6 +184,12 @@ enum Settings {
                                                default: 1000, "connections one address may hold (429 on the upgrade)")
     static let wsMaxSubscriptions = Setting<Int>("ws-max-subscriptions", env: "ROBOSCOPE_WS_MAX_SUBSCRIPTIONS", default: 100,
                                                  "subscriptions per connection")
+    static let wsMaxPendingSubscribes = Setting<Int>("ws-max-pending-subscribes", env: "ROBOSCOPE_WS_MAX_PENDING_SUBSCRIBES", default: 4,
+                                                     "subscriptions of one connection waiting for their answer at once, unsubscribed ones included until the gateway gets to them; the next `subscribe` gets `rate_limited`")
+    static let wsOpRate = Setting<Double>("ws-op-rate", env: "ROBOSCOPE_WS_OP_RATE", default: 20,
+                                          "client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one connection, bursts of twice as many; past it `error` `rate_limited`")
+    static let wsSubjectOpRate = Setting<Double>("ws-subject-op-rate", env: "ROBOSCOPE_WS_SUBJECT_OP_RATE", default: 100,
+                                                 "the same per subject (`tenant/sub`) across all its connections, with authentication on")
     static let wsMaxCatchUp = Setting<Int>("ws-max-catch-up", env: "ROBOSCOPE_WS_MAX_CATCH_UP", default: 10_000,
                                            "events a subscription's `since` may replay; beyond, `too_far_behind` names the changes feed")
     static let wsPresenceGrace = Setting<Double>("ws-presence-grace", env: "ROBOSCOPE_WS_PRESENCE_GRACE", default: 5,
@@ -203,7 +209,8 @@ enum Settings {
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),
         SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant), SettingRow(serviceRole),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
-        SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
+        SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxPendingSubscribes),
+        SettingRow(wsOpRate), SettingRow(wsSubjectOpRate), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),
     ]
 

@@ -7,63 +7,103 @@ import Testing
     let b = Topic(.space, EntityID("1b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!)
     let c = Topic(.space, EntityID("2b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!)
 
-    @Test func aSubscriptionIsPendingUntilGrantedAndCannotBeAskedTwice() {
+    /// Asks for `topic`; the grant the tailer would be handed (the test fails on a refusal).
+    func ask(_ subscriptions: Box<ConnectionSubscriptions>, _ topic: Topic) throws -> PendingGrant {
+        try subscriptions.mutate { $0.requested(topic) }.get()
+    }
+
+    func refusal(_ subscriptions: Box<ConnectionSubscriptions>, _ topic: Topic) -> DomainError? {
+        if case .failure(let error) = subscriptions.mutate({ $0.requested(topic) }) { return error }
+        return nil
+    }
+
+    @Test func aSubscriptionIsPendingUntilGrantedAndCannotBeAskedTwice() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 5))
-        #expect(subscriptions.mutate { $0.requested(a) } == nil)
-        #expect(subscriptions.mutate { $0.requested(a) }?.code == .alreadySubscribed, "twice while pending")
-        #expect(subscriptions.mutate { $0.settled(a, granted: true, connectionOpen: true) } == .answer)
+        let grant = try ask(subscriptions, a)
+        #expect(refusal(subscriptions, a)?.code == .alreadySubscribed, "twice while pending")
+        #expect(subscriptions.mutate { $0.settled(grant, granted: true, connectionOpen: true) } == .answer)
         #expect(subscriptions.value.active == [a])
-        #expect(subscriptions.mutate { $0.requested(a) }?.code == .alreadySubscribed, "twice once active")
+        #expect(refusal(subscriptions, a)?.code == .alreadySubscribed, "twice once active")
     }
 
-    @Test func pendingOnesCountAgainstTheLimit() {
+    @Test func pendingOnesCountAgainstTheLimit() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 2))
-        #expect(subscriptions.mutate { $0.requested(a) } == nil)
-        _ = subscriptions.mutate { $0.settled(a, granted: true, connectionOpen: true) }
-        #expect(subscriptions.mutate { $0.requested(b) } == nil)
-        let refusal = subscriptions.mutate { $0.requested(c) }
-        #expect(refusal?.code == .tooManySubscriptions)
-        #expect(refusal?.field == "topic")
+        let grant = try ask(subscriptions, a)
+        _ = subscriptions.mutate { $0.settled(grant, granted: true, connectionOpen: true) }
+        _ = try ask(subscriptions, b)
+        let refused = refusal(subscriptions, c)
+        #expect(refused?.code == .tooManySubscriptions)
+        #expect(refused?.field == "topic")
     }
 
-    @Test func aRefusalAnswersWithoutActivating() {
+    @Test func aRefusalAnswersWithoutActivating() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 5))
-        _ = subscriptions.mutate { $0.requested(a) }
-        #expect(subscriptions.mutate { $0.settled(a, granted: false, connectionOpen: true) } == .answer)
+        let grant = try ask(subscriptions, a)
+        #expect(subscriptions.mutate { $0.settled(grant, granted: false, connectionOpen: true) } == .answer)
         #expect(subscriptions.value.active.isEmpty)
         #expect(subscriptions.value.pending.isEmpty)
-        #expect(subscriptions.mutate { $0.requested(a) } == nil, "it may be asked again")
+        #expect(refusal(subscriptions, a) == nil, "it may be asked again")
     }
 
-    @Test func unsubscribingWhilePendingDiscardsTheGrantThatFollows() {
+    @Test func unsubscribingWhilePendingWithdrawsTheGrantAndDiscardsItsAnswer() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 5))
-        _ = subscriptions.mutate { $0.requested(a) }
+        let grant = try ask(subscriptions, a)
         #expect(subscriptions.mutate { $0.unsubscribed(a) } == .cancelled)
-        #expect(subscriptions.mutate { $0.settled(a, granted: true, connectionOpen: true) } == .discard)
+        #expect(grant.isWithdrawn, "the tailer skips it")
+        #expect(subscriptions.mutate { $0.settled(grant, granted: true, connectionOpen: true) } == .discard)
         #expect(subscriptions.value.active.isEmpty)
     }
 
-    @Test func anAnswerToAClosedConnectionIsDiscarded() {
+    @Test func aWithdrawnGrantsLateAnswerDoesNotSettleTheSameTopicAskedAgain() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 5))
-        _ = subscriptions.mutate { $0.requested(a) }
-        #expect(subscriptions.mutate { $0.settled(a, granted: true, connectionOpen: false) } == .discard)
+        let first = try ask(subscriptions, a)
+        _ = subscriptions.mutate { $0.unsubscribed(a) }
+        let second = try ask(subscriptions, a)
+        #expect(subscriptions.mutate { $0.settled(first, granted: true, connectionOpen: true) } == .discard)
+        #expect(subscriptions.value.pending[a] === second)
+        #expect(subscriptions.mutate { $0.settled(second, granted: true, connectionOpen: true) } == .answer)
+        #expect(subscriptions.value.active == [a])
     }
 
-    @Test func unsubscribingUnlinksOnlyWhatIsActive() {
+    @Test func churnIsBoundedByGrantsInFlightWithdrawnOnesIncluded() throws {
+        let subscriptions = Box(ConnectionSubscriptions(limit: 100, inFlightLimit: 3))
+        var asked: [PendingGrant] = []
+        // Subscribe and unsubscribe at once, as a burst in one write would.
+        for topic in [a, b, c] {
+            asked.append(try ask(subscriptions, topic))
+            _ = subscriptions.mutate { $0.unsubscribed(topic) }
+        }
+        #expect(subscriptions.value.inFlight == 3)
+        let refused = refusal(subscriptions, a)
+        #expect(refused?.code == .rateLimited, "the tailer has not answered the withdrawn ones yet")
+        #expect(refused?.details["retry_after"] == .integer(1))
+        // Each answer, discarded, frees a place.
+        #expect(subscriptions.mutate { $0.settled(asked[0], granted: false, connectionOpen: true) } == .discard)
+        #expect(refusal(subscriptions, a) == nil)
+    }
+
+    @Test func anAnswerToAClosedConnectionIsDiscarded() throws {
+        let subscriptions = Box(ConnectionSubscriptions(limit: 5))
+        let grant = try ask(subscriptions, a)
+        #expect(subscriptions.mutate { $0.settled(grant, granted: true, connectionOpen: false) } == .discard)
+    }
+
+    @Test func unsubscribingUnlinksOnlyWhatIsActive() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 5))
         #expect(subscriptions.mutate { $0.unsubscribed(a) } == .notSubscribed)
-        _ = subscriptions.mutate { $0.requested(a) }
-        _ = subscriptions.mutate { $0.settled(a, granted: true, connectionOpen: true) }
+        let grant = try ask(subscriptions, a)
+        _ = subscriptions.mutate { $0.settled(grant, granted: true, connectionOpen: true) }
         #expect(subscriptions.mutate { $0.unsubscribed(a) } == .unlink)
         #expect(subscriptions.mutate { $0.unsubscribed(a) } == .notSubscribed)
     }
 
-    @Test func closingReturnsTheActiveTopicsAndForgetsThePendingOnes() {
+    @Test func closingReturnsTheActiveTopicsAndWithdrawsThePendingOnes() throws {
         let subscriptions = Box(ConnectionSubscriptions(limit: 5))
-        _ = subscriptions.mutate { $0.requested(a) }
-        _ = subscriptions.mutate { $0.settled(a, granted: true, connectionOpen: true) }
-        _ = subscriptions.mutate { $0.requested(b) }
+        let first = try ask(subscriptions, a)
+        _ = subscriptions.mutate { $0.settled(first, granted: true, connectionOpen: true) }
+        let pending = try ask(subscriptions, b)
         #expect(subscriptions.mutate { $0.closed() } == [a])
-        #expect(subscriptions.mutate { $0.settled(b, granted: true, connectionOpen: true) } == .discard)
+        #expect(pending.isWithdrawn)
+        #expect(subscriptions.mutate { $0.settled(pending, granted: true, connectionOpen: true) } == .discard)
     }
 }

@@ -20,6 +20,9 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         public static let locked = Code("locked")
         /// Postgres or Redis cannot be reached.
         public static let unavailable = Code("service_unavailable")
+        /// Past a rate or a bound on what a client may have outstanding: 429 with
+        /// `Retry-After`, or a WebSocket `error` with `retry_after`.
+        public static let rateLimited = Code("rate_limited")
     }
 
     public var code: Code

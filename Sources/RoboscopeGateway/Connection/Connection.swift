@@ -37,13 +37,17 @@ final class Connection: LoopHandler {
     var principal = Principal(subject: "anonymous", tenant: "", scopes: Scopes([]), spaces: [])
     /// Queued for the shard's flush at the end of a fan-out batch.
     var flushPending = false
+    /// Ops this connection may still send (`--ws-op-rate`).
+    var opBudget: TokenBucket
 
     init(id: UInt64, fd: Int32, peer: String, shard: Shard, now: ContinuousClock.Instant) {
         self.id = id
         self.fd = fd
         self.peer = peer
         self.shard = shard
-        subscriptions = ConnectionSubscriptions(limit: shard.configuration.maxSubscriptionsPerConnection)
+        subscriptions = ConnectionSubscriptions(limit: shard.configuration.maxSubscriptionsPerConnection,
+                                                inFlightLimit: shard.configuration.maxPendingSubscriptions)
+        opBudget = TokenBucket(rate: shard.configuration.opRate, burst: shard.configuration.opBurst, now: Shard.seconds(now))
         machine = ConnectionStateMachine(
             now: now, pingInterval: shard.configuration.pingInterval, maxBufferedBytes: shard.configuration.maxBufferedBytes)
     }

@@ -1,27 +1,61 @@
 import RoboscopeDomain
+import Synchronization
 
-/// One connection's subscriptions: those granted, and those asked of the tailer and not
-/// answered yet. Decides what a `subscribe`, an answer from the tailer and an
-/// `unsubscribe` mean; the shard carries it out.
-struct ConnectionSubscriptions {
-    let limit: Int
-    private(set) var active: Set<Topic> = []
-    private(set) var pending: Set<Topic> = []
+/// A subscription asked of the tailer and not answered yet. The connection withdraws it
+/// (`unsubscribe`, close); the tailer, on its own thread, then skips it or stops reading
+/// its catch-up, instead of reading and rendering thousands of events nobody waits for.
+final class PendingGrant: Sendable {
+    let topic: Topic
+    private let withdrawnFlag = Atomic<Bool>(false)
 
-    init(limit: Int) {
-        self.limit = limit
+    init(topic: Topic) {
+        self.topic = topic
     }
 
-    /// `subscribe`: nil to ask the tailer (the topic is now pending), else the refusal.
-    mutating func requested(_ topic: Topic) -> DomainError? {
-        if active.contains(topic) || pending.contains(topic) {
-            return DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic")
+    var isWithdrawn: Bool { withdrawnFlag.load(ordering: .acquiring) }
+
+    func withdraw() {
+        withdrawnFlag.store(true, ordering: .releasing)
+    }
+}
+
+/// One connection's subscriptions: those granted, those asked of the tailer and not
+/// answered yet, and those withdrawn before their answer came. Decides what a
+/// `subscribe`, an answer from the tailer and an `unsubscribe` mean; the shard carries
+/// it out.
+struct ConnectionSubscriptions {
+    let limit: Int
+    /// Subscriptions in the tailer's queue at once, withdrawn ones included until the
+    /// tailer answers them: a client cannot keep the tailer busy by subscribing and
+    /// unsubscribing faster than it serves (docs/websocket.md "Limits").
+    let inFlightLimit: Int
+    private(set) var active: Set<Topic> = []
+    private(set) var pending: [Topic: PendingGrant] = [:]
+    private var withdrawn: [ObjectIdentifier: PendingGrant] = [:]
+
+    init(limit: Int, inFlightLimit: Int = 4) {
+        self.limit = limit
+        self.inFlightLimit = inFlightLimit
+    }
+
+    /// Asked of the tailer and not answered yet, withdrawn or not.
+    var inFlight: Int { pending.count + withdrawn.count }
+
+    /// `subscribe`: the grant to ask the tailer for (the topic is now pending), else the refusal.
+    mutating func requested(_ topic: Topic) -> Result<PendingGrant, DomainError> {
+        if active.contains(topic) || pending[topic] != nil {
+            return .failure(DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic"))
         }
         if active.count + pending.count >= limit {
-            return DomainError(.tooManySubscriptions, "at most \(limit) subscriptions per connection", field: "topic")
+            return .failure(DomainError(.tooManySubscriptions, "at most \(limit) subscriptions per connection", field: "topic"))
         }
-        pending.insert(topic)
-        return nil
+        if inFlight >= inFlightLimit {
+            return .failure(DomainError(.rateLimited, "at most \(inFlightLimit) subscriptions waiting for their answer at once; retry once one is answered",
+                                        field: "topic", details: ["retry_after": .integer(1)]))
+        }
+        let grant = PendingGrant(topic: topic)
+        pending[topic] = grant
+        return .success(grant)
     }
 
     enum Settlement: Equatable {
@@ -32,31 +66,38 @@ struct ConnectionSubscriptions {
         case discard
     }
 
-    /// The tailer answered for `topic`.
-    mutating func settled(_ topic: Topic, granted: Bool, connectionOpen: Bool) -> Settlement {
-        guard connectionOpen, pending.remove(topic) != nil else { return .discard }
-        if granted { active.insert(topic) }
+    /// The tailer answered `grant`.
+    mutating func settled(_ grant: PendingGrant, granted: Bool, connectionOpen: Bool) -> Settlement {
+        if withdrawn.removeValue(forKey: ObjectIdentifier(grant)) != nil { return .discard }
+        guard connectionOpen, pending[grant.topic] === grant else { return .discard }
+        pending[grant.topic] = nil
+        if granted { active.insert(grant.topic) }
         return .answer
     }
 
     enum Unsubscription: Equatable {
         /// It was active: unlink it from the fan-out.
         case unlink
-        /// It was still pending: the tailer's answer will be discarded.
+        /// It was still pending: withdrawn, and the tailer's answer will be discarded.
         case cancelled
         case notSubscribed
     }
 
     mutating func unsubscribed(_ topic: Topic) -> Unsubscription {
         if active.remove(topic) != nil { return .unlink }
-        if pending.remove(topic) != nil { return .cancelled }
+        if let grant = pending.removeValue(forKey: topic) {
+            grant.withdraw()
+            withdrawn[ObjectIdentifier(grant)] = grant
+            return .cancelled
+        }
         return .notSubscribed
     }
 
-    /// The connection closed: the active topics to unlink. Pending answers are discarded
-    /// when they come.
+    /// The connection closed: the active topics to unlink. Pending grants are withdrawn
+    /// (the tailer skips them) and their answers discarded when they come.
     mutating func closed() -> Set<Topic> {
-        defer { active = []; pending = [] }
+        for grant in pending.values { grant.withdraw() }
+        defer { active = []; pending = [:]; withdrawn = [:] }
         return active
     }
 }

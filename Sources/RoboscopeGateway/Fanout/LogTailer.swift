@@ -12,9 +12,10 @@ import Glibc
 struct SubscribeRequest: Sendable {
     unowned let shard: Shard
     let connectionID: UInt64
-    let topic: Topic
+    let grant: PendingGrant
     let since: Int64?
     let principal: Principal
+    var topic: Topic { grant.topic }
 }
 
 /// What the tailer's thread does for the shards, on its Postgres connection.
@@ -202,6 +203,9 @@ final class LogTailer: @unchecked Sendable {
     }
 
     private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
+        // Withdrawn (unsubscribed, or its connection closed) while it waited: nobody
+        // wants its answer, and it costs no read.
+        guard !request.grant.isWithdrawn else { return refuse(request, .withdrawn) }
         guard let cursor else { return refuse(request, .unavailableDatabase) }
         do {
             // Rule 2: a topic the principal may not see is refused exactly as one that
@@ -224,6 +228,7 @@ final class LogTailer: @unchecked Sendable {
                 case .askExists:
                     step = grant.exists(try DeliveryReader.exists(request.topic, on: connection))
                 case .read(let after):
+                    guard !request.grant.isWithdrawn else { return refuse(request, .withdrawn) }
                     let rows = try DeliveryReader.topic(request.topic, after: after, until: cursor, limit: 1000, on: connection)
                     catchUp.append(contentsOf: rows.compactMap { render($0, request.topic) })
                     step = grant.read(count: rows.count, last: rows.last?.cursor.position)
@@ -231,9 +236,10 @@ final class LogTailer: @unchecked Sendable {
                     return refuse(request, error)
                 case .grant(let position, let topicSeq, let covered):
                     registry.insert(request.topic)
+                    metrics.answered("granted")
                     let outcome = SubscribeOutcome.granted(position: position, topicSeq: topicSeq, catchUp: catchUp, covered: covered)
                     let shard = request.shard
-                    shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: outcome) }
+                    shard.loop.execute { shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: outcome) }
                     return
                 }
             }
@@ -244,11 +250,14 @@ final class LogTailer: @unchecked Sendable {
     }
 
     private func refuse(_ request: SubscribeRequest, _ error: DomainError) {
+        metrics.answered(request.grant.isWithdrawn ? "withdrawn" : "refused")
         let shard = request.shard
-        shard.loop.execute { shard.settle(connectionID: request.connectionID, topic: request.topic, outcome: .refused(error)) }
+        shard.loop.execute { shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: .refused(error)) }
     }
 }
 
 extension DomainError {
     static let unavailableDatabase = DomainError(.unavailable, "the event log is unreachable; retry shortly")
+    /// The answer to a grant nobody waits for (it is discarded, never sent).
+    static let withdrawn = DomainError(.notSubscribed, "withdrawn before it was served")
 }

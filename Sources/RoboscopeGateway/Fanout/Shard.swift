@@ -46,6 +46,14 @@ final class Shard: @unchecked Sendable {
     }
 
     var now: ContinuousClock.Instant { clock.now }
+
+    private static let origin = ContinuousClock.now
+
+    /// An instant as seconds since an arbitrary origin, for the token buckets.
+    static func seconds(_ instant: ContinuousClock.Instant) -> Double {
+        let since = instant - origin
+        return Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
+    }
     var connectionCount: Int { connections.count }
 
     /// Starts accepting on the shared listening socket (every loop waits on it; EPOLLEXCLUSIVE
@@ -184,6 +192,10 @@ final class Shard: @unchecked Sendable {
                 return connection.close(.unauthorized, "authenticate first: send {\"op\": \"auth\", \"token\": ...}")
             }
         }
+        if let refusal = overBudget(connection) {
+            hub.metrics.rateLimited()
+            return reply(connection, ServerMessage.error(refusal))
+        }
         switch request {
         case .auth(let token):
             authenticate(connection, token: token)
@@ -194,6 +206,25 @@ final class Shard: @unchecked Sendable {
         case .presence(let session, let user):
             presence(connection, session, user: user)
         }
+    }
+
+    /// Every op costs one of the connection's tokens and one of its subject's
+    /// (docs/websocket.md "Limits"); nil when both had one.
+    private func overBudget(_ connection: Connection) -> DomainError? {
+        let seconds = Self.seconds(now)
+        if let wait = connection.opBudget.take(now: seconds) {
+            return DomainError(.rateLimited, "more than \(configuration.opRate.formatted()) ops a second on this connection; retry in \(wait) s",
+                               details: ["retry_after": .integer(Int64(wait)), "limit": .string("connection")])
+        }
+        // Without authentication every connection is `anonymous`, and before its first
+        // `auth` op a connection has no subject yet: the per-connection bound is the fair one.
+        guard configuration.authentication != nil, connection.isAuthenticated else { return nil }
+        let subject = "\(connection.principal.tenant)/\(connection.principal.subject)"
+        if let wait = hub.subjectBudgets.take(for: subject, now: seconds) {
+            return DomainError(.rateLimited, "more than \(configuration.subjectOpRate.formatted()) ops a second for \(connection.principal.subject); retry in \(wait) s",
+                               details: ["retry_after": .integer(Int64(wait)), "limit": .string("subject")])
+        }
+        return nil
     }
 
     /// The `auth` op: the first token of a connection upgraded without one, or a fresh
@@ -228,7 +259,7 @@ final class Shard: @unchecked Sendable {
     /// when the answer comes (a later refresh may have widened it again).
     private func withdraw(from connection: Connection) {
         let id = connection.id
-        for topic in connection.subscriptions.active.union(connection.subscriptions.pending) {
+        for topic in connection.subscriptions.active.union(connection.subscriptions.pending.keys) {
             hub.tailer.lookUp(Places.stream(of: topic), for: self) { [self] place in
                 guard let connection = connections[id], connection.isOpen else { return }
                 let principal = connection.principal
@@ -285,19 +316,22 @@ final class Shard: @unchecked Sendable {
     }
 
     private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?) {
-        if let refusal = connection.subscriptions.requested(topic) {
-            return reply(connection, ServerMessage.error(refusal, topic: topic))
+        switch connection.subscriptions.requested(topic) {
+        case .failure(let refusal):
+            reply(connection, ServerMessage.error(refusal, topic: topic))
+        case .success(let grant):
+            hub.tailer.request(SubscribeRequest(
+                shard: self, connectionID: connection.id, grant: grant, since: since, principal: connection.principal))
         }
-        hub.tailer.request(SubscribeRequest(
-            shard: self, connectionID: connection.id, topic: topic, since: since, principal: connection.principal))
     }
 
     /// The tailer's answer to a subscription, run in order with live deliveries: the
     /// catch-up goes out before any live event the tailer read after granting it.
-    func settle(connectionID: UInt64, topic: Topic, outcome: SubscribeOutcome) {
+    func settle(connectionID: UInt64, grant: PendingGrant, outcome: SubscribeOutcome) {
+        let topic = grant.topic
         let granted = if case .granted = outcome { true } else { false }
         guard let connection = connections[connectionID],
-              connection.subscriptions.settled(topic, granted: granted, connectionOpen: connection.isOpen) == .answer else {
+              connection.subscriptions.settled(grant, granted: granted, connectionOpen: connection.isOpen) == .answer else {
             if granted { hub.registry.remove(topic) }
             return
         }

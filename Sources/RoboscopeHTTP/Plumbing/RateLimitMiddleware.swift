@@ -64,8 +64,3 @@ struct RateLimiter {
         return nil
     }
 }
-
-extension DomainError.Code {
-    /// Too many requests from one client: 429 with Retry-After.
-    public static let rateLimited = DomainError.Code("rate_limited")
-}

@@ -1,0 +1,130 @@
+import Foundation
+import RoboscopeDomain
+import Testing
+import WebSocketCodec
+
+/// A client that subscribes and unsubscribes faster than the gateway can serve, or
+/// floods it with ops, over real sockets (docs/websocket.md "Limits").
+@Suite struct SubscriptionChurnTests {
+    /// A high op rate, so that only the bound on grants in flight answers the churn.
+    static let churn = LazyServer("ws_churn") { ["--ws-op-rate", "10000", "--ws-max-pending-subscribes", "4"] }
+
+    /// The counter's value in a Prometheus scrape (0 when absent).
+    static func counter(_ scrape: String, _ series: String) -> Int {
+        for line in scrape.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Int(Double(line.split(separator: " ").last ?? "0") ?? 0)
+        }
+        return 0
+    }
+
+    static func scrape(_ server: ServerProcess) async throws -> String {
+        String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
+    }
+
+    /// Every message until `count` of those matching `op` arrived.
+    static func collect(_ socket: WebSocketClient, until done: ([JSONValue]) -> Bool) async throws -> [JSONValue] {
+        var messages: [JSONValue] = []
+        while !done(messages) { messages.append(try await socket.nextJSON(timeout: 20)) }
+        return messages
+    }
+
+    @Test func aChurnBurstIsRefusedPastTheBoundAndNoWithdrawnGrantIsServed() async throws {
+        let server = try await Self.churn.get().server
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
+        let bulk = try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))])
+        #expect(bulk.status == 201)
+        let topic = "work_session:\(Fixtures.id(session))"
+        let before = try await Self.scrape(server)
+
+        // 150 subscribe-since-0 / unsubscribe pairs in one write, as the review's probe sent.
+        let hostile = try WebSocketClient(port: server.wsPort)
+        var burst: [UInt8] = []
+        for _ in 0..<150 {
+            let subscribe = Array(#"{"op":"subscribe","topic":"\#(topic)","since":0}"#.utf8)
+            let unsubscribe = Array(#"{"op":"unsubscribe","topic":"\#(topic)"}"#.utf8)
+            burst += FrameEncoder.frame(.text, subscribe, maskKey: WebSocketClient.maskKey)
+            burst += FrameEncoder.frame(.text, unsubscribe, maskKey: WebSocketClient.maskKey)
+        }
+        try hostile.sendRaw(burst)
+        // Each unsubscribe gets one answer (`unsubscribed`, or `not_subscribed` after a
+        // refused subscribe); a refused subscribe gets its error; an accepted one, withdrawn
+        // by the unsubscribe that follows, none.
+        let answers = try await Self.collect(hostile) {
+            $0.filter { $0["op"] == "unsubscribed" || $0["code"] == "not_subscribed" }.count >= 150
+        }
+        let limited = answers.filter { $0["code"] == "rate_limited" }
+        let accepted = 150 - limited.count
+        #expect(!limited.isEmpty, "the burst is refused past the bound")
+        #expect(accepted >= 4, "the first four at least were asked of the tailer")
+        #expect(accepted < 150)
+        #expect(limited.allSatisfy { $0["retry_after"] == 1 })
+        #expect(answers.filter { $0["op"] == "subscribed" || $0["op"] == "event" }.isEmpty, "nothing was served")
+        #expect(answers.filter { $0["op"] == "unsubscribed" }.count == accepted)
+
+        // Every accepted grant is answered as withdrawn; none was granted (and so none read
+        // its 1,000 events).
+        let granted = "roboscope_ws_subscribe_answers_total{outcome=\"granted\"}"
+        let withdrawn = "roboscope_ws_subscribe_answers_total{outcome=\"withdrawn\"}"
+        try await eventually("the tailer answers every withdrawn grant", within: 20) {
+            let scrape = try await Self.scrape(server)
+            return Self.counter(scrape, withdrawn) - Self.counter(before, withdrawn) == accepted
+        }
+        #expect(Self.counter(try await Self.scrape(server), granted) == Self.counter(before, granted))
+
+        // A well-behaved client is served in full right after.
+        let fair = try WebSocketClient(port: server.wsPort)
+        try fair.send(["op": "subscribe", "topic": .string(topic), "since": 0])
+        _ = try await fair.next(op: "subscribed", timeout: 20)
+        var events = 0
+        while events < 1001 { if try await fair.next(op: "event", timeout: 20)["op"] == "event" { events += 1 } }
+        // The hostile connection, its grants answered, may subscribe again.
+        try hostile.send(["op": "subscribe", "topic": .string(topic)])
+        _ = try await hostile.next(op: "subscribed", timeout: 20)
+    }
+
+    @Test func opsPastTheConnectionsRateAreRefusedAndItStaysOpen() async throws {
+        let server = try await LazyServer("ws_op_rate") { ["--ws-op-rate", "5"] }.get().server
+        let socket = try WebSocketClient(port: server.wsPort)
+        var burst: [UInt8] = []
+        // Unsubscribes of topics it never had: cheap ops, each answered `not_subscribed`.
+        for _ in 0..<40 {
+            let op = Array(#"{"op":"unsubscribe","topic":"space:\#(UUID())"}"#.utf8)
+            burst += FrameEncoder.frame(.text, op, maskKey: WebSocketClient.maskKey)
+        }
+        try socket.sendRaw(burst)
+        let answers = try await Self.collect(socket) { $0.count >= 40 }
+        let limited = answers.filter { $0["code"] == "rate_limited" }
+        // A burst of 10 (twice the rate), maybe a token more while the write was read.
+        #expect((28...30).contains(limited.count), "\(limited.count) refused")
+        #expect(limited.allSatisfy { $0["limit"] == "connection" && ($0["retry_after"]?.int ?? 0) >= 1 })
+        #expect(Self.counter(try await Self.scrape(server), "roboscope_ws_rate_limited_total") >= 28)
+        await server.terminate()
+    }
+
+    @Test func aSubjectsConnectionsShareOneBudget() async throws {
+        let server = try await LazyServer("ws_subject_rate") {
+            ["--auth-jwt-secret", Tokens.secret, "--ws-op-rate", "1000", "--ws-subject-op-rate", "5"]
+        }.get().server
+        let token = try Tokens.token("acme", "read", sub: "busy")
+        let sockets = try (0..<3).map { _ in try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(token)"]) }
+        var answers: [JSONValue] = []
+        for socket in sockets {
+            var burst: [UInt8] = []
+            for _ in 0..<10 {
+                burst += FrameEncoder.frame(.text, Array(#"{"op":"unsubscribe","topic":"space:\#(UUID())"}"#.utf8), maskKey: WebSocketClient.maskKey)
+            }
+            try socket.sendRaw(burst)
+            answers += try await Self.collect(socket) { $0.count >= 10 }
+        }
+        let limited = answers.filter { $0["code"] == "rate_limited" }
+        #expect((18...20).contains(limited.count), "30 ops against a burst of 10 for the subject: \(limited.count) refused")
+        #expect(limited.allSatisfy { $0["limit"] == "subject" })
+        // Another subject is not concerned.
+        let other = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "calm"))"])
+        try other.send(["op": "subscribe", "topic": .string("space:\(UUID())")])
+        #expect(try await other.next(op: "error")["code"] == "not_found")
+        await server.terminate()
+    }
+}
