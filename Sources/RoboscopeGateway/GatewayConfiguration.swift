@@ -19,6 +19,10 @@ public struct GatewayConfiguration: Sendable {
     /// Subscriptions of one connection waiting for the tailer at once (withdrawn ones
     /// count until the tailer gets to them); the next gets `rate_limited`.
     public var maxPendingSubscriptions = 4
+    /// Work sessions (and users, without authentication) one connection may be present in.
+    public var maxPresencePerConnection = 16
+    /// Present users a session may hold (`--presence-max-users`, enforced by Redis).
+    public var presenceMaxUsers = 1000
     /// Client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one
     /// connection, and the burst allowed; past it, `error` `rate_limited`.
     public var opRate = 20.0

@@ -6,10 +6,13 @@ public struct PresenceStore: Sendable {
     public let redis: RedisPool
     /// Users heard from within this window are present.
     public let window: Duration
+    /// Present users a session may hold; a heartbeat of one more is refused (`full`).
+    public let maxUsers: Int
 
-    public init(redis: RedisPool, window: Duration) {
+    public init(redis: RedisPool, window: Duration, maxUsers: Int = 1000) {
         self.redis = redis
         self.window = window
+        self.maxUsers = maxUsers
     }
 
     static func key(_ session: String) -> String { "roboscope:presence:\(session)" }
@@ -43,10 +46,25 @@ public struct PresenceStore: Sendable {
         """
 
     /// Returns whether the user joined and the Redis clock it recorded (milliseconds),
-    /// so a later `leave(…, ifLastSeenAtOrBefore:)` can tell whether anyone beat since.
+    /// so a later `leave(…, ifLastSeenAtOrBefore:)` can tell whether anyone beat since;
+    /// `{-1, now}` when the user is new and the session holds `ARGV[4]` users already
+    /// (counted after dropping the expired ones, which costs only at the cap).
     static let heartbeatScript = """
         local t = redis.call('TIME')
         local now = t[1] * 1000 + math.floor(t[2] / 1000)
+        if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+            local cutoff = '(' .. (now - tonumber(ARGV[2]))
+            local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+            if #expired > 0 then
+                redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
+                for _, user in ipairs(expired) do
+                    redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'leave', user_id = user, reason = 'expired'}))
+                end
+            end
+            if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+                return {-1, now}
+            end
+        end
         local added = redis.call('ZADD', KEYS[1], now, ARGV[1])
         redis.call('PEXPIRE', KEYS[1], ARGV[2] * 2)
         if added == 1 then
@@ -65,10 +83,20 @@ public struct PresenceStore: Sendable {
         return 0
         """
 
-    /// Returns true when the user was not present before (a join).
+    /// What a heartbeat did.
+    public enum Beat: Equatable, Sendable {
+        /// Present, since `at` (Redis milliseconds); `joined` when not present before.
+        case present(joined: Bool, at: Int64)
+        /// Refused: the session holds `maxUsers` present users already.
+        case full
+
+        public var joined: Bool { if case .present(true, _) = self { true } else { false } }
+    }
+
+    /// A heartbeat of `user` in `session`.
     @discardableResult
-    public func heartbeat(session: String, user: String) async throws -> Bool {
-        try await redis.withConnection { try self.heartbeat(session: session, user: user, on: $0).joined }
+    public func heartbeat(session: String, user: String) async throws -> Beat {
+        try await redis.withConnection { try self.heartbeat(session: session, user: user, on: $0) }
     }
 
     /// Users heard from within the window, oldest heartbeat first; expired ones are
@@ -86,27 +114,29 @@ public struct PresenceStore: Sendable {
 
     // MARK: On a connection the caller owns (the gateway's presence thread)
 
-    /// A heartbeat; returns whether it was a join and the Redis time it recorded.
-    public func heartbeat(session: String, user: String, on connection: RedisConnection) throws -> (joined: Bool, at: Int64) {
+    /// A heartbeat on a connection the caller owns.
+    public func heartbeat(session: String, user: String, on connection: RedisConnection) throws -> Beat {
         Self.beat(try connection.command([
-            "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session),
+            "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session), String(maxUsers),
         ]))
     }
 
-    /// What the heartbeat script answers: `{added, now}`.
-    private static func beat(_ reply: RedisReply) -> (joined: Bool, at: Int64) {
+    /// What the heartbeat script answers: `{added, now}`, or `{-1, now}` when full.
+    private static func beat(_ reply: RedisReply) -> Beat {
         let parts = reply.array ?? []
-        return (parts.first?.integer == 1, parts.count > 1 ? parts[1].integer ?? 0 : 0)
+        let added = parts.first?.integer ?? 0
+        if added < 0 { return .full }
+        return .present(joined: added == 1, at: parts.count > 1 ? parts[1].integer ?? 0 : 0)
     }
 
     /// Many heartbeats in one round trip (a pipeline), answered in order; throws if
     /// Redis refuses any of them. Each is the same script `heartbeat` runs.
     public func heartbeats(
         _ keys: [(session: String, user: String)], on connection: RedisConnection
-    ) throws -> [(joined: Bool, at: Int64)] {
-        let window = String(windowMilliseconds)
+    ) throws -> [Beat] {
+        let window = String(windowMilliseconds), max = String(maxUsers)
         let replies = try connection.pipeline(keys.map { key in
-            ["EVAL", Self.heartbeatScript, "1", Self.key(key.session), key.user, window, Self.channel(key.session)]
+            ["EVAL", Self.heartbeatScript, "1", Self.key(key.session), key.user, window, Self.channel(key.session), max]
         })
         return try replies.map { reply in
             if case .error(let message) = reply { throw RedisError(.command, message) }

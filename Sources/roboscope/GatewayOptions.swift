@@ -19,6 +19,7 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: Settings.wsMaxConnections.name, help: Settings.wsMaxConnections.help) var maxConnectionsFlag: Int?
     @Option(name: Settings.wsMaxSubscriptions.name, help: Settings.wsMaxSubscriptions.help) var maxSubscriptionsFlag: Int?
     @Option(name: Settings.wsMaxPendingSubscribes.name, help: Settings.wsMaxPendingSubscribes.help) var maxPendingFlag: Int?
+    @Option(name: Settings.wsMaxPresence.name, help: Settings.wsMaxPresence.help) var maxPresenceFlag: Int?
     @Option(name: Settings.wsOpRate.name, help: Settings.wsOpRate.help) var opRateFlag: Double?
     @Option(name: Settings.wsSubjectOpRate.name, help: Settings.wsSubjectOpRate.help) var subjectOpRateFlag: Double?
     @Option(name: Settings.wsMaxCatchUp.name, help: Settings.wsMaxCatchUp.help) var maxCatchUpFlag: Int?
@@ -34,6 +35,7 @@ struct GatewayOptions: ParsableArguments {
     func maxConnections() throws -> Int { try Settings.wsMaxConnections.value(maxConnectionsFlag) }
     func maxSubscriptions() throws -> Int { try Settings.wsMaxSubscriptions.value(maxSubscriptionsFlag) }
     func maxPending() throws -> Int { try Settings.wsMaxPendingSubscribes.value(maxPendingFlag) }
+    func maxPresence() throws -> Int { try Settings.wsMaxPresence.value(maxPresenceFlag) }
     func opRate() throws -> Double { try Settings.wsOpRate.value(opRateFlag) }
     func subjectOpRate() throws -> Double { try Settings.wsSubjectOpRate.value(subjectOpRateFlag) }
     func maxCatchUp() throws -> Int { try Settings.wsMaxCatchUp.value(maxCatchUpFlag) }
@@ -47,6 +49,7 @@ struct GatewayOptions: ParsableArguments {
         guard try maxConnections() >= 1 else { throw ValidationError("--ws-max-connections-per-client must be at least 1") }
         guard (1...10_000).contains(try maxSubscriptions()) else { throw ValidationError("--ws-max-subscriptions must be 1 to 10000") }
         guard (1...100).contains(try maxPending()) else { throw ValidationError("--ws-max-pending-subscribes must be 1 to 100") }
+        guard (1...10_000).contains(try maxPresence()) else { throw ValidationError("--ws-max-presence must be 1 to 10000") }
         guard try opRate() >= 0.1, try subjectOpRate() >= 0.1 else { throw ValidationError("--ws-op-rate and --ws-subject-op-rate must be at least 0.1") }
         guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
         guard (0...600).contains(try presenceGrace()) else { throw ValidationError("--ws-presence-grace must be 0 to 600 seconds") }
@@ -66,6 +69,7 @@ struct GatewayOptions: ParsableArguments {
         configuration.presenceWindow = .seconds(presenceWindow)
         configuration.maxCatchUpEvents = try maxCatchUp()
         configuration.maxPendingSubscriptions = try maxPending()
+        configuration.maxPresencePerConnection = try maxPresence()
         configuration.opRate = try opRate()
         configuration.opBurst = max(1, try opRate() * 2)
         configuration.subjectOpRate = try subjectOpRate()

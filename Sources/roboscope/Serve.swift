@@ -49,6 +49,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
     @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
+    @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
     @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
     @Option(name: Settings.allowedHosts.name, help: Settings.allowedHosts.help) var allowedHostsFlag: String?
     @Option(name: Settings.allowedOrigins.name, help: Settings.allowedOrigins.help) var allowedOriginsFlag: String?
@@ -76,6 +77,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
+    func presenceMaxUsers() throws -> Int { try Settings.presenceMaxUsers.value(presenceMaxUsersFlag) }
     func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
     func allowedHosts() throws -> [String] {
         (try Settings.allowedHosts.resolve(allowedHostsFlag) ?? "").split(separator: ",")
@@ -107,6 +109,7 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard RedisURL(common.redisURL) != nil else { throw ValidationError("--redis-url must look like redis://[:password@]host[:port][/db]") }
         guard (1...3600).contains(try presenceWindow()) else { throw ValidationError("--presence-window must be 1 to 3600 seconds") }
+        guard (1...1_000_000).contains(try presenceMaxUsers()) else { throw ValidationError("--presence-max-users must be 1 to 1000000") }
         for (name, port) in [("http-port", try httpPort()), ("ws-port", try wsPort())] where !(1...65535).contains(port) {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
@@ -149,7 +152,7 @@ struct Serve: AsyncParsableCommand {
         let host = try Settings.host.value(hostFlag)
         let redisURL = RedisURL(common.redisURL)!
         let redis = RedisPool(url: redisURL, size: try redisPoolSize(), logger: logger)
-        let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()))
+        let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, logger: logger)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
@@ -206,6 +209,7 @@ struct Serve: AsyncParsableCommand {
             configuration.authentication = verifier
             configuration.defaultTenant = try auth.defaultTenant()
             configuration.allowedOrigins = try allowedOrigins()
+            configuration.presenceMaxUsers = try presenceMaxUsers()
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
                 presence: presence, logger: logger

@@ -136,6 +136,8 @@ enum Settings {
     static let rateBurst = Setting<Double>("rate-burst", env: "ROBOSCOPE_RATE_BURST", default: nil, shown: "twice the rate", "bucket size")
     static let presenceWindow = Setting<Int>("presence-window", env: "ROBOSCOPE_PRESENCE_WINDOW", default: 30,
                                              "seconds a heartbeat keeps a user present")
+    static let presenceMaxUsers = Setting<Int>("presence-max-users", env: "ROBOSCOPE_PRESENCE_MAX_USERS", default: 1000,
+                                               "present users one work session may hold; a heartbeat of one more gets 429 / `error` `presence_full`")
     static let realtimeURL = Setting<String>("realtime-url", env: "ROBOSCOPE_REALTIME_URL", default: nil,
                                              shown: "unset: `ws://<the request's host>:<ws port>/api/v1/ws`",
                                              "the WebSocket URL `GET /api/v1/realtime` names (deployments behind an ingress or a proxy)")
@@ -186,6 +188,8 @@ enum Settings {
                                                  "subscriptions per connection")
     static let wsMaxPendingSubscribes = Setting<Int>("ws-max-pending-subscribes", env: "ROBOSCOPE_WS_MAX_PENDING_SUBSCRIBES", default: 4,
                                                      "subscriptions of one connection waiting for their answer at once, unsubscribed ones included until the gateway gets to them; the next `subscribe` gets `rate_limited`")
+    static let wsMaxPresence = Setting<Int>("ws-max-presence", env: "ROBOSCOPE_WS_MAX_PRESENCE", default: 16,
+                                            "`presence` ops one connection may hold (work sessions; with authentication off, session and user pairs); past it `error` `too_many_presences`")
     static let wsOpRate = Setting<Double>("ws-op-rate", env: "ROBOSCOPE_WS_OP_RATE", default: 20,
                                           "client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one connection, bursts of twice as many; past it `error` `rate_limited`")
     static let wsSubjectOpRate = Setting<Double>("ws-subject-op-rate", env: "ROBOSCOPE_WS_SUBJECT_OP_RATE", default: 100,
@@ -203,13 +207,13 @@ enum Settings {
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
         SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
-        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(realtimeURL), SettingRow(allowedHosts),
+        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),
         SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant), SettingRow(serviceRole),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
-        SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxPendingSubscribes),
+        SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxPendingSubscribes), SettingRow(wsMaxPresence),
         SettingRow(wsOpRate), SettingRow(wsSubjectOpRate), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),
     ]

@@ -1,7 +1,9 @@
 /// A message a WebSocket client sends (text frames carrying JSON).
 public enum ClientRequest: Equatable, Sendable {
     /// `since`: the last position the client processed; missed events are replayed.
-    case subscribe(Topic, since: Int64?)
+    /// `presenceChanges` (`"presence": "changes"`): presence arrives as joins and leaves
+    /// after one full list, not as the whole list on every change.
+    case subscribe(Topic, since: Int64?, presenceChanges: Bool = false)
     case unsubscribe(Topic)
     /// Keep `user` present in the session while the connection lives. With
     /// authentication on the user is the principal's subject, and `user` may be left out.
@@ -36,7 +38,11 @@ public enum ClientRequest: Equatable, Sendable {
             let topic = try topic(fields)
             let since = try fields.integer("since")
             if let since, since < 0 { throw DomainError.invalid("since", "must be a position (0 or more)") }
-            return .subscribe(topic, since: since)
+            let presence = try fields.string("presence", maxLength: 16)
+            guard presence == nil || presence == "full" || presence == "changes" else {
+                throw DomainError.invalid("presence", "expected \"full\" (the default) or \"changes\"")
+            }
+            return .subscribe(topic, since: since, presenceChanges: presence == "changes")
         case "unsubscribe":
             return .unsubscribe(try topic(fields))
         case "presence":

@@ -48,6 +48,16 @@ public enum ServerMessage {
         }
     }
 
+    /// Who joined and who left since the last message (`"presence": "changes"` subscribers).
+    public static func presence(_ topic: Topic, joined: [String], left: [String]) -> [UInt8] {
+        render { writer in
+            writer.key("op"); writer.value("presence")
+            writer.key("topic"); writer.value(topic)
+            writer.key("joined"); writer.array(joined) { $0.value($1) }
+            writer.key("left"); writer.array(left) { $0.value($1) }
+        }
+    }
+
     public static func error(_ error: DomainError, topic: Topic? = nil) -> [UInt8] {
         render { writer in
             writer.key("op"); writer.value("error")

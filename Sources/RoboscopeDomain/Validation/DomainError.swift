@@ -23,6 +23,8 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         /// Past a rate or a bound on what a client may have outstanding: 429 with
         /// `Retry-After`, or a WebSocket `error` with `retry_after`.
         public static let rateLimited = Code("rate_limited")
+        /// A work session already holds `--presence-max-users` present users: 429.
+        public static let presenceFull = Code("presence_full")
     }
 
     public var code: Code
@@ -56,5 +58,13 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
         copy.field = "\(prefix).\(field)"
         copy.message = "\(prefix).\(message)"
         return copy
+    }
+}
+
+extension DomainError {
+    /// A heartbeat of one user more than a session may hold (`--presence-max-users`).
+    public static func presenceFull(_ maxUsers: Int) -> DomainError {
+        DomainError(.presenceFull, "the work session holds \(maxUsers) present users already; retry later",
+                    field: "work_session_id", details: ["retry_after": .integer(5)])
     }
 }

@@ -6,10 +6,13 @@ import Synchronization
 /// its catch-up, instead of reading and rendering thousands of events nobody waits for.
 final class PendingGrant: Sendable {
     let topic: Topic
+    /// `"presence": "changes"`: joins and leaves after one full list.
+    let presenceChanges: Bool
     private let withdrawnFlag = Atomic<Bool>(false)
 
-    init(topic: Topic) {
+    init(topic: Topic, presenceChanges: Bool = false) {
         self.topic = topic
+        self.presenceChanges = presenceChanges
     }
 
     var isWithdrawn: Bool { withdrawnFlag.load(ordering: .acquiring) }
@@ -42,7 +45,7 @@ struct ConnectionSubscriptions {
     var inFlight: Int { pending.count + withdrawn.count }
 
     /// `subscribe`: the grant to ask the tailer for (the topic is now pending), else the refusal.
-    mutating func requested(_ topic: Topic) -> Result<PendingGrant, DomainError> {
+    mutating func requested(_ topic: Topic, presenceChanges: Bool = false) -> Result<PendingGrant, DomainError> {
         if active.contains(topic) || pending[topic] != nil {
             return .failure(DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic"))
         }
@@ -53,7 +56,7 @@ struct ConnectionSubscriptions {
             return .failure(DomainError(.rateLimited, "at most \(inFlightLimit) subscriptions waiting for their answer at once; retry once one is answered",
                                         field: "topic", details: ["retry_after": .integer(1)]))
         }
-        let grant = PendingGrant(topic: topic)
+        let grant = PendingGrant(topic: topic, presenceChanges: presenceChanges)
         pending[topic] = grant
         return .success(grant)
     }

@@ -7,6 +7,10 @@ struct LiveItem: Sendable {
     /// The event's position (nil for presence, which is not logged).
     var position: Int64?
     var frame: SharedFrame
+    /// Presence only: what `"presence": "changes"` subscribers get instead of `frame`
+    /// (nil: nothing, the change cancelled out).
+    var presenceDelta: SharedFrame? = nil
+    var isPresence = false
 }
 
 /// What the tailer answers to a subscription.

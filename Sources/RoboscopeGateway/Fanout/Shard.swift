@@ -23,7 +23,7 @@ final class Shard: @unchecked Sendable {
     /// Per topic, its subscribers here, each with the position up to which the topic's
     /// live events are already its own (its `since`), so fan-out needs no
     /// per-connection lookup.
-    private var subscribers: [Topic: [UInt64: (connection: Connection, covered: Int64?)]] = [:]
+    private var subscribers: [Topic: [UInt64: (connection: Connection, covered: Int64?, presenceChanges: Bool)]] = [:]
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
     private(set) var isShuttingDown = false
@@ -199,8 +199,8 @@ final class Shard: @unchecked Sendable {
         switch request {
         case .auth(let token):
             authenticate(connection, token: token)
-        case .subscribe(let topic, let since):
-            subscribe(connection, topic, since: since)
+        case .subscribe(let topic, let since, let presenceChanges):
+            subscribe(connection, topic, since: since, presenceChanges: presenceChanges)
         case .unsubscribe(let topic):
             unsubscribe(connection, topic)
         case .presence(let session, let user):
@@ -294,6 +294,8 @@ final class Shard: @unchecked Sendable {
         guard let user = authenticated ? principal.subject : user else {
             return reply(connection, ServerMessage.error(DomainError.invalid("user_id", "is required")))
         }
+        let key = PresenceKey(workSessionID: session, user: user)
+        if let refusal = presenceCapped(connection, adding: key) { return reply(connection, ServerMessage.error(refusal)) }
         let id = connection.id
         hub.tailer.lookUp(StreamRef(.workSession, session), for: self) { [self] place in
             guard let connection = connections[id], connection.isOpen else { return }
@@ -306,7 +308,8 @@ final class Shard: @unchecked Sendable {
             } catch {
                 return
             }
-            let key = PresenceKey(workSessionID: session, user: user)
+            // Asked again while the look-up ran: the cap holds for what is inserted.
+            if let refusal = presenceCapped(connection, adding: key) { return reply(connection, ServerMessage.error(refusal)) }
             if connection.presence.insert(key).inserted {
                 hub.presence.hold(key, shard: self, connectionID: connection.id)
             } else {
@@ -315,8 +318,22 @@ final class Shard: @unchecked Sendable {
         }
     }
 
-    private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?) {
-        switch connection.subscriptions.requested(topic) {
+    /// At most `--ws-max-presence` presences per connection (a session each with
+    /// authentication on; without, a session and user each).
+    private func presenceCapped(_ connection: Connection, adding key: PresenceKey) -> DomainError? {
+        guard !connection.presence.contains(key), connection.presence.count >= configuration.maxPresencePerConnection else { return nil }
+        return DomainError(.tooManyPresences, "at most \(configuration.maxPresencePerConnection) presences per connection",
+                           field: "work_session_id")
+    }
+
+    /// The presence thread found the session full: the connection does not hold `key`.
+    func presenceRefused(_ key: PresenceKey, connectionID: UInt64) {
+        guard let connection = connections[connectionID], connection.presence.remove(key) != nil else { return }
+        reply(connection, ServerMessage.error(DomainError.presenceFull(configuration.presenceMaxUsers)))
+    }
+
+    private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?, presenceChanges: Bool) {
+        switch connection.subscriptions.requested(topic, presenceChanges: presenceChanges) {
         case .failure(let refusal):
             reply(connection, ServerMessage.error(refusal, topic: topic))
         case .success(let grant):
@@ -342,7 +359,7 @@ final class Shard: @unchecked Sendable {
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
             for frame in catchUp { connection.enqueue(frame) }
             connection.allowCatchUp(catchUp.reduce(0) { $0 + $1.count })
-            subscribers[topic, default: [:]][connectionID] = (connection, covered)
+            subscribers[topic, default: [:]][connectionID] = (connection, covered, grant.presenceChanges)
             connection.flush()
             if topic.kind == .workSession {
                 hub.presence.snapshot(of: topic, shard: self, connectionID: connectionID)
@@ -379,9 +396,14 @@ final class Shard: @unchecked Sendable {
     func deliver(_ items: [LiveItem]) {
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
-            for (connection, covered) in receivers.values {
+            for (connection, covered, presenceChanges) in receivers.values {
                 if let covered, let position = item.position, position <= covered { continue }
-                connection.enqueue(item.frame)
+                var frame = item.frame
+                if item.isPresence, presenceChanges {
+                    guard let delta = item.presenceDelta else { continue }
+                    frame = delta
+                }
+                connection.enqueue(frame)
                 undeliveredMessages += 1
                 if !connection.flushPending {
                     connection.flushPending = true
@@ -468,6 +490,8 @@ struct TokenRefusal: Error {
 
 extension DomainError.Code {
     public static let alreadySubscribed = DomainError.Code("already_subscribed")
+    /// More presences on one connection than `--ws-max-presence`.
+    public static let tooManyPresences = DomainError.Code("too_many_presences")
     public static let notSubscribed = DomainError.Code("not_subscribed")
     public static let tooManySubscriptions = DomainError.Code("too_many_subscriptions")
     /// A `since` too far back: reload over REST and subscribe without it.

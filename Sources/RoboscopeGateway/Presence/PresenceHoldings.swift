@@ -87,6 +87,13 @@ struct PresenceHoldings<Instant: InstantProtocol> where Instant.Duration == Dura
         holdings[key] = holding
     }
 
+    /// Redis refused `key`'s heartbeat (the session is full): no connection holds it any
+    /// more, and, never present, it needs no leave.
+    mutating func refused(_ key: PresenceKey) {
+        holdings[key] = nil
+        unbeaten.remove(key)
+    }
+
     /// Redis carried out the leave of `key`: forget it, unless it was held again since.
     mutating func left(_ key: PresenceKey) {
         if holdings[key]?.connections == 0 {

@@ -9,8 +9,8 @@ import Glibc
 #endif
 
 /// The gateway's presence thread, on two Redis connections of its own:
-/// - relays joins and leaves (Redis pub/sub) to the subscribers of the session as a
-///   full `presence` list;
+/// - relays joins and leaves (Redis pub/sub) to the subscribers of the session: as the
+///   full `presence` list, or as `joined`/`left` to those that asked for changes;
 /// - keeps users of `presence` ops present with heartbeats, and lets them go a grace
 ///   period after their last connection closes, unless someone heartbeated since;
 /// - sweeps expired members of watched sessions, which announces their leaves.
@@ -91,18 +91,21 @@ final class PresenceWorker: @unchecked Sendable {
                         _ = try store.users(session: session.description, on: commands!)
                     }
                 }
-                var changed: Set<String> = []
+                var changed: [String: PresenceDelta] = [:]
                 if waker.wait(timeoutMilliseconds: 250, orReadable: subscriber!.socket) {
                     for message in try subscriber!.messages() {
-                        if let session = PresenceStore.session(ofChannel: message.channel) { changed.insert(session) }
+                        if let session = PresenceStore.session(ofChannel: message.channel) {
+                            changed[session, default: PresenceDelta()].apply(message.payload)
+                        }
                     }
                 }
-                for session in changed {
+                for (session, delta) in changed {
                     guard let id = EntityID(session) else { continue }
                     let topic = Topic(.workSession, id)
                     guard registry.contains(topic) else { continue }
                     let users = try store.users(session: session, on: commands!)
-                    broadcast(topic, ServerMessage.presence(topic, users: users))
+                    broadcast(topic, full: ServerMessage.presence(topic, users: users),
+                              delta: delta.isEmpty ? nil : ServerMessage.presence(topic, joined: delta.joined, left: delta.left))
                 }
             } catch {
                 logger.warning("gateway presence lost Redis; retrying", metadata: ["error": "\(error)"])
@@ -153,8 +156,9 @@ final class PresenceWorker: @unchecked Sendable {
         guard !holds.isEmpty else { return }
         let waiting = holds
         holds = []
+        let full: Set<PresenceKey>
         do {
-            try beat(waiting.map(\.key), redis)
+            full = try beat(waiting.map(\.key), redis)
         } catch {
             for hold in waiting {
                 hold.shard.loop.execute { hold.shard.send(Self.unavailable, to: hold.connectionID) }
@@ -162,6 +166,11 @@ final class PresenceWorker: @unchecked Sendable {
             throw error
         }
         for hold in waiting {
+            if full.contains(hold.key) {
+                let key = hold.key
+                hold.shard.loop.execute { hold.shard.presenceRefused(key, connectionID: hold.connectionID) }
+                continue
+            }
             let message = ServerMessage.present(workSessionID: hold.key.workSessionID, user: hold.key.user)
             hold.shard.loop.execute { hold.shard.send(message, to: hold.connectionID) }
         }
@@ -183,14 +192,24 @@ final class PresenceWorker: @unchecked Sendable {
         try leave(leaves, redis)
     }
 
-    /// Heartbeats `keys` in one pipeline and records each beat in the holdings.
-    private func beat(_ keys: [PresenceKey], _ redis: RedisConnection) throws {
-        guard !keys.isEmpty else { return }
+    /// Heartbeats `keys` in one pipeline and records each beat in the holdings; returns
+    /// the keys refused because their session is full (no longer held).
+    @discardableResult
+    private func beat(_ keys: [PresenceKey], _ redis: RedisConnection) throws -> Set<PresenceKey> {
+        guard !keys.isEmpty else { return [] }
         let beats = try store.heartbeats(keys.map { ($0.workSessionID.description, $0.user) }, on: redis)
         let now = clock.now
+        var full: Set<PresenceKey> = []
         for (key, beat) in zip(keys, beats) {
-            holdings.beaten(key, redisTime: beat.at, now: now)
+            switch beat {
+            case .present(_, let at):
+                holdings.beaten(key, redisTime: at, now: now)
+            case .full:
+                holdings.refused(key)
+                full.insert(key)
+            }
         }
+        return full
     }
 
     /// Leaves for `leaves` in one pipeline (each unless someone heartbeated since) and
@@ -210,8 +229,11 @@ final class PresenceWorker: @unchecked Sendable {
         try? leave(leaves, redis)
     }
 
-    private func broadcast(_ topic: Topic, _ message: [UInt8]) {
-        let items = [LiveItem(topic: topic, position: nil, frame: SharedFrame(text: message))]
+    /// The full list for subscribers that asked for it (the default), the joins and
+    /// leaves for those that subscribed with `"presence": "changes"`.
+    private func broadcast(_ topic: Topic, full: [UInt8], delta: [UInt8]?) {
+        let items = [LiveItem(topic: topic, position: nil, frame: SharedFrame(text: full),
+                              presenceDelta: delta.map { SharedFrame(text: $0) }, isPresence: true)]
         for shard in shards {
             shard.loop.execute { shard.deliver(items) }
         }

@@ -31,8 +31,12 @@ struct PresenceController {
             user = try body.requiredString("user_id", maxLength: Self.userIDLength)
         }
         // One Redis round trip: listing (and trimming) is GET's job.
-        let joined = try await services.presence.heartbeat(session: session.description, user: user)
-        return JSONResponse.make(JSONValue.object(["user_id": .string(user), "joined": .bool(joined)]))
+        switch try await services.presence.heartbeat(session: session.description, user: user) {
+        case .present(let joined, _):
+            return JSONResponse.make(JSONValue.object(["user_id": .string(user), "joined": .bool(joined)]))
+        case .full:
+            throw DomainError.presenceFull(services.presence.maxUsers)
+        }
     }
 
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

@@ -20,7 +20,7 @@ enum APIError {
         case .unavailable: return .serviceUnavailable
         case .unauthorized: return .unauthorized
         case .forbidden: return .forbidden
-        case .rateLimited: return .tooManyRequests
+        case .rateLimited, .presenceFull: return .tooManyRequests
         case .methodNotAllowed: return .methodNotAllowed
         case .headersTooLarge: return .requestHeaderFieldsTooLarge
         case .requestTimeout: return .requestTimeout
@@ -47,7 +47,7 @@ enum APIError {
         if error.code == .unavailable || error.code == .idempotencyKeyInProgress {
             headers[.retryAfter] = "1"
         }
-        if error.code == .rateLimited, case .integer(let seconds)? = error.details["retry_after"] {
+        if error.code == .rateLimited || error.code == .presenceFull, case .integer(let seconds)? = error.details["retry_after"] {
             headers[.retryAfter] = String(seconds)
         }
         if error.code == .unauthorized {

@@ -164,7 +164,10 @@ actor TopicFollower {
     }
 
     private func follow(on connection: any WebSocketConnection, onLive: () -> Void) async throws {
-        var subscribe: [String: JSONValue] = ["op": "subscribe", "topic": .string(topic.description)]
+        // Presence as joins and leaves after one full list: a big session's every change
+        // is a small message, not the whole list again.
+        var subscribe: [String: JSONValue] = ["op": "subscribe", "topic": .string(topic.description), "presence": "changes"]
+        var present: [String] = []
         if cursor.position > 0 || cursor.topicSeq != nil { subscribe["since"] = .integer(cursor.position) }
         try await connection.send(String(decoding: try WireCoding.encoder().encode(JSONValue.object(subscribe)), as: UTF8.self))
         while !Task.isCancelled {
@@ -191,10 +194,17 @@ actor TopicFollower {
                 // A refreshed token no longer covers the topic.
                 throw Ending.fatal(.forbidden(scopeNeeded: nil, message: "the token no longer covers \(topic)"))
             case "presence":
-                let users = message["users"].flatMap { value -> [String]? in
-                    if case .array(let items) = value { return items.compactMap(\.stringValue) } else { return nil }
+                func names(_ key: String) -> [String]? {
+                    if case .array(let items)? = message[key] { return items.compactMap(\.stringValue) } else { return nil }
                 }
-                if let users { output.presence.yield(users) }
+                if let users = names("users") {
+                    present = users
+                } else {
+                    let left = Set(names("left") ?? [])
+                    present.removeAll { left.contains($0) }
+                    for user in names("joined") ?? [] where !present.contains(user) { present.append(user) }
+                }
+                output.presence.yield(present)
             case "error":
                 switch message["code"]?.stringValue {
                 case "too_far_behind": throw Ending.tooFarBehind

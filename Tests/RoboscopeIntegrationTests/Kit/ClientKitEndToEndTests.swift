@@ -163,4 +163,21 @@ import Glibc
             String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains("roboscope_changes_waiting 0")
         }
     }
+
+    /// A followed topic's `presence` stays the whole list while the gateway sends joins
+    /// and leaves (`"presence": "changes"`).
+    @Test func aFollowedTopicKeepsThePresentUsersFromJoinsAndLeaves() async throws {
+        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("kit_presence"))
+        defer { server.stopWithoutWaiting() }
+        let client = Self.kit(server)
+        let session = try await Self.session(client)
+        _ = try await client.heartbeat(workSessionID: session.id, user: "ana")
+        let live = client.follow(.workSession(session.id))
+        var lists = live.presence.makeAsyncIterator()
+        #expect(await lists.next() == ["ana"], "the full list first")
+        _ = try await client.heartbeat(workSessionID: session.id, user: "bo")
+        #expect(await lists.next() == ["ana", "bo"])
+        try await client.leave(workSessionID: session.id, user: "ana")
+        #expect(await lists.next() == ["bo"])
+    }
 }
