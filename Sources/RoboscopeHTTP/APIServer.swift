@@ -19,8 +19,8 @@ public enum APIServer {
             ConsoleController(assets: console).addRoutes(to: router)
         }
         let api = router.group("api/v1")
-        if let limit = services.rateLimit {
-            api.add(middleware: RateLimitMiddleware(buckets: TokenBuckets(rate: limit.rate, burst: limit.burst)))
+        if let buckets = services.rateLimitBuckets {
+            api.add(middleware: RateLimitMiddleware(buckets: buckets))
         }
         api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
         api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant))

@@ -58,6 +58,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
     @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help) var idempotencyRetentionFlag: Int?
     @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
+    @Option(name: Settings.changesMaxWaiting.name, help: Settings.changesMaxWaiting.help) var changesMaxWaitingFlag: Int?
+    @Option(name: Settings.changesMaxWaitingPerSubject.name, help: Settings.changesMaxWaitingPerSubject.help) var changesMaxWaitingPerSubjectFlag: Int?
 
     func limits() throws -> HTTPLimits {
         HTTPLimits(
@@ -100,6 +102,9 @@ struct Serve: AsyncParsableCommand {
 
     func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
     func changesReadAhead() throws -> Int { try Settings.changesReadAhead.value(changesReadAheadFlag) }
+    func maxWaitingPolls() throws -> (process: Int, perSubject: Int) {
+        (try Settings.changesMaxWaiting.value(changesMaxWaitingFlag), try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag))
+    }
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
@@ -125,6 +130,9 @@ struct Serve: AsyncParsableCommand {
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
         guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
+        guard try maxWaitingPolls().process >= 1, try maxWaitingPolls().perSubject >= 1 else {
+            throw ValidationError("--changes-max-waiting and --changes-max-waiting-per-subject must be at least 1")
+        }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
         }
@@ -186,6 +194,7 @@ struct Serve: AsyncParsableCommand {
         }
         let port = try httpPort()
         if role.runsAPI {
+            api.maxWaitingPolls = try maxWaitingPolls()
             api.changes = changes
             api.changesReadAhead = ChangesReadAhead(capacity: try changesReadAhead())
             let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)

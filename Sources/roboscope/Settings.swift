@@ -154,6 +154,10 @@ enum Settings {
                                                    "seconds the answer of a write with an `Idempotency-Key` is kept for retries; the api role purges older ones every half retention (at most hourly)")
     static let changesReadAhead = Setting<Int>("changes-read-ahead", env: "ROBOSCOPE_CHANGES_READ_AHEAD", default: 16,
                                                "pages of the changes feed read ahead for clients catching up, kept in memory (up to about 1 MB each; 0: none)")
+    static let changesMaxWaiting = Setting<Int>("changes-max-waiting", env: "ROBOSCOPE_CHANGES_MAX_WAITING", default: 10_000,
+                                                "long polls of the changes feed (`wait`) waiting at once in this process; past it 503 with `Retry-After`")
+    static let changesMaxWaitingPerSubject = Setting<Int>("changes-max-waiting-per-subject", env: "ROBOSCOPE_CHANGES_MAX_WAITING_PER_SUBJECT",
+                                                          default: 100, "the same per subject (`tenant/sub`); past it 429")
     static let authJWTSecret = Setting<String>("auth-jwt-secret", env: "ROBOSCOPE_AUTH_JWT_SECRET", default: nil,
                                                "HS256 secret, 32 bytes at least ([authentication](#authentication))")
     static let authTokensFile = Setting<String>("auth-tokens-file", env: "ROBOSCOPE_AUTH_TOKENS_FILE", default: nil,
@@ -209,7 +213,7 @@ enum Settings {
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
-        SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(authJWTSecret), SettingRow(authTokensFile),
+        SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(changesMaxWaiting), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),
         SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant), SettingRow(serviceRole),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),

@@ -121,6 +121,16 @@ import RoboscopeRedis
         #expect(buckets.take(for: "a", now: 1000) != nil)
     }
 
+    @Test func aLongPollIsChargedItsDurationIntoDebt() {
+        let buckets = TokenBuckets(rate: 1, burst: 4)
+        #expect(buckets.take(for: "poller", now: 100) == nil, "the poll's own token")
+        buckets.charge(for: "poller", seconds: .seconds(25), now: 125)
+        // Refilled to 4 over the 25 s, then 25 taken: clamped at minus the burst.
+        #expect(buckets.take(for: "poller", now: 125) == 5, "five seconds until a token")
+        #expect(buckets.take(for: "other", now: 125) == nil, "another client is not concerned")
+        #expect(buckets.take(for: "poller", now: 130) == nil)
+    }
+
     @Test func theRateLimiterForgetsIdleClientsOnlyWhenItHoldsTooMany() {
         var limiter = RateLimiter(rate: 1, burst: 1)
         for client in 1...RateLimiter.forgetAbove { _ = limiter.take(for: "\(client)", now: 0) }

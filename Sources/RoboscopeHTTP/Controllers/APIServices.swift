@@ -18,7 +18,22 @@ public struct APIServices: Sendable {
     /// The work sessions' places that marker creates need, read once each.
     let sessionPlaces: WorkSessionPlaces
     /// Wakes long polls of the changes feed when events are appended.
-    public var changes: ChangeSignal?
+    public var changes: ChangeSignal? {
+        didSet { changeWatch = changes.map(makeWatch) }
+    }
+    /// The long polls waiting, woken per topic; bounded per process and per subject.
+    private(set) var changeWatch: ChangeWatch?
+    /// Long polls waiting at once: in the process, and per subject (`--changes-max-waiting`).
+    public var maxWaitingPolls = (process: 10_000, perSubject: 100) {
+        didSet { changeWatch = changes.map(makeWatch) }
+    }
+
+    private func makeWatch(_ signal: ChangeSignal) -> ChangeWatch {
+        let feed = ChangesFeed(pool: store.pool)
+        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject) { topics in
+            try await feed.heads(of: topics)
+        }
+    }
     /// The changes feed's pages read ahead for clients catching up (none by default).
     public var changesReadAhead = ChangesReadAhead(capacity: 0)
     /// What `GET /realtime` answers.
@@ -35,7 +50,11 @@ public struct APIServices: Sendable {
     /// The authorization check of every route, over the places of entities.
     let gate: Gate
     /// Requests per second (and burst) per client address on `/api/v1`; nil: unlimited.
-    public var rateLimit: (rate: Double, burst: Double)?
+    public var rateLimit: (rate: Double, burst: Double)? {
+        didSet { rateLimitBuckets = rateLimit.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } }
+    }
+    /// The buckets of `rateLimit`, shared by the middleware and the long polls' charge.
+    private(set) var rateLimitBuckets: TokenBuckets?
     /// Pages of other sites that may write (`--allowed-origins`; none by default).
     public var allowedOrigins = OriginPolicy()
     /// Peers whose `X-Forwarded-For` names the client (`--trusted-proxies`; none by default).

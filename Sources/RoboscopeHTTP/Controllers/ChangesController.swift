@@ -37,13 +37,18 @@ struct ChangesController {
             await Self.readAhead(after: page.last, of: key, feed: feed, into: readAhead)
             return Self.answer(page.messages, nextSince: page.last, hasMore: true)
         }
-        let deadline = ContinuousClock.now + .milliseconds(Int64(wait * 1000))
+        let started = ContinuousClock.now
+        let deadline = started + .milliseconds(Int64(wait * 1000))
         // Events at hand are answered at once, on a connection the client keeps.
         let seen = services.changes?.current ?? 0
         let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
-        guard found.last == nil, wait > 0, let changes = services.changes else {
+        guard found.last == nil, wait > 0, let watch = services.changeWatch else {
             return Self.answer(found, since: since)
         }
+        let subject = RequestIdentity.keyOwner(context)
+        if let refusal = watch.refusal(for: subject) { throw refusal }
+        // The time it holds a connection is what a poll costs (docs/operations.md#rate-limit).
+        defer { services.rateLimitBuckets?.charge(for: context.clientAddress ?? "unknown", seconds: ContinuousClock.now - started) }
         // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
         // is cancelled when the connection's inbound side closes), instead of holding it
         // until the time runs out. Hummingbird then closes the connection after the
@@ -54,9 +59,10 @@ struct ChangesController {
             while true {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { return Self.answer(found, since: since) }
-                await changes.wait(past: seen, timeout: remaining)
+                let moved = await watch.wait(topic: topic, since: since, subject: subject, seen: seen, timeout: remaining)
                 try Task.checkCancellation()
-                seen = changes.current
+                seen = watch.signal.current
+                guard moved else { continue }
                 let arrived = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
                 if arrived.last != nil { return Self.answer(arrived, since: since) }
             }

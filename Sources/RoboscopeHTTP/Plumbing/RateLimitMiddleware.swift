@@ -34,6 +34,14 @@ final class TokenBuckets: Sendable {
     func take(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
         limiter.withLock { $0.take(for: client, now: now) }
     }
+
+    /// Charges what a request cost beyond its token: a long poll, a token per second it
+    /// held a connection. The bucket may go into debt (down to minus the burst): the
+    /// client's next requests wait it out.
+    func charge(for client: String, seconds: Duration, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
+        let cost = Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18
+        limiter.withLock { $0.charge(for: client, cost: cost, now: now) }
+    }
 }
 
 /// A token bucket per client, refilled at `rate` tokens a second up to `burst`. Pure:
@@ -51,6 +59,14 @@ struct RateLimiter {
     }
 
     var clientCount: Int { buckets.count }
+
+    /// Takes `cost` more tokens after the fact, down to minus the burst at most.
+    mutating func charge(for client: String, cost: Double, now: TimeInterval) {
+        var bucket = buckets[client] ?? (burst, now)
+        bucket.tokens = max(-burst, min(burst, bucket.tokens + (now - bucket.at) * rate) - cost)
+        bucket.at = now
+        buckets[client] = bucket
+    }
 
     /// Takes a token; nil if there was one, else the whole seconds until there is.
     mutating func take(for client: String, now: TimeInterval) -> Int? {

@@ -17,19 +17,14 @@ public final class ChangeSignal: Sendable {
 
     private let state = Mutex(State())
 
-    /// Long polls of the changes feed waiting now.
-    private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
-
-    public init() {
-        waitingGauge.record(0)
-    }
+    public init() {}
 
     /// The count of wake-ups so far: read it before reading the log, then wait past it.
     public var current: UInt64 {
         state.withLock { $0.generation }
     }
 
-    /// How many long polls are waiting now (a gauge, and what tests watch).
+    /// How many tasks wait for a bump now.
     public var waiting: Int {
         state.withLock { $0.waiters.count }
     }
@@ -41,7 +36,6 @@ public final class ChangeSignal: Sendable {
             return Array(state.waiters.values)
         }
         for continuation in woken { continuation.resume() }
-        if !woken.isEmpty { waitingGauge.record(waiting) }
     }
 
     /// Returns once the count passes `seen`, after `timeout`, or when the task is cancelled.
@@ -66,12 +60,11 @@ public final class ChangeSignal: Sendable {
                     state.waiters[id] = continuation
                     return false
                 }
-                if resumeNow { continuation.resume() } else { waitingGauge.record(waiting) }
+                if resumeNow { continuation.resume() }
             }
         } onCancel: {
             let continuation = state.withLock { $0.waiters.removeValue(forKey: id) }
             continuation?.resume()
-            if continuation != nil { waitingGauge.record(waiting) }
         }
     }
 }

@@ -77,6 +77,38 @@ public struct ChangesFeed: Sendable {
         }
     }
 
+    /// The newest position of each topic (topics without events are left out), in one
+    /// statement: what the changes feed's long polls wait on. Each head is found by its
+    /// topic's index, as `DeliveryReader.head` finds one.
+    public func heads(of topics: [Topic]) async throws -> [Topic: Int64] {
+        let sessions = topics.filter { $0.kind == .workSession }.map(\.id.description)
+        let spaces = topics.filter { $0.kind == .space }.map(\.id.description)
+        return try await pool.translatingErrors { connection in
+            let result = try connection.query(prepared: Self.headsStatement, [
+                "{" + sessions.joined(separator: ",") + "}", "{" + spaces.joined(separator: ",") + "}",
+            ])
+            var heads: [Topic: Int64] = [:]
+            for index in 0..<result.rowCount {
+                let row = RowReader(result, row: index, source: "eventlog.events")
+                guard let text = result.string(index, 0), let topic = Topic(text), result.string(index, 1) != nil else { continue }
+                heads[topic] = try row.int64(1)
+            }
+            return heads
+        }
+    }
+
+    static let headsStatement = """
+        SELECT 'work_session:' || s.id, (SELECT e.position FROM eventlog.events e
+                                          WHERE e.work_session_id >= s.id AND e.work_session_id <= s.id
+                                          ORDER BY e.work_session_id DESC, e.position DESC LIMIT 1)
+        FROM unnest($1::uuid[]) AS s(id)
+        UNION ALL
+        SELECT 'space:' || s.id, (SELECT e.position FROM eventlog.events e
+                                   WHERE e.space_id >= s.id AND e.space_id <= s.id AND e.space_seq IS NOT NULL
+                                   ORDER BY e.space_id DESC, e.position DESC LIMIT 1)
+        FROM unnest($2::uuid[]) AS s(id)
+        """
+
     /// The position of the last event of the page of `limit` after `since`, when the page
     /// is full (nil otherwise): the `since` of the page after it, known before it is read.
     public func pageEnd(_ topic: Topic, since: Int64, limit: Int) async throws -> Int64? {

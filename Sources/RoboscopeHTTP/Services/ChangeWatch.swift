@@ -1,0 +1,158 @@
+import Metrics
+import RoboscopeDomain
+import RoboscopePostgres
+import Synchronization
+
+/// The changes feed's long polls, woken per topic. An append anywhere bumps the
+/// `ChangeSignal`; instead of every waiting poll reading its topic again (one database
+/// transaction each: 50 idle polls made 5 writes elsewhere cost 921 transactions), one
+/// loop reads the heads of every topic with waiters in one statement, at most once per
+/// `interval`, and wakes only the polls whose topic moved past their `since`.
+///
+/// Waiting polls are bounded: `maxWaiting` in the process (past it 503, the process is
+/// full) and `maxPerSubject` per subject (past it 429, that client holds enough).
+final class ChangeWatch: Sendable {
+    typealias Heads = @Sendable ([Topic]) async throws -> [Topic: Int64]
+
+    private struct Waiter {
+        var topic: Topic
+        var since: Int64
+        var subject: String
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var waiters: [UInt64: Waiter] = [:]
+        var perSubject: [String: Int] = [:]
+        var nextID: UInt64 = 0
+        var looping = false
+    }
+
+    private let state = Mutex(State())
+    let signal: ChangeSignal
+    let heads: Heads
+    let maxWaiting: Int
+    let maxPerSubject: Int
+    let interval: Duration
+    /// Long polls of the changes feed waiting now.
+    private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
+    /// Statements reading the heads of the waited-on topics (one per round of bumps).
+    private let headChecks = Counter(label: "roboscope_changes_head_checks_total")
+    /// Polls woken to read their topic again.
+    private let wakeups = Counter(label: "roboscope_changes_wakeups_total")
+
+    init(signal: ChangeSignal, maxWaiting: Int = 10_000, maxPerSubject: Int = 100, interval: Duration = .milliseconds(100),
+         heads: @escaping Heads) {
+        self.signal = signal
+        self.maxWaiting = maxWaiting
+        self.maxPerSubject = maxPerSubject
+        self.interval = interval
+        self.heads = heads
+        waitingGauge.record(0)
+        headChecks.increment(by: 0)
+        wakeups.increment(by: 0)
+    }
+
+    /// Polls waiting now.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// Whether one more poll of `subject` may wait: nil if so, else the refusal.
+    func refusal(for subject: String) -> DomainError? {
+        state.withLock { state in
+            if state.waiters.count >= maxWaiting {
+                return DomainError(.unavailable, "\(maxWaiting) long polls are waiting on this server already; retry shortly")
+            }
+            if state.perSubject[subject, default: 0] >= maxPerSubject {
+                return DomainError(.rateLimited, "\(maxPerSubject) long polls of yours are waiting already; retry when one answers",
+                                   field: "wait", details: ["retry_after": .integer(1)])
+            }
+            return nil
+        }
+    }
+
+    /// Waits until `topic` has an event after `since` (true), `timeout` passes or the
+    /// task is cancelled (false). `seen`: the signal's count read before the caller read
+    /// the topic; a bump since then answers at once (the read may have missed it).
+    func wait(topic: Topic, since: Int64, subject: String, seen: UInt64, timeout: Duration) async -> Bool {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID &+= 1
+            return state.nextID
+        }
+        let timer = Task { [self] in
+            try? await Task.sleep(for: timeout)
+            resume(id, with: false)
+        }
+        defer { timer.cancel() }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let (startLoop, now): (Bool, Bool) = state.withLock { state in
+                    if Task.isCancelled { return (false, true) }
+                    state.waiters[id] = Waiter(topic: topic, since: since, subject: subject, continuation: continuation)
+                    state.perSubject[subject, default: 0] += 1
+                    // Recorded under the lock: the last value written is the count now.
+                    waitingGauge.record(state.waiters.count)
+                    let start = !state.looping
+                    state.looping = true
+                    return (start, false)
+                }
+                if now { return continuation.resume(returning: false) }
+                if signal.current != seen { resume(id, with: true) }
+                if startLoop { Task { await loop() } }
+            }
+        } onCancel: {
+            resume(id, with: false)
+        }
+    }
+
+    private func resume(_ id: UInt64, with moved: Bool) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
+            state.perSubject[waiter.subject, default: 1] -= 1
+            if state.perSubject[waiter.subject] == 0 { state.perSubject[waiter.subject] = nil }
+            waitingGauge.record(state.waiters.count)
+            return waiter
+        }
+        guard let waiter else { return }
+        if moved { wakeups.increment() }
+        waiter.continuation.resume(returning: moved)
+    }
+
+    /// While anyone waits: after each bump (and at most once per `interval`), reads the
+    /// heads of the waited-on topics in one statement and wakes the polls they passed.
+    private func loop() async {
+        var seen = signal.current
+        while true {
+            let topics = state.withLock { state -> [Topic] in
+                if state.waiters.isEmpty { state.looping = false }
+                return Array(Set(state.waiters.values.map(\.topic)))
+            }
+            if topics.isEmpty { return }
+            await signal.wait(past: seen, timeout: .seconds(1))
+            guard signal.current != seen else { continue }
+            // Bumps coming in a burst (a busy log) are read once.
+            try? await Task.sleep(for: interval)
+            seen = signal.current
+            let waited = state.withLock { Array(Set($0.waiters.values.map(\.topic))) }
+            guard !waited.isEmpty else { continue }
+            let moved: [Topic: Int64]
+            do {
+                headChecks.increment()
+                moved = try await heads(waited)
+            } catch {
+                // The log cannot be read: every poll reads again and answers what it finds
+                // (or 503), rather than waiting out its time.
+                wakeAll()
+                continue
+            }
+            let due = state.withLock { state in
+                state.waiters.filter { _, waiter in (moved[waiter.topic] ?? 0) > waiter.since }.map(\.key)
+            }
+            for id in due { resume(id, with: true) }
+        }
+    }
+
+    private func wakeAll() {
+        let ids = state.withLock { Array($0.waiters.keys) }
+        for id in ids { resume(id, with: true) }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// Long polls of the changes feed that cannot make the service slow for others: woken
+/// per topic, capped per subject and per process, over real sockets (docs/sync.md).
+@Suite(.serialized) struct LongPollFloodTests {
+    static let server = LazyServer("poll_flood") { ["--changes-max-waiting-per-subject", "10", "--changes-max-waiting", "15"] }
+
+    static func metric(_ server: ServerProcess, _ series: String) async throws -> Int {
+        let scrape = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
+        for line in scrape.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Int(Double(line.split(separator: " ").last ?? "0") ?? 0)
+        }
+        return 0
+    }
+
+    static func waiting(_ server: ServerProcess) async throws -> Int {
+        try await metric(server, "roboscope_changes_waiting")
+    }
+
+    @Test func idlePollsOnOneTopicAreNotWokenByWritesToAnother() async throws {
+        let (server, databaseURL) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let space = try await fixtures.space()
+        let quiet = try await fixtures.session(in: space)
+        let busy = try await fixtures.session(in: space)
+        let topic = "work_session:\(Fixtures.id(quiet))"
+        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        let client = server.client
+        let polls = (0..<15).map { index in
+            Task { try await client.send("GET", "/api/v1/changes?topic=\(topic)&since=\(head)&wait=25", headers: ["X-User-Id": "poller-\(index % 5)"]) }
+        }
+        try await eventually("fifteen polls are waiting", within: 20) { try await Self.waiting(server) == 15 }
+
+        // Five writes to the other session: each costs the polls one statement reading the
+        // heads of the waited-on topics (fewer when bumps come together), and wakes none
+        // (each wake-up is a read of the log; the review counted 921 transactions here).
+        let checks = try await Self.metric(server, "roboscope_changes_head_checks_total")
+        let woken = try await Self.metric(server, "roboscope_changes_wakeups_total")
+        for _ in 0..<5 { _ = try await fixtures.marker(in: busy) }
+        try await eventually("the polls looked at the heads", within: 10) {
+            try await Self.metric(server, "roboscope_changes_head_checks_total") > checks
+        }
+        #expect(try await Self.metric(server, "roboscope_changes_head_checks_total") - checks <= 10, "two bumps a write at most")
+        #expect(try await Self.metric(server, "roboscope_changes_wakeups_total") == woken, "no poll of the quiet topic was woken")
+        #expect(try await Self.waiting(server) == 15)
+
+        // A write to the quiet topic answers them all.
+        let marker = try await fixtures.marker(in: quiet)
+        for poll in polls {
+            let reply = try await poll.value
+            #expect(reply.json["data"]?[0]?["stream_id"] == marker["id"])
+        }
+    }
+
+    @Test func pollsPastTheSubjectsAndTheProcesssCapAreRefused() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        let client = server.client
+        let path = "/api/v1/changes?topic=\(topic)&since=\(head)&wait=25"
+        let greedy = (0..<10).map { _ in Task { try await client.send("GET", path, headers: ["X-User-Id": "greedy"]) } }
+        try await eventually("ten polls of one subject wait", within: 20) { try await Self.waiting(server) == 10 }
+        let refused = try await client.send("GET", path, headers: ["X-User-Id": "greedy"])
+        #expect(refused.status == 429)
+        #expect(refused.json["error"]?["code"] == "rate_limited")
+        #expect(refused.header("Retry-After") == "1")
+        let others = (0..<5).map { index in Task { try await client.send("GET", path, headers: ["X-User-Id": "other-\(index)"]) } }
+        try await eventually("the process is full", within: 20) { try await Self.waiting(server) == 15 }
+        let full = try await client.send("GET", path, headers: ["X-User-Id": "late"])
+        #expect(full.status == 503)
+        #expect(full.header("Retry-After") == "1")
+        // Answered by the next event, every waiting poll lets go of its place.
+        _ = try await fixtures.marker(in: session)
+        for poll in greedy + others { #expect(try await poll.value.status == 200) }
+        try await eventually("nobody waits", within: 10) { try await Self.waiting(server) == 0 }
+    }
+}
