@@ -39,6 +39,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.httpPort.name, help: Settings.httpPort.help) var httpPortFlag: Int?
     @Option(name: Settings.wsPort.name, help: Settings.wsPort.help) var wsPortFlag: Int?
     @Option(name: Settings.poolSize.name, help: Settings.poolSize.help) var poolSizeFlag: Int?
+    @Option(name: Settings.statementTimeout.name, help: Settings.statementTimeout.help) var statementTimeoutFlag: Double?
+    @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help) var reportStatementTimeoutFlag: Double?
     @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
     @Option(name: Settings.bodyLimit.name, help: Settings.bodyLimit.help) var bodyLimitFlag: Int?
@@ -108,6 +110,10 @@ struct Serve: AsyncParsableCommand {
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
+    func statementTimeouts() throws -> (requests: Duration, reports: Duration) {
+        (.milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
+         .milliseconds(Int64(try Settings.reportStatementTimeout.value(reportStatementTimeoutFlag) * 1000)))
+    }
     func appendsAtOnce() throws -> Int { try Settings.appendsAtOnce.value(appendsAtOnceFlag) }
     func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
 
@@ -119,6 +125,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
+        guard try statementTimeouts().requests >= .milliseconds(1), try statementTimeouts().reports >= .milliseconds(1) else {
+            throw ValidationError("--db-statement-timeout and --db-report-statement-timeout must be at least 0.001 seconds")
+        }
         guard try appendsAtOnce() >= 1 else { throw ValidationError("--appends-at-once must be at least 1") }
         guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
         let limits = try limits()
@@ -161,7 +170,12 @@ struct Serve: AsyncParsableCommand {
         let redisURL = RedisURL(common.redisURL)!
         let redis = RedisPool(url: redisURL, size: try redisPoolSize(), logger: logger)
         let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
-        let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, logger: logger)
+        let timeouts = try statementTimeouts()
+        let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
+                                logger: logger)
+        // The audit trail, histories, `as_of` reads and integrity scans: the same
+        // connections, a longer bound.
+        let reports = pool.withStatementTimeout(timeouts.reports)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis, pool]
@@ -169,8 +183,8 @@ struct Serve: AsyncParsableCommand {
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
         var api = APIServices(
-            store: EventStore(pool: pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()), reads: ReadModels(pool: pool), audit: AuditReader(pool: pool),
-            timeTravel: TimeTravel(pool: pool),
+            store: EventStore(pool: pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()), reads: ReadModels(pool: pool), audit: AuditReader(pool: reports),
+            timeTravel: TimeTravel(pool: reports),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.

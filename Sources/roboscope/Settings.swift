@@ -120,6 +120,10 @@ enum Settings {
     static let wsPort = Setting<Int>("ws-port", env: "ROBOSCOPE_WS_PORT", default: 8081, "the WebSocket gateway")
     static let poolSize = Setting<Int>("db-pool-size", env: "ROBOSCOPE_DB_POOL_SIZE", default: 16,
                                        "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus its tailer's own)")
+    static let statementTimeout = Setting<Double>("db-statement-timeout", env: "ROBOSCOPE_DB_STATEMENT_TIMEOUT", default: 10,
+                                                  "seconds a request's statement (reads, writes, the changes feed) may run before Postgres cancels it (503 with `Retry-After`)")
+    static let reportStatementTimeout = Setting<Double>("db-report-statement-timeout", env: "ROBOSCOPE_DB_REPORT_STATEMENT_TIMEOUT", default: 120,
+                                                        "the same for the audit trail, histories, `as_of` reads and integrity checks")
     static let appendsAtOnce = Setting<Int>("appends-at-once", env: "ROBOSCOPE_APPENDS_AT_ONCE", default: EventStore.defaultAppendsAtOnce,
                                             "appends of separate requests run at a time; requests arriving meanwhile are committed together, each with its own outcome ([group commit](ordering.md#group-commit))")
     static let redisPoolSize = Setting<Int>("redis-pool-size", env: "ROBOSCOPE_REDIS_POOL_SIZE", default: 8, "Redis connections")
@@ -209,7 +213,7 @@ enum Settings {
         SettingRow(role),
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
-        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
+        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),

@@ -41,7 +41,8 @@ struct AuditController {
         if let from = query.from, let to = query.to, from >= to {
             throw DomainError(.malformedRequest, "query from: must be before to", field: "from")
         }
-        return JSONResponse.make(try await services.audit.page(query))
+        let audit = services.audit, ready = query
+        return try await CancelOnClose.run(request) { JSONResponse.make(try await audit.page(ready)) }
     }
 
     func history(_ request: Request, _ context: RoboscopeRequestContext, _ type: StreamType) async throws -> Response {
@@ -52,11 +53,14 @@ struct AuditController {
         let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
         try await services.gate.require(.audit, on: StreamRef(type, query.entityID!), context,
                                         otherwise: DomainError.notFound(name, query.entityID!))
-        let page = try await services.audit.page(query)
-        if page.entries.isEmpty, query.after == 0, query.before == nil {
-            throw DomainError.notFound(name, query.entityID!)
+        let audit = services.audit, ready = query
+        return try await CancelOnClose.run(request) {
+            let page = try await audit.page(ready)
+            if page.entries.isEmpty, ready.after == 0, ready.before == nil {
+                throw DomainError.notFound(name, ready.entityID!)
+            }
+            return JSONResponse.make(page)
         }
-        return JSONResponse.make(page)
     }
 
     /// `order` (`asc`, the default, or `desc`), its cursor (`after` or `before`) and

@@ -33,20 +33,23 @@ struct IntegrityController {
         if let topic = Topic(name) {
             try await services.gate.require(.audit, on: topic, context, otherwise: unknown)
         }
-        let report = try await IntegrityChecker(pool: services.store.pool).check(scope)
-        if scope != .wholeLog, report.checkedEvents == 0 {
-            throw unknown
+        let checker = IntegrityChecker(pool: services.audit.pool)
+        return try await CancelOnClose.run(request) {
+            let report = try await checker.check(scope)
+            if scope != .wholeLog, report.checkedEvents == 0 {
+                throw unknown
+            }
+            let link = report.brokenLink.map { link -> JSONValue in
+                .object([
+                    "position": .integer(link.position), "stream_type": .string(link.streamType), "stream_id": .string(link.streamID),
+                    "version": .integer(link.version), "problem": .string(link.problem),
+                ])
+            }
+            return JSONResponse.make(JSONValue.object([
+                "scope": .string(name), "intact": .bool(report.brokenLink == nil), "checked_events": .integer(report.checkedEvents),
+                "streams": .integer(report.streams), "first_broken_link": link ?? .null,
+                "checked_at": .string(WallClock.now().formatted(.wire)),
+            ]))
         }
-        let link = report.brokenLink.map { link -> JSONValue in
-            .object([
-                "position": .integer(link.position), "stream_type": .string(link.streamType), "stream_id": .string(link.streamID),
-                "version": .integer(link.version), "problem": .string(link.problem),
-            ])
-        }
-        return JSONResponse.make(JSONValue.object([
-            "scope": .string(name), "intact": .bool(report.brokenLink == nil), "checked_events": .integer(report.checkedEvents),
-            "streams": .integer(report.streams), "first_broken_link": link ?? .null,
-            "checked_at": .string(WallClock.now().formatted(.wire)),
-        ]))
     }
 }

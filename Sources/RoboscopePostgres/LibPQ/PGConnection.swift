@@ -16,6 +16,9 @@ public final class PGConnection {
     /// connection that serves everything prepares about 30: the append and its reads, 13
     /// shapes of the marker reads, and a dozen of a topic's reads (DeliveryReader).
     static let maxPreparedStatements = 64
+    /// The `statement_timeout` set on the connection (`useStatementTimeout`): unknown
+    /// (outer nil) until set once.
+    var statementTimeoutMilliseconds: Int??
 
     /// Connects with a libpq connection string or `postgres://` URL.
     public init(_ url: String) throws {
