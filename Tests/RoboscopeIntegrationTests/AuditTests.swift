@@ -133,6 +133,25 @@ import RoboscopePostgres
         }
     }
 
+    /// Markers by place: `bbox` and `near`, in a space or a work session, come from the
+    /// place index (a GiST over space and centre), never a scan of every marker.
+    @Test func markersByPlaceAreServedByThePlaceIndex() async throws {
+        let (_, url) = try await Self.server.get()
+        let plans = try await onOwnThread { () throws -> [String: String] in
+            let connection = try TestDatabase.connect(url)
+            try connection.query("SET enable_seqscan = off")
+            let filters: [String: MarkerFilter] = [
+                "bbox in a space": MarkerFilter(scope: .space(.random()), place: .box(minX: 0, minZ: 0, maxX: 5, maxZ: 5)),
+                "bbox in a session": MarkerFilter(scope: .workSession(.random()), place: .box(minX: 0, minZ: 0, maxX: 5, maxZ: 5)),
+                "near in a space": MarkerFilter(scope: .space(.random()), place: .near(x: 1, z: 1, range: 3)),
+            ]
+            return try filters.mapValues { try ReadModels.explainMarkers($0, on: connection) }
+        }
+        for (name, plan) in plans {
+            #expect(plan.contains("markers_place_idx"), "\(name): \(plan)")
+        }
+    }
+
     @Test func theRequestIdInTheResponseIsTheOneInTheEvents() async throws {
         let (server, _) = try await Self.server.get()
         // No X-Request-Id from the client: the server makes one, answers with it, and logs it.

@@ -134,6 +134,20 @@ public struct ReadModels: Sendable {
     }
 
     static func markers(_ filter: MarkerFilter, on connection: PGConnection) throws -> [MarkerWithDetails] {
+        let (condition, parameters) = try markerStatement(filter, on: connection)
+        return try markerRows(condition, parameters, on: connection)
+    }
+
+    /// The plan Postgres picks for a marker list (tests show `near` and `bbox` use the
+    /// place index).
+    public static func explainMarkers(_ filter: MarkerFilter, on connection: PGConnection) throws -> String {
+        let (condition, parameters) = try markerStatement(filter, on: connection)
+        let result = try connection.query("EXPLAIN " + MarkerRows.select + " " + condition, parameters)
+        return (0..<result.rowCount).compactMap { result.string($0, 0) }.joined(separator: "\n")
+    }
+
+    /// What follows the marker columns' SELECT for `filter`, and its parameters.
+    static func markerStatement(_ filter: MarkerFilter, on connection: PGConnection) throws -> (String, PostgresBinds) {
         var conditions: [String] = []
         var parameters: PostgresBinds = []
         func parameter(_ value: (any PostgresBindable)?) -> String {
@@ -177,9 +191,8 @@ public struct ReadModels: Sendable {
         // rendered columns and details took a box of 30,000 markers 470-520 ms for a page
         // of 10,000 through the API, 290-300 ms so (benchmarks/analysis.md). A space's list
         // without a box was measured no faster this way (328 against 359 ms), and is left.
-        guard case .box? = filter.place else { return try markerRows(filtered, parameters, on: connection) }
-        return try markerRows("JOIN (SELECT m.ctid AS row FROM markers m \(filtered)) AS page ON m.ctid = page.row ORDER BY \(order)",
-                              parameters, on: connection)
+        guard case .box? = filter.place else { return (filtered, parameters) }
+        return ("JOIN (SELECT m.ctid AS row FROM markers m \(filtered)) AS page ON m.ctid = page.row ORDER BY \(order)", parameters)
     }
 
     // MARK: What writes decide on
