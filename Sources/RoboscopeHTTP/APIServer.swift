@@ -19,11 +19,12 @@ public enum APIServer {
             ConsoleController(assets: console).addRoutes(to: router)
         }
         let api = router.group("api/v1")
-        if let buckets = services.rateLimitBuckets {
-            api.add(middleware: RateLimitMiddleware(buckets: buckets))
-        }
         api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
         api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant))
+        // After the principal: limits are per subject and tenant (per address without tokens).
+        if services.budgets.isLimiting {
+            api.add(middleware: RateLimitMiddleware(budgets: services.budgets))
+        }
         api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))
         SpacesController(services: services).addRoutes(to: api)
         WorkSessionsController(services: services).addRoutes(to: api)

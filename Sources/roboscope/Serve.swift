@@ -50,6 +50,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
     @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
     @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
+    @Option(name: Settings.tenantRateLimit.name, help: Settings.tenantRateLimit.help) var tenantRateLimitFlag: Double?
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
     @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
     @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
@@ -74,10 +75,11 @@ struct Serve: AsyncParsableCommand {
 
     func shutdownTimeout() throws -> Int { try Settings.shutdownTimeout.value(shutdownTimeoutFlag) }
 
-    func rateLimit() throws -> (rate: Double, burst: Double)? {
+    func rateLimits() throws -> RateLimits {
         let rate = try Settings.rateLimit.value(rateLimitFlag)
-        guard rate > 0 else { return nil }
-        return (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2)
+        let tenant = try Settings.tenantRateLimit.value(tenantRateLimitFlag)
+        return RateLimits(perClient: rate > 0 ? (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2) : nil,
+                          perTenant: tenant > 0 ? (tenant, max(1, tenant * 2)) : nil)
     }
 
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
@@ -151,8 +153,12 @@ struct Serve: AsyncParsableCommand {
         for host in try allowedHosts() where host.contains(where: { "/@?# ".contains($0) }) {
             throw ValidationError("--allowed-hosts: \(host) is not a host name")
         }
-        if let limit = try rateLimit(), limit.rate < 0.1 || limit.burst < 1 {
-            throw ValidationError("--rate-limit must be at least 0.1 per second and --rate-burst at least 1")
+        let rates = try rateLimits()
+        if let limit = rates.perClient, limit.rate < 0.1 || limit.burst < 1 {
+            throw ValidationError("--rate-limit must be 0 (off) or at least 0.1 per second, and --rate-burst at least 1")
+        }
+        if let limit = rates.perTenant, limit.rate < 0.1 {
+            throw ValidationError("--tenant-rate-limit must be 0 (off) or at least 0.1 per second")
         }
     }
 
@@ -195,7 +201,7 @@ struct Serve: AsyncParsableCommand {
         }
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
-        api.rateLimit = try rateLimit()
+        api.rateLimits = try rateLimits()
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
         api.allowedOrigins = try allowedOrigins()
         api.trustedProxies = try trustedProxies()

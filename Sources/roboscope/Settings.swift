@@ -135,9 +135,11 @@ enum Settings {
                                              "seconds a request's whole body may take after its head, however it trickles (408, then close)")
     static let shutdownTimeout = Setting<Int>("shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
                                               "seconds SIGTERM waits for in-flight work before cancelling it")
-    static let rateLimit = Setting<Double>("rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 0, shown: "`0` (off)",
-                                           "requests per second per client address on `/api/v1` ([rate limit](#rate-limit))")
+    static let rateLimit = Setting<Double>("rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 100, shown: "`100`",
+                                           "requests per second per subject on `/api/v1` (per client address with authentication off), weighted by cost; `0`: off ([rate limit](#rate-limit))")
     static let rateBurst = Setting<Double>("rate-burst", env: "ROBOSCOPE_RATE_BURST", default: nil, shown: "twice the rate", "bucket size")
+    static let tenantRateLimit = Setting<Double>("tenant-rate-limit", env: "ROBOSCOPE_TENANT_RATE_LIMIT", default: 1000,
+                                                 "the same per tenant, all its subjects together, with authentication on (bursts of twice as many); `0`: off")
     static let presenceWindow = Setting<Int>("presence-window", env: "ROBOSCOPE_PRESENCE_WINDOW", default: 30,
                                              "seconds a heartbeat keeps a user present")
     static let presenceMaxUsers = Setting<Int>("presence-max-users", env: "ROBOSCOPE_PRESENCE_MAX_USERS", default: 1000,
@@ -215,7 +217,7 @@ enum Settings {
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
         SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
-        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
+        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(changesMaxWaiting), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),

@@ -44,17 +44,21 @@ public struct APIServices: Sendable {
     public var limits: HTTPLimits
     var bodyLimit: Int { limits.body }
     /// Bearer-token checks; nil: no authentication (the local default), one tenant.
-    public var authentication: TokenVerifier?
+    public var authentication: TokenVerifier? {
+        didSet { budgets = RequestBudgets(rateLimits, bySubject: authentication != nil) }
+    }
     /// The one tenant without authentication (`--default-tenant`).
     public var defaultTenant = "default"
     /// The authorization check of every route, over the places of entities.
     let gate: Gate
-    /// Requests per second (and burst) per client address on `/api/v1`; nil: unlimited.
-    public var rateLimit: (rate: Double, burst: Double)? {
-        didSet { rateLimitBuckets = rateLimit.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } }
+    /// Requests per second (and burst) per subject (per address without authentication)
+    /// and per tenant on `/api/v1`.
+    public var rateLimits = RateLimits() {
+        didSet { budgets = RequestBudgets(rateLimits, bySubject: authentication != nil) }
     }
-    /// The buckets of `rateLimit`, shared by the middleware and the long polls' charge.
-    private(set) var rateLimitBuckets: TokenBuckets?
+    /// The buckets of `rateLimits`: the middleware takes a token of each request, the
+    /// routes charge what a request cost beyond it.
+    private(set) var budgets = RequestBudgets(RateLimits(), bySubject: false)
     /// Pages of other sites that may write (`--allowed-origins`; none by default).
     public var allowedOrigins = OriginPolicy()
     /// Peers whose `X-Forwarded-For` names the client (`--trusted-proxies`; none by default).

@@ -34,6 +34,7 @@ struct ChangesController {
         let readAhead = services.changesReadAhead
         let key = ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
         if let page = await readAhead.take(key) {
+            services.budgets.charge(context, cost: Self.cost(bytes: page.messages.count))
             await Self.readAhead(after: page.last, of: key, feed: feed, into: readAhead)
             return Self.answer(page.messages, nextSince: page.last, hasMore: true)
         }
@@ -42,13 +43,15 @@ struct ChangesController {
         // Events at hand are answered at once, on a connection the client keeps.
         let seen = services.changes?.current ?? 0
         let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
+        // A catch-up costs its size: a token for every 64 KiB beyond the request's own.
+        services.budgets.charge(context, cost: Self.cost(bytes: found.messages.count))
         guard found.last == nil, wait > 0, let watch = services.changeWatch else {
             return Self.answer(found, since: since)
         }
         let subject = RequestIdentity.keyOwner(context)
         if let refusal = watch.refusal(for: subject) { throw refusal }
         // The time it holds a connection is what a poll costs (docs/operations.md#rate-limit).
-        defer { services.rateLimitBuckets?.charge(for: context.clientAddress ?? "unknown", seconds: ContinuousClock.now - started) }
+        defer { services.budgets.charge(context, cost: Self.seconds(ContinuousClock.now - started)) }
         // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
         // is cancelled when the connection's inbound side closes), instead of holding it
         // until the time runs out. Hummingbird then closes the connection after the
@@ -69,6 +72,14 @@ struct ChangesController {
         }
         response.headers[.connection] = "close"
         return response
+    }
+
+    static func cost(bytes: Int) -> Double {
+        Double(bytes) / 65_536
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func unknown(_ topic: Topic) -> DomainError {

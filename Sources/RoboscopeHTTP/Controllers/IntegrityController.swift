@@ -33,9 +33,11 @@ struct IntegrityController {
         if let topic = Topic(name) {
             try await services.gate.require(.audit, on: topic, context, otherwise: unknown)
         }
-        let checker = IntegrityChecker(pool: services.audit.pool)
+        let checker = IntegrityChecker(pool: services.audit.pool), budgets = services.budgets
         return try await CancelOnClose.run(request) {
             let report = try await checker.check(scope)
+            // A scan costs its size: a token per 1,000 events read.
+            budgets.charge(context, cost: Double(report.checkedEvents) / 1000)
             if scope != .wholeLog, report.checkedEvents == 0 {
                 throw unknown
             }

@@ -86,6 +86,8 @@ struct MarkersController {
         guard items.count <= Limits.bulkMarkers else {
             throw DomainError.invalid("markers", "at most \(Limits.bulkMarkers) markers in one request")
         }
+        // A bulk costs its markers in the rate limit, as that many creates would.
+        services.budgets.charge(context, cost: Double(items.count - 1))
         guard !items.isEmpty else { return JSONResponse.make([MarkerWithDetails](), status: .created) }
         guard let first = items.first?.objectValue, let sessionID = try FieldReader(first).id("work_session_id") else {
             throw DomainError.invalid("markers[0].work_session_id", "is required")

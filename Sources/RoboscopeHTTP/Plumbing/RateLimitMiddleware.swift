@@ -1,26 +1,95 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Metrics
 import RoboscopeDomain
 import Synchronization
 
-/// A token bucket per client address on `/api/v1`: `rate` requests per second with
-/// bursts up to `burst`; past it, 429 with `Retry-After` (whole seconds until a token).
+/// The rate limits of `/api/v1` (docs/operations.md#rate-limit): a token bucket per
+/// subject (per client address for requests without a token, that is with
+/// authentication off), and one per tenant. A request takes a token of each at the door;
+/// what it cost beyond that (a bulk's markers, a long poll's seconds, a big page) is
+/// charged when known, and may leave the buckets in debt. Past either: 429 with
+/// `Retry-After`, the body naming the limit.
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
-    let buckets: TokenBuckets
+    let budgets: RequestBudgets
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let client = context.clientAddress ?? "unknown"
-        if let wait = buckets.take(for: client) {
-            throw DomainError(.rateLimited, "more than \(buckets.rate) requests per second from \(client); retry in \(wait) s",
-                              details: ["retry_after": .integer(Int64(wait))])
-        }
+        if let refusal = budgets.take(context) { throw refusal }
         return try await next(request, context)
     }
 }
 
-/// The buckets, shared by every request.
+/// How fast requests may come: per subject (or address) and per tenant; nil: no limit.
+public struct RateLimits: Sendable {
+    public var perClient: (rate: Double, burst: Double)?
+    public var perTenant: (rate: Double, burst: Double)?
+
+    public init(perClient: (rate: Double, burst: Double)? = nil, perTenant: (rate: Double, burst: Double)? = nil) {
+        self.perClient = perClient
+        self.perTenant = perTenant
+    }
+}
+
+/// The buckets of every client and tenant, shared by all requests.
+final class RequestBudgets: Sendable {
+    let clients: TokenBuckets?
+    let tenants: TokenBuckets?
+    /// With authentication on, clients are subjects; off, addresses.
+    let bySubject: Bool
+    private let refused: [String: Counter]
+
+    init(_ limits: RateLimits, bySubject: Bool) {
+        clients = limits.perClient.map { TokenBuckets(rate: $0.rate, burst: $0.burst) }
+        tenants = bySubject ? limits.perTenant.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } : nil
+        self.bySubject = bySubject
+        var refused: [String: Counter] = [:]
+        for limit in ["subject", "address", "tenant"] {
+            refused[limit] = Counter(label: "roboscope_rate_limited_total", dimensions: [("limit", limit)])
+            refused[limit]!.increment(by: 0)
+        }
+        self.refused = refused
+        for (limit, rate) in [("client", limits.perClient?.rate ?? 0), ("tenant", bySubject ? limits.perTenant?.rate ?? 0 : 0)] {
+            Gauge(label: "roboscope_rate_limit_per_second", dimensions: [("limit", limit)]).record(rate)
+        }
+    }
+
+    var isLimiting: Bool { clients != nil || tenants != nil }
+
+    private func client(_ context: RoboscopeRequestContext) -> (key: String, limit: String) {
+        bySubject ? ("\(context.principal.tenant)/\(context.principal.subject)", "subject") : (context.clientAddress ?? "unknown", "address")
+    }
+
+    /// Takes one token of the client's and of its tenant's bucket; the refusal otherwise.
+    func take(_ context: RoboscopeRequestContext) -> DomainError? {
+        let (key, limit) = client(context)
+        if let clients, let wait = clients.take(for: key) {
+            refused[limit]?.increment()
+            return Self.refusal(limit, rate: clients.rate, wait: wait)
+        }
+        if let tenants, let wait = tenants.take(for: context.principal.tenant) {
+            refused["tenant"]?.increment()
+            return Self.refusal("tenant", rate: tenants.rate, wait: wait)
+        }
+        return nil
+    }
+
+    /// Charges `cost` more tokens (what the request turned out to cost) to both buckets.
+    func charge(_ context: RoboscopeRequestContext, cost: Double) {
+        guard cost > 0 else { return }
+        let (key, _) = client(context)
+        clients?.charge(for: key, cost: cost)
+        tenants?.charge(for: context.principal.tenant, cost: cost)
+    }
+
+    static func refusal(_ limit: String, rate: Double, wait: Int) -> DomainError {
+        DomainError(.rateLimited, "more than \(rate.formatted()) requests a second for this \(limit); retry in \(wait) s",
+                    details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
+    }
+}
+
+/// Token buckets by key (a subject, an address, a tenant).
 final class TokenBuckets: Sendable {
     private let limiter: Mutex<RateLimiter>
     let rate: Double
@@ -35,12 +104,15 @@ final class TokenBuckets: Sendable {
         limiter.withLock { $0.take(for: client, now: now) }
     }
 
-    /// Charges what a request cost beyond its token: a long poll, a token per second it
-    /// held a connection. The bucket may go into debt (down to minus the burst): the
-    /// client's next requests wait it out.
-    func charge(for client: String, seconds: Duration, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
-        let cost = Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18
+    /// Charges what a request cost beyond its token. The bucket may go into debt (down
+    /// to minus the burst): the client's next requests wait it out.
+    func charge(for client: String, cost: Double, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
         limiter.withLock { $0.charge(for: client, cost: cost, now: now) }
+    }
+
+    /// A long poll: a token per second it held a connection.
+    func charge(for client: String, seconds: Duration, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
+        charge(for: client, cost: Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18, now: now)
     }
 }
 
