@@ -35,9 +35,12 @@ import WebSocketCodec
         }
         #expect(present == 2)
         #expect(refused == 148)
-        let users = try await server.client.get("/api/v1/presence/\(sessions[0])").json["users"]?.array ?? []
-        let others = try await server.client.get("/api/v1/presence/\(sessions[1])").json["users"]?.array ?? []
-        #expect(users.count + others.count == 2)
+        // Which two were held depends on which session's look-up answered first.
+        var held = 0
+        for session in sessions {
+            held += try await server.client.get("/api/v1/presence/\(session)").json["users"]?.array?.count ?? 0
+        }
+        #expect(held == 2)
     }
 
     @Test func presenceInASessionThatDoesNotExistIsNotFound() async throws {
