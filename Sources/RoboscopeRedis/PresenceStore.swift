@@ -23,17 +23,25 @@ public struct PresenceStore: Sendable {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
-    static let listScript = """
-        local t = redis.call('TIME')
-        local now = t[1] * 1000 + math.floor(t[2] / 1000)
-        local cutoff = '(' .. (now - tonumber(ARGV[1]))
+    /// Lua that removes the members of `KEYS[1]` not heard from within `window`
+    /// milliseconds before `now`, announcing each leave on `channel`.
+    static func dropExpired(window: String, channel: String) -> String {
+        """
+        local cutoff = '(' .. (now - tonumber(\(window)))
         local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
         if #expired > 0 then
             redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
             for _, user in ipairs(expired) do
-                redis.call('PUBLISH', ARGV[2], cjson.encode({event = 'leave', user_id = user, reason = 'expired'}))
+                redis.call('PUBLISH', \(channel), cjson.encode({event = 'leave', user_id = user, reason = 'expired'}))
             end
         end
+        """
+    }
+
+    static let listScript = """
+        local t = redis.call('TIME')
+        local now = t[1] * 1000 + math.floor(t[2] / 1000)
+        \(dropExpired(window: "ARGV[1]", channel: "ARGV[2]"))
         return redis.call('ZRANGE', KEYS[1], 0, -1)
         """
 
@@ -53,14 +61,7 @@ public struct PresenceStore: Sendable {
         local t = redis.call('TIME')
         local now = t[1] * 1000 + math.floor(t[2] / 1000)
         if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
-            local cutoff = '(' .. (now - tonumber(ARGV[2]))
-            local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
-            if #expired > 0 then
-                redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
-                for _, user in ipairs(expired) do
-                    redis.call('PUBLISH', ARGV[3], cjson.encode({event = 'leave', user_id = user, reason = 'expired'}))
-                end
-            end
+            \(dropExpired(window: "ARGV[2]", channel: "ARGV[3]"))
             if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
                 return {-1, now}
             end

@@ -32,6 +32,8 @@ final class Connection: LoopHandler {
     /// Topics this connection receives (the shard keeps the fan-out side).
     var subscriptions: ConnectionSubscriptions
     var presence: Set<PresenceKey> = []
+    /// `presence` ops whose session is being looked up.
+    var presenceLookUps = 0
     /// Who the connection acts for: set at the upgrade (docs/security.md); until then
     /// nothing is visible to it.
     var principal = Principal(subject: "anonymous", tenant: "", scopes: Scopes([]), spaces: [])

@@ -295,10 +295,15 @@ final class Shard: @unchecked Sendable {
             return reply(connection, ServerMessage.error(DomainError.invalid("user_id", "is required")))
         }
         let key = PresenceKey(workSessionID: session, user: user)
-        if let refusal = presenceCapped(connection, adding: key) { return reply(connection, ServerMessage.error(refusal)) }
+        // Look-ups under way count: a burst of ops cannot queue more of them on the tailer.
+        if let refusal = presenceCapped(connection, adding: key, pending: connection.presenceLookUps) {
+            return reply(connection, ServerMessage.error(refusal))
+        }
+        connection.presenceLookUps += 1
         let id = connection.id
         hub.tailer.lookUp(StreamRef(.workSession, session), for: self) { [self] place in
             guard let connection = connections[id], connection.isOpen else { return }
+            connection.presenceLookUps -= 1
             // Judged by the principal of now: a refresh may have narrowed it meanwhile.
             do {
                 try connection.principal.require(.write, in: place, otherwise: DomainError(.notFound, "work session \(session) not found",
@@ -320,8 +325,10 @@ final class Shard: @unchecked Sendable {
 
     /// At most `--ws-max-presence` presences per connection (a session each with
     /// authentication on; without, a session and user each).
-    private func presenceCapped(_ connection: Connection, adding key: PresenceKey) -> DomainError? {
-        guard !connection.presence.contains(key), connection.presence.count >= configuration.maxPresencePerConnection else { return nil }
+    private func presenceCapped(_ connection: Connection, adding key: PresenceKey, pending: Int = 0) -> DomainError? {
+        guard !connection.presence.contains(key), connection.presence.count + pending >= configuration.maxPresencePerConnection else {
+            return nil
+        }
         return DomainError(.tooManyPresences, "at most \(configuration.maxPresencePerConnection) presences per connection",
                            field: "work_session_id")
     }
