@@ -30,6 +30,10 @@ struct ErrorMiddleware: RouterMiddleware {
                 }
             } else if let status = (error as? HTTPError)?.status {
                 response = Response(status: status)
+            } else if error is CancellationError {
+                // The client went away (a long poll or a report it left): nobody reads this.
+                context.logger.debug("request cancelled: the client closed the connection")
+                response = Response(status: .init(code: 499, reasonPhrase: "Client Closed Request"))
             } else {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
                 let internalError = DomainError(DomainError.Code("internal_error"), "internal error; quote the request id")
