@@ -30,6 +30,8 @@ public struct GatewayConfiguration: Sendable {
     /// The same, per subject across all its connections.
     public var subjectOpRate = 100.0
     public var subjectOpBurst = 200.0
+    /// The same per tenant, all its subjects together (bursts of twice the rate).
+    public var tenantOpRate = 1000.0
     /// How long a `presence` op outlives its connection, so a quick reconnect is no leave/join.
     public var presenceGrace: Duration = .seconds(5)
     /// How long a heartbeat keeps a user present (the REST presence window).

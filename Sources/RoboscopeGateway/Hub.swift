@@ -10,8 +10,9 @@ final class Hub: Sendable {
     let metrics: GatewayMetrics
     let tailer: LogTailer
     let presence: PresenceWorker
-    /// Ops per subject (`tenant/subject`), gateway-wide.
+    /// Ops per subject (`tenant/subject`) and per tenant, gateway-wide.
     let subjectBudgets: SubjectBudgets
+    let tenantBudgets: SubjectBudgets
 
     init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
          tailer: LogTailer, presence: PresenceWorker) {
@@ -22,5 +23,6 @@ final class Hub: Sendable {
         self.tailer = tailer
         self.presence = presence
         subjectBudgets = SubjectBudgets(rate: configuration.subjectOpRate, burst: configuration.subjectOpBurst)
+        tenantBudgets = SubjectBudgets(rate: configuration.tenantOpRate, burst: max(1, configuration.tenantOpRate * 2))
     }
 }

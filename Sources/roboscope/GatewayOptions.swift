@@ -22,6 +22,7 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: Settings.wsMaxPresence.name, help: Settings.wsMaxPresence.help) var maxPresenceFlag: Int?
     @Option(name: Settings.wsOpRate.name, help: Settings.wsOpRate.help) var opRateFlag: Double?
     @Option(name: Settings.wsSubjectOpRate.name, help: Settings.wsSubjectOpRate.help) var subjectOpRateFlag: Double?
+    @Option(name: Settings.wsTenantOpRate.name, help: Settings.wsTenantOpRate.help) var tenantOpRateFlag: Double?
     @Option(name: Settings.wsMaxCatchUp.name, help: Settings.wsMaxCatchUp.help) var maxCatchUpFlag: Int?
     @Option(name: Settings.wsPresenceGrace.name, help: Settings.wsPresenceGrace.help) var presenceGraceFlag: Double?
 
@@ -38,6 +39,7 @@ struct GatewayOptions: ParsableArguments {
     func maxPresence() throws -> Int { try Settings.wsMaxPresence.value(maxPresenceFlag) }
     func opRate() throws -> Double { try Settings.wsOpRate.value(opRateFlag) }
     func subjectOpRate() throws -> Double { try Settings.wsSubjectOpRate.value(subjectOpRateFlag) }
+    func tenantOpRate() throws -> Double { try Settings.wsTenantOpRate.value(tenantOpRateFlag) }
     func maxCatchUp() throws -> Int { try Settings.wsMaxCatchUp.value(maxCatchUpFlag) }
     func presenceGrace() throws -> Double { try Settings.wsPresenceGrace.value(presenceGraceFlag) }
 
@@ -50,7 +52,9 @@ struct GatewayOptions: ParsableArguments {
         guard (1...10_000).contains(try maxSubscriptions()) else { throw ValidationError("--ws-max-subscriptions must be 1 to 10000") }
         guard (1...100).contains(try maxPending()) else { throw ValidationError("--ws-max-pending-subscribes must be 1 to 100") }
         guard (1...10_000).contains(try maxPresence()) else { throw ValidationError("--ws-max-presence must be 1 to 10000") }
-        guard try opRate() >= 0.1, try subjectOpRate() >= 0.1 else { throw ValidationError("--ws-op-rate and --ws-subject-op-rate must be at least 0.1") }
+        guard try opRate() >= 0.1, try subjectOpRate() >= 0.1, try tenantOpRate() >= 0.1 else {
+            throw ValidationError("--ws-op-rate, --ws-subject-op-rate and --ws-tenant-op-rate must be at least 0.1")
+        }
         guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
         guard (0...600).contains(try presenceGrace()) else { throw ValidationError("--ws-presence-grace must be 0 to 600 seconds") }
     }
@@ -74,6 +78,7 @@ struct GatewayOptions: ParsableArguments {
         configuration.opBurst = max(1, try opRate() * 2)
         configuration.subjectOpRate = try subjectOpRate()
         configuration.subjectOpBurst = max(1, try subjectOpRate() * 2)
+        configuration.tenantOpRate = try tenantOpRate()
         configuration.echo = echo
         return configuration
     }

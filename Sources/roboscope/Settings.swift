@@ -203,7 +203,9 @@ enum Settings {
     static let wsOpRate = Setting<Double>("ws-op-rate", env: "ROBOSCOPE_WS_OP_RATE", default: 20,
                                           "client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one connection, bursts of twice as many; past it `error` `rate_limited`")
     static let wsSubjectOpRate = Setting<Double>("ws-subject-op-rate", env: "ROBOSCOPE_WS_SUBJECT_OP_RATE", default: 100,
-                                                 "the same per subject (`tenant/sub`) across all its connections, with authentication on")
+                                                 "the same per subject (`tenant/sub`) across all its connections, with authentication on; a `since` catch-up costs an op per 100 events")
+    static let wsTenantOpRate = Setting<Double>("ws-tenant-op-rate", env: "ROBOSCOPE_WS_TENANT_OP_RATE", default: 1000,
+                                                "the same per tenant, all its subjects together")
     static let wsMaxCatchUp = Setting<Int>("ws-max-catch-up", env: "ROBOSCOPE_WS_MAX_CATCH_UP", default: 10_000,
                                            "events a subscription's `since` may replay; beyond, `too_far_behind` names the changes feed")
     static let wsPresenceGrace = Setting<Double>("ws-presence-grace", env: "ROBOSCOPE_WS_PRESENCE_GRACE", default: 5,
@@ -224,7 +226,7 @@ enum Settings {
         SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant), SettingRow(serviceRole),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
         SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxPendingSubscribes), SettingRow(wsMaxPresence),
-        SettingRow(wsOpRate), SettingRow(wsSubjectOpRate), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
+        SettingRow(wsOpRate), SettingRow(wsSubjectOpRate), SettingRow(wsTenantOpRate), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),
     ]
 

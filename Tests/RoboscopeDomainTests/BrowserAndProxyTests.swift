@@ -67,6 +67,20 @@ import RoboscopeDomain
     }
 }
 
+@Suite struct TokenBucketTests {
+    @Test func aBucketRefillsToItsBurstAndAChargeLeavesDebt() {
+        var bucket = TokenBucket(rate: 2, burst: 4, now: 0)
+        for _ in 0..<4 { #expect(bucket.take(now: 0) == nil) }
+        #expect(bucket.take(now: 0) == 1, "half a second per token, rounded up")
+        #expect(bucket.take(now: 0.5) == nil)
+        bucket.charge(10, now: 100)
+        // Full (4) after the wait, then 10 charged: clamped at minus the burst.
+        #expect(bucket.take(now: 100) == 3, "five tokens short, 2.5 s")
+        #expect(!bucket.isFull(at: 101))
+        #expect(bucket.isFull(at: 104))
+    }
+}
+
 extension Result {
     var failure: Failure? {
         if case .failure(let failure) = self { return failure }

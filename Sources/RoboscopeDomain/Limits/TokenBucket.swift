@@ -25,6 +25,13 @@ public struct TokenBucket: Sendable, Equatable {
         return nil
     }
 
+    /// Charges `cost` after the fact (what an op turned out to cost), down to minus the
+    /// burst at most: the client's next ops wait the debt out.
+    public mutating func charge(_ cost: Double, now: Double) {
+        refill(now)
+        tokens = max(-burst, tokens - cost)
+    }
+
     /// Full again at `now`: an idle client's bucket can be forgotten.
     public func isFull(at now: Double) -> Bool {
         tokens + (now - at) * rate >= burst

@@ -1,8 +1,8 @@
 import RoboscopeDomain
 import Synchronization
 
-/// WebSocket ops per subject across every connection and loop of the gateway: a client
-/// opening many sockets gets no more than one that opens one. Buckets of subjects that
+/// WebSocket ops per key (a subject, or a tenant) across every connection and loop of
+/// the gateway: a client opening many sockets gets no more than one that opens one. Buckets of subjects that
 /// are full again are forgotten once there are more than `forgetAbove` (so the map's
 /// size is bounded by the subjects active within a refill period).
 final class SubjectBudgets: Sendable {
@@ -26,6 +26,15 @@ final class SubjectBudgets: Sendable {
             var bucket = buckets[subject] ?? TokenBucket(rate: rate, burst: burst, now: now)
             defer { buckets[subject] = bucket }
             return bucket.take(now: now)
+        }
+    }
+
+    /// Charges `cost` more to `subject`'s bucket (into debt).
+    func charge(_ cost: Double, for subject: String, now: Double) {
+        buckets.withLock { buckets in
+            var bucket = buckets[subject] ?? TokenBucket(rate: rate, burst: burst, now: now)
+            bucket.charge(cost, now: now)
+            buckets[subject] = bucket
         }
     }
 

@@ -224,7 +224,24 @@ final class Shard: @unchecked Sendable {
             return DomainError(.rateLimited, "more than \(configuration.subjectOpRate.formatted()) ops a second for \(connection.principal.subject); retry in \(wait) s",
                                details: ["retry_after": .integer(Int64(wait)), "limit": .string("subject")])
         }
+        if let wait = hub.tenantBudgets.take(for: connection.principal.tenant, now: seconds) {
+            return DomainError(.rateLimited, "more than \(configuration.tenantOpRate.formatted()) ops a second for tenant \(connection.principal.tenant); retry in \(wait) s",
+                               details: ["retry_after": .integer(Int64(wait)), "limit": .string("tenant")])
+        }
         return nil
+    }
+
+    /// A catch-up costs its size, as the changes feed's does: an op for every 100 events
+    /// beyond the `subscribe` that asked for it, charged to the connection and, with
+    /// authentication on, to its subject and tenant (into debt).
+    private func charge(_ connection: Connection, catchUpEvents events: Int) {
+        let cost = Double(events) / 100
+        guard cost > 0 else { return }
+        let seconds = Self.seconds(now)
+        connection.opBudget.charge(cost, now: seconds)
+        guard configuration.authentication != nil, connection.isAuthenticated else { return }
+        hub.subjectBudgets.charge(cost, for: "\(connection.principal.tenant)/\(connection.principal.subject)", now: seconds)
+        hub.tenantBudgets.charge(cost, for: connection.principal.tenant, now: seconds)
     }
 
     /// The `auth` op: the first token of a connection upgraded without one, or a fresh
@@ -366,6 +383,7 @@ final class Shard: @unchecked Sendable {
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
             for frame in catchUp { connection.enqueue(frame) }
             connection.allowCatchUp(catchUp.reduce(0) { $0 + $1.count })
+            charge(connection, catchUpEvents: catchUp.count)
             subscribers[topic, default: [:]][connectionID] = (connection, covered, grant.presenceChanges)
             connection.flush()
             if topic.kind == .workSession {

@@ -130,4 +130,45 @@ import WebSocketCodec
         #expect(try await other.next(op: "error")["code"] == "not_found")
         await server.terminate()
     }
+
+    @Test func aCatchUpCostsItsSizeInTheOpBudget() async throws {
+        // A burst of two ops, one a second.
+        let server = try await LazyServer("ws_catch_up_cost") { ["--ws-op-rate", "1"] }.get().server
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
+        #expect(try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 600))]).status == 201)
+        let socket = try WebSocketClient(port: server.wsPort)
+        let topic = "work_session:\(Fixtures.id(session))"
+        try socket.send(["op": "subscribe", "topic": .string(topic), "since": 0])
+        _ = try await socket.next(op: "subscribed", timeout: 20)
+        // 600 events and more: six ops at least, charged after the subscribe's own.
+        try socket.send(["op": "unsubscribe", "topic": .string(topic)])
+        // The answer to the unsubscribe: an error, or `unsubscribed` had it been let through.
+        var refused: JSONValue = .null
+        while refused == .null {
+            let message = try await socket.nextJSON(timeout: 20)
+            if message["op"] == "error" || message["op"] == "unsubscribed" { refused = message }
+        }
+        #expect(refused["code"] == "rate_limited")
+        #expect((refused["retry_after"]?.int ?? 0) >= 3, "the debt of the catch-up: \(refused)")
+    }
+
+    @Test func aTenantsSubjectsShareItsBudget() async throws {
+        let server = try await LazyServer("ws_tenant_rate") {
+            ["--auth-jwt-secret", Tokens.secret, "--ws-op-rate", "1000", "--ws-subject-op-rate", "1000", "--ws-tenant-op-rate", "0.1"]
+        }.get().server
+        let first = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "one"))"])
+        let second = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "two"))"])
+        let other = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("globex", "read", sub: "three"))"])
+        try first.send(["op": "unsubscribe", "topic": .string("space:\(UUID())")])
+        #expect(try await first.next(op: "error")["code"] == "not_subscribed")
+        try second.send(["op": "unsubscribe", "topic": .string("space:\(UUID())")])
+        let refused = try await second.next(op: "error")
+        #expect(refused["code"] == "rate_limited")
+        #expect(refused["limit"] == "tenant")
+        try other.send(["op": "unsubscribe", "topic": .string("space:\(UUID())")])
+        #expect(try await other.next(op: "error")["code"] == "not_subscribed", "another tenant is not concerned")
+        await server.terminate()
+    }
 }
