@@ -48,7 +48,9 @@ import Testing
         let store = store
         let head = Task { try await store.append(Self.creation(first, locked: true)) }
         let url = url
-        try await eventually("the first append waits for the lock") {
+        // Within 30 s: the pool's first connection is made here, and a clean-clone run with
+        // every suite creating databases took more than 10 s to make it.
+        try await eventually("the first append waits for the lock", within: 30) {
             try scalar(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'") == 1
         }
         let queued = writes.map { write in Task { await write() } }

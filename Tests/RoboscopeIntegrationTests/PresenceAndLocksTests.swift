@@ -250,8 +250,8 @@ import RoboscopePostgres
             #expect(reply.status == 503)
             #expect(reply.header("Retry-After") == "1")
             // Fails fast rather than waiting on Redis: well under the HTTP client's 30 s
-            // timeout even on a loaded machine (1.5 s was exceeded by a busy CI run).
-            #expect(Date().timeIntervalSince(started) < 5)
+            // timeout even on a loaded machine (1.5 s, then 5 s, were exceeded by busy CI runs).
+            #expect(Date().timeIntervalSince(started) < 10)
         }
         #expect(try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 5]).status == 503)
         // Everything that does not need Redis keeps working.
