@@ -74,10 +74,10 @@ import RoboscopeDomain
         #expect(bucket.take(now: 0) == 1, "half a second per token, rounded up")
         #expect(bucket.take(now: 0.5) == nil)
         bucket.charge(10, now: 100)
-        // Full (4) after the wait, then 10 charged: clamped at minus the burst.
-        #expect(bucket.take(now: 100) == 3, "five tokens short, 2.5 s")
-        #expect(!bucket.isFull(at: 101))
-        #expect(bucket.isFull(at: 104))
+        // Full (4) after the wait, then 10 charged: six in debt, seven short of a token.
+        #expect(bucket.take(now: 100) == 4, "3.5 s, rounded up")
+        #expect(!bucket.isFull(at: 104))
+        #expect(bucket.isFull(at: 105))
     }
 }
 

@@ -25,11 +25,11 @@ public struct TokenBucket: Sendable, Equatable {
         return nil
     }
 
-    /// Charges `cost` after the fact (what an op turned out to cost), down to minus the
-    /// burst at most: the client's next ops wait the debt out.
+    /// Charges `cost` after the fact (what an op turned out to cost), into debt: the
+    /// client's next ops wait it out (a 10,000-event catch-up at 20 ops a second, 5 s).
     public mutating func charge(_ cost: Double, now: Double) {
         refill(now)
-        tokens = max(-burst, tokens - cost)
+        tokens -= cost
     }
 
     /// Full again at `now`: an idle client's bucket can be forgotten.
