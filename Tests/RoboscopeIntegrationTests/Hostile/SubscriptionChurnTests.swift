@@ -7,7 +7,9 @@ import WebSocketCodec
 /// floods it with ops, over real sockets (docs/websocket.md "Limits").
 @Suite struct SubscriptionChurnTests {
     /// A high op rate, so that only the bound on grants in flight answers the churn.
-    static let churn = LazyServer("ws_churn") { ["--ws-op-rate", "10000", "--ws-max-pending-subscribes", "4"] }
+    /// Pings after 300 s: a client reading a catch-up of thousands of events on a loaded
+    /// machine answered the server's ping too late, and was closed as dead.
+    static let churn = LazyServer("ws_churn") { ["--ws-op-rate", "10000", "--ws-max-pending-subscribes", "4", "--ws-ping-interval", "300"] }
 
     /// The counter's value in a Prometheus scrape (0 when absent).
     static func counter(_ scrape: String, _ series: String) -> Int {
@@ -133,7 +135,7 @@ import WebSocketCodec
 
     @Test func aCatchUpCostsItsSizeInTheOpBudget() async throws {
         // A burst of two ops, one a second.
-        let server = try await LazyServer("ws_catch_up_cost") { ["--ws-op-rate", "1"] }.get().server
+        let server = try await LazyServer("ws_catch_up_cost") { ["--ws-op-rate", "1", "--ws-ping-interval", "300"] }.get().server
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
