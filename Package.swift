@@ -87,6 +87,7 @@ let package = Package(
         .target(
             name: "RoboscopeHTTP",
             dependencies: [
+                "BlockingPool",
                 "RoboscopeAuth",
                 "RoboscopeDomain",
                 "RoboscopePostgres",

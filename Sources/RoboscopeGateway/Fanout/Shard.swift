@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import Logging
 import RoboscopeAuth
@@ -51,8 +52,7 @@ final class Shard: @unchecked Sendable {
 
     /// An instant as seconds since an arbitrary origin, for the token buckets.
     static func seconds(_ instant: ContinuousClock.Instant) -> Double {
-        let since = instant - origin
-        return Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
+        (instant - origin).secondsDouble
     }
     var connectionCount: Int { connections.count }
 

@@ -1,3 +1,4 @@
+import BlockingPool
 import Hummingbird
 import RoboscopeDomain
 import RoboscopePostgres
@@ -51,7 +52,7 @@ struct ChangesController {
         let subject = RequestIdentity.keyOwner(context)
         if let refusal = watch.refusal(for: subject) { throw refusal }
         // The time it holds a connection is what a poll costs (docs/operations.md#rate-limit).
-        defer { services.budgets.charge(context, cost: Self.seconds(ContinuousClock.now - started)) }
+        defer { services.budgets.charge(context, cost: (ContinuousClock.now - started).secondsDouble) }
         // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
         // is cancelled when the connection's inbound side closes), instead of holding it
         // until the time runs out. Hummingbird then closes the connection after the
@@ -76,10 +77,6 @@ struct ChangesController {
 
     static func cost(bytes: Int) -> Double {
         Double(bytes) / 65_536
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func unknown(_ topic: Topic) -> DomainError {

@@ -1,3 +1,4 @@
+import BlockingPool
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -112,7 +113,7 @@ final class TokenBuckets: Sendable {
 
     /// A long poll: a token per second it held a connection.
     func charge(for client: String, seconds: Duration, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
-        charge(for: client, cost: Double(seconds.components.seconds) + Double(seconds.components.attoseconds) / 1e18, now: now)
+        charge(for: client, cost: seconds.secondsDouble, now: now)
     }
 }
 

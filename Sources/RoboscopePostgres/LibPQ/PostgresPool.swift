@@ -44,7 +44,7 @@ public final class PostgresPool: Service, Sendable {
     }
 
     static func milliseconds(_ duration: Duration) -> Int {
-        max(1, Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000))
+        max(1, Int(duration.milliseconds))
     }
 
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {

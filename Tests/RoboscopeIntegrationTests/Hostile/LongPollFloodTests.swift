@@ -6,16 +6,8 @@ import Testing
 @Suite(.serialized) struct LongPollFloodTests {
     static let server = LazyServer("poll_flood") { ["--changes-max-waiting-per-subject", "10", "--changes-max-waiting", "15"] }
 
-    static func metric(_ server: ServerProcess, _ series: String) async throws -> Int {
-        let scrape = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
-        for line in scrape.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Int(Double(line.split(separator: " ").last ?? "0") ?? 0)
-        }
-        return 0
-    }
-
     static func waiting(_ server: ServerProcess) async throws -> Int {
-        try await metric(server, "roboscope_changes_waiting")
+        try await server.metric("roboscope_changes_waiting")
     }
 
     @Test func idlePollsOnOneTopicAreNotWokenByWritesToAnother() async throws {
@@ -36,14 +28,14 @@ import Testing
         // heads of the waited-on topics (fewer when bumps come together), and wakes none
         // (each wake-up is a read of the log; the review counted 921 transactions here).
         // A poll that runs out of time is no wake-up: the count holds on a loaded machine too.
-        let checks = try await Self.metric(server, "roboscope_changes_head_checks_total")
-        let woken = try await Self.metric(server, "roboscope_changes_wakeups_total")
+        let checks = try await server.metric("roboscope_changes_head_checks_total")
+        let woken = try await server.metric("roboscope_changes_wakeups_total")
         for _ in 0..<5 { _ = try await fixtures.marker(in: busy) }
         try await eventually("the polls looked at the heads", within: 10) {
-            try await Self.metric(server, "roboscope_changes_head_checks_total") > checks
+            try await server.metric("roboscope_changes_head_checks_total") > checks
         }
-        #expect(try await Self.metric(server, "roboscope_changes_head_checks_total") - checks <= 10, "two bumps a write at most")
-        #expect(try await Self.metric(server, "roboscope_changes_wakeups_total") == woken, "no poll of the quiet topic was woken")
+        #expect(try await server.metric("roboscope_changes_head_checks_total") - checks <= 10, "two bumps a write at most")
+        #expect(try await server.metric("roboscope_changes_wakeups_total") == woken, "no poll of the quiet topic was woken")
 
         // A write to the quiet topic answers those still waiting with it (and nobody else
         // gets anything but an empty page).

@@ -11,18 +11,6 @@ import WebSocketCodec
     /// machine answered the server's ping too late, and was closed as dead.
     static let churn = LazyServer("ws_churn") { ["--ws-op-rate", "10000", "--ws-max-pending-subscribes", "4", "--ws-ping-interval", "300"] }
 
-    /// The counter's value in a Prometheus scrape (0 when absent).
-    static func counter(_ scrape: String, _ series: String) -> Int {
-        for line in scrape.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Int(Double(line.split(separator: " ").last ?? "0") ?? 0)
-        }
-        return 0
-    }
-
-    static func scrape(_ server: ServerProcess) async throws -> String {
-        String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
-    }
-
     /// Every message until `count` of those matching `op` arrived.
     static func collect(_ socket: WebSocketClient, until done: ([JSONValue]) -> Bool) async throws -> [JSONValue] {
         var messages: [JSONValue] = []
@@ -38,7 +26,9 @@ import WebSocketCodec
         let bulk = try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))])
         #expect(bulk.status == 201)
         let topic = "work_session:\(Fixtures.id(session))"
-        let before = try await Self.scrape(server)
+        let granted = "roboscope_ws_subscribe_answers_total{outcome=\"granted\"}"
+        let withdrawn = "roboscope_ws_subscribe_answers_total{outcome=\"withdrawn\"}"
+        let (grantedBefore, withdrawnBefore) = (try await server.metric(granted), try await server.metric(withdrawn))
 
         // 150 subscribe-since-0 / unsubscribe pairs in one write, as the review's probe sent.
         let hostile = try WebSocketClient(port: server.wsPort)
@@ -67,13 +57,10 @@ import WebSocketCodec
 
         // Every accepted grant is answered as withdrawn; none was granted (and so none read
         // its 1,000 events).
-        let granted = "roboscope_ws_subscribe_answers_total{outcome=\"granted\"}"
-        let withdrawn = "roboscope_ws_subscribe_answers_total{outcome=\"withdrawn\"}"
         try await eventually("the tailer answers every withdrawn grant", within: 20) {
-            let scrape = try await Self.scrape(server)
-            return Self.counter(scrape, withdrawn) - Self.counter(before, withdrawn) == accepted
+            try await server.metric(withdrawn) - withdrawnBefore == accepted
         }
-        #expect(Self.counter(try await Self.scrape(server), granted) == Self.counter(before, granted))
+        #expect(try await server.metric(granted) == grantedBefore)
         // The hostile connection, its grants answered, may subscribe again (now, before the
         // server's ping goes unanswered by a socket nobody reads).
         try hostile.send(["op": "subscribe", "topic": .string(topic)])
@@ -103,7 +90,7 @@ import WebSocketCodec
         let limited = answers.filter { $0["code"] == "rate_limited" }
         #expect((37...39).contains(limited.count), "\(limited.count) refused")
         #expect(limited.allSatisfy { $0["limit"] == "connection" && ($0["retry_after"]?.int ?? 0) >= 1 })
-        #expect(Self.counter(try await Self.scrape(server), "roboscope_ws_rate_limited_total") >= 37)
+        #expect(try await server.metric("roboscope_ws_rate_limited_total") >= 37)
         await server.terminate()
     }
 

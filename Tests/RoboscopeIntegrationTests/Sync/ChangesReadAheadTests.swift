@@ -15,7 +15,7 @@ import RoboscopeDomain
         let session = try await fixtures.session(in: try await fixtures.space())
         let topic = "work_session:\(Fixtures.id(session))"
         for _ in 0..<20 { _ = try await fixtures.marker(in: session) }
-        let hitsBefore = try await Self.counter(server, "roboscope_changes_read_ahead_hits_total")
+        let hitsBefore = try await server.metric("roboscope_changes_read_ahead_hits_total")
 
         // A writer keeps appending to the topic while a client pages through it.
         let client = server.client
@@ -50,7 +50,7 @@ import RoboscopeDomain
         #expect(messages == fresh)
         #expect(messages.compactMap { $0["topic_seq"]?.int } == Array(1...Int64(fresh.count)))
         #expect(fresh.count == 1 + 40 * 2)
-        #expect(try await Self.counter(server, "roboscope_changes_read_ahead_hits_total") > hitsBefore,
+        #expect(try await server.metric("roboscope_changes_read_ahead_hits_total") > hitsBefore,
                 "some pages came from reading ahead")
     }
 
@@ -62,13 +62,13 @@ import RoboscopeDomain
         _ = try await fixtures.marker(in: session)  // the topic: the session, a marker, its details
 
         let series = #"roboscope_changes_read_ahead_reads_total{outcome="not_kept"}"#
-        let notKept = try await Self.counter(server, series)
+        let notKept = try await server.metric(series)
         let first = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0&limit=2")
         #expect(first.json["has_more"] == true)
         let since = first.json["next_since"]!.int!
         // The page after it (one event, the end of the topic) is read ahead, and not kept.
         try await eventually("the next page has been read ahead") {
-            try await Self.counter(server, series) > notKept
+            try await server.metric(series) > notKept
         }
         let marker = try await fixtures.marker(in: session)
         let second = try await server.client.get("/api/v1/changes?topic=\(topic)&since=\(since)&limit=2")
@@ -88,20 +88,11 @@ import RoboscopeDomain
         #expect(try await TopicOrderTests.feed(server.client, topic, since: 0, limit: 2) == all)
         for outcome in ["kept", "not_kept"] {
             let series = #"roboscope_changes_read_ahead_reads_total{outcome=""# + outcome + #""}"#
-            #expect(try await Self.counter(server, series) == 0, "no page was read ahead")
+            #expect(try await server.metric(series) == 0, "no page was read ahead")
         }
         let invalid = try await CommandRunner.roboscope(["serve", "--changes-read-ahead", "-1", "--database-url", url])
         #expect(invalid.status != 0)
         #expect(invalid.output.contains("--changes-read-ahead"))
-    }
-
-    /// A counter's value in the server's metrics (0 before its first increment).
-    static func counter(_ server: ServerProcess, _ series: String) async throws -> Int {
-        let text = String(decoding: try await server.client.get("/metrics").body, as: UTF8.self)
-        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
-            return Int(Double(line.dropFirst(series.count + 1)) ?? 0)
-        }
-        return 0
     }
 }
 
