@@ -56,7 +56,8 @@ actor ApplyRun {
     let stateID: String
     private var inputDone = false
     private var failedLines = false
-    private var wake: [CheckedContinuation<Void, Never>] = []
+    /// Moves when a line is queued or the input ends.
+    private let work = ChangeSignal()
 
     init(client: RoboscopeClient, store: OfflineStore, stateID: String) {
         self.client = client
@@ -72,7 +73,7 @@ actor ApplyRun {
             queue(line, number: number)
         }
         inputDone = true
-        notify()
+        work.signal()
         try await sender.value
         return failedLines
     }
@@ -85,7 +86,7 @@ actor ApplyRun {
             if try store.pending().contains(where: { $0.key == key(number, line) }) { return }
             try store.enqueue(method: mutation.method, path: mutation.path, body: mutation.body, topic: "apply",
                               line: number, key: key(number, line))
-            notify()
+            work.signal()
         } catch {
             failedLines = true
             Output.json(["line": .integer(Int64(number)), "error": .string("\(error)")])
@@ -108,9 +109,10 @@ actor ApplyRun {
         var random = SystemRandomNumberGenerator()
         var failures = 0
         while true {
+            let seen = work.generation
             guard let write = try store.pending().first else {
                 if inputDone { return }
-                await waitForWork()
+                try await work.wait(after: seen)
                 continue
             }
             do {
@@ -170,15 +172,6 @@ actor ApplyRun {
         String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
     }
 
-    private func waitForWork() async {
-        await withCheckedContinuation { wake.append($0) }
-    }
-
-    private func notify() {
-        let waiting = wake
-        wake = []
-        waiting.forEach { $0.resume() }
-    }
 }
 
 /// One input line: `{"method", "path", "body"}`.

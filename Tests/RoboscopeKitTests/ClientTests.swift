@@ -149,3 +149,68 @@ actor Counter {
         return value
     }
 }
+
+/// A network that takes requests and never answers (it still lets a cancel end them).
+struct SilentTransport: HTTPTransport {
+    let sent = SentCount()
+
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        await sent.add()
+        do { try await Task.sleep(for: .seconds(3600)) } catch { throw RoboscopeError.cancelled }
+        throw RoboscopeError.transport("unreachable")
+    }
+}
+
+actor SentCount {
+    private(set) var value = 0
+    func add() { value += 1 }
+}
+
+extension ClientTests {
+    /// An attempt that gets no answer within `requestTimeout` (on the kit's clock) is
+    /// cancelled and retried like a lost connection; the last one throws a transport
+    /// failure that says it timed out.
+    @Test func anUnansweredRequestTimesOutAndIsRetried() async throws {
+        let silent = SilentTransport()
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, userID: "tester",
+            retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 2),
+            http: silent, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
+        let call = Task { try await client.createSpace(NewSpace(key: "k", name: "n")) }
+        await clock.waitForSleepers()
+        #expect(await clock.requestedSleeps == [.seconds(5)])
+        await clock.advance(by: .seconds(5))
+        // The retry's backoff, then the second attempt's timeout.
+        await clock.waitForSleepers()
+        await clock.advanceToNextSleep()
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(5))
+        do {
+            _ = try await call.value
+            Issue.record("expected a timeout")
+        } catch RoboscopeError.transport(let failure) {
+            #expect(failure.timedOut)
+        }
+        #expect(await silent.sent.value == 2)
+    }
+
+    /// A long poll's attempt gets its wait on top of the timeout.
+    @Test func aLongPollMayWaitItsWaitOnTopOfTheTimeout() async throws {
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, userID: "tester", retry: .never,
+            http: SilentTransport(), webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
+        let poll = Task { try await client.changes(.workSession(UUID()), since: 0, wait: .seconds(20)) }
+        await clock.waitForSleepers()
+        #expect(await clock.requestedSleeps == [.seconds(25)])
+        poll.cancel()
+        await #expect(throws: RoboscopeError.cancelled) { try await poll.value }
+    }
+
+    /// URLSession's code survives into the error.
+    @Test func aURLErrorKeepsItsCode() {
+        let failure = TransportFailure(URLError(.notConnectedToInternet))
+        #expect(failure.urlError?.code == .notConnectedToInternet)
+        #expect(!failure.timedOut)
+        #expect(TransportFailure(URLError(.timedOut)).timedOut)
+    }
+}

@@ -184,7 +184,7 @@ import RoboscopeKit
         let client = RoboscopeClient(RoboscopeConfiguration(
             baseURL: URL(string: "http://in-memory")!, tokenProvider: provider,
             reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
-            http: service.http, webSocket: service.webSocket, clock: clock
+            http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
         ))
         let log = EventLog()
         let task = log.consume(client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0)))
@@ -210,7 +210,7 @@ import RoboscopeKit
         let session = await service.addWorkSession().id
         let client = RoboscopeClient(RoboscopeConfiguration(
             baseURL: URL(string: "http://in-memory")!, tokenProvider: StaticTokenProvider("api-token-without-exp"),
-            http: service.http, webSocket: service.webSocket, clock: clock
+            http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
         ))
         let log = EventLog()
         let task = log.consume(client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0)))

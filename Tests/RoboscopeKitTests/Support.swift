@@ -7,7 +7,8 @@ func makeClient(_ service: InMemoryService, clock: ManualClock, user: String? = 
     RoboscopeClient(RoboscopeConfiguration(
         baseURL: URL(string: "http://in-memory")!, userID: user, retry: retry,
         reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
-        http: service.http, webSocket: service.webSocket, clock: clock
+        // No request timeout: its sleeps would be among the ones a test drives.
+        http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
     ))
 }
 

@@ -44,6 +44,12 @@ struct ErrorMiddleware: RouterMiddleware {
         response.headers[RequestIdentity.requestIDHeader] = requestID
         // No browser guesses a JSON answer (or an error body echoing input) to be HTML.
         response.headers[Self.contentTypeOptions] = "nosniff"
+        // The connection closes after this answer when the client asked so; saying it
+        // lets a proxy in between close its side too, so the client never reuses a
+        // connection that is gone (RFC 9112 §9.6).
+        if request.headers[values: .connection].contains(where: { $0.lowercased().contains("close") }) {
+            response.headers[.connection] = "close"
+        }
         let elapsed = (ContinuousClock.now - started) / .milliseconds(1)
         context.logger.info("request", metadata: [
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",

@@ -18,6 +18,11 @@ public struct RoboscopeConfiguration: Sendable {
     public var http: any HTTPTransport
     public var webSocket: any WebSocketTransport
     public var clock: any KitClock
+    /// How long one attempt of a call may wait for its answer (a long poll: its wait on
+    /// top) before it counts as a lost connection and is retried like one; nil leaves it
+    /// to the transport. The kit's own bound, measured on `clock`: a transport that
+    /// never answers (a network that accepts and stays silent) cannot hold a call.
+    public var requestTimeout: Duration?
 
     /// Everything but `baseURL` has a default: `URLSession` for HTTP, the platform's WebSocket
     /// transport, the system clock, six attempts per call, unlimited reconnects.
@@ -25,7 +30,7 @@ public struct RoboscopeConfiguration: Sendable {
         baseURL: URL, webSocketURL: URL? = nil, userID: String? = nil, tokenProvider: (any TokenProvider)? = nil,
         retry: RetryPolicy = RetryPolicy(), reconnect: RetryPolicy = RetryPolicy(base: .milliseconds(250), cap: .seconds(15)),
         http: any HTTPTransport = URLSessionHTTPTransport(), webSocket: any WebSocketTransport = defaultWebSocketTransport(),
-        clock: any KitClock = SystemClock()
+        clock: any KitClock = SystemClock(), requestTimeout: Duration? = .seconds(30)
     ) {
         self.baseURL = baseURL
         self.webSocketURL = webSocketURL
@@ -36,6 +41,7 @@ public struct RoboscopeConfiguration: Sendable {
         self.http = http
         self.webSocket = webSocket
         self.clock = clock
+        self.requestTimeout = requestTimeout
     }
 }
 
@@ -281,7 +287,8 @@ public final class RoboscopeClient: Sendable {
     public func changes(_ topic: Topic, since: Int64, limit: Int = 500, wait: Duration? = nil) async throws -> ChangesPage {
         var query = ["topic": topic.description, "since": String(since), "limit": String(limit)]
         if let wait { query["wait"] = String(wait.seconds) }
-        let response = try await read(Self.path("/changes", query))
+        let response = try await send(method: "GET", path: Self.path("/changes", query), body: nil, key: nil, ifMatch: nil,
+                                      extraTime: wait ?? .zero)
         var page: ChangesPage = try await decode(response)
         // Keep each message as the server wrote it (the WebSocket's bytes), for clients
         // that print or store them.
@@ -331,6 +338,12 @@ public final class RoboscopeClient: Sendable {
     /// thrown as `RoboscopeError`.
     public func send(method: String, path: String, body: Data?, key: String?, ifMatch: Int64? = nil,
                      extraHeaders: [String: String] = [:]) async throws -> HTTPResponseData {
+        try await send(method: method, path: path, body: body, key: key, ifMatch: ifMatch, extraHeaders: extraHeaders, extraTime: .zero)
+    }
+
+    /// `send`, each attempt allowed `extraTime` on top of the request timeout (a long poll's wait).
+    func send(method: String, path: String, body: Data?, key: String?, ifMatch: Int64?,
+              extraHeaders: [String: String] = [:], extraTime: Duration) async throws -> HTTPResponseData {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         var refreshedToken = false
@@ -349,7 +362,8 @@ public final class RoboscopeClient: Sendable {
             let failure: RoboscopeError
             var retryAfter: Double? = nil
             do {
-                let response = try await configuration.http.send(HTTPRequestData(method: method, url: url.absoluteURL, headers: headers, body: body))
+                let response = try await sendOnce(HTTPRequestData(method: method, url: url.absoluteURL, headers: headers, body: body),
+                                                 extraTime: extraTime)
                 if (200..<300).contains(response.status) { return response }
                 failure = RoboscopeError.from(status: response.status, headers: response.headers, body: response.body)
                 if case .unauthorized = failure, let provider = configuration.tokenProvider, !refreshedToken {
@@ -372,6 +386,31 @@ public final class RoboscopeClient: Sendable {
                 throw RoboscopeError.cancelled
             }
             attempt += 1
+        }
+    }
+
+    /// One attempt, bounded by the request timeout: past it, the attempt is cancelled
+    /// (which closes its connection) and fails as a lost connection does.
+    private func sendOnce(_ request: HTTPRequestData, extraTime: Duration) async throws -> HTTPResponseData {
+        let http = configuration.http
+        guard let timeout = configuration.requestTimeout else { return try await http.send(request) }
+        let limit = timeout + extraTime
+        let clock = configuration.clock
+        do {
+            return try await withThrowingTaskGroup(of: HTTPResponseData?.self) { group in
+                group.addTask { try await http.send(request) }
+                group.addTask {
+                    try await clock.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let response = first else {
+                    throw RoboscopeError.transport(TransportFailure("no answer within \(limit.seconds) s", timedOut: true))
+                }
+                return response
+            }
+        } catch is CancellationError {
+            throw RoboscopeError.cancelled
         }
     }
 

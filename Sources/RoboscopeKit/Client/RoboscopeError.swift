@@ -26,9 +26,10 @@ public enum RoboscopeError: Error, Sendable, Equatable {
     case rateLimited(retryAfter: Double?)
     /// Any other status.
     case http(status: Int, code: String?, message: String)
-    /// The network failed (no connection, reset, timeout): the request may or may not
-    /// have reached the server. Writes are retried with their key; reads may be retried.
-    case transport(String)
+    /// The network failed (no connection, reset, no answer in time): the request may or
+    /// may not have reached the server. Writes are retried with their key; reads may be
+    /// retried. `urlError` keeps URLSession's code.
+    case transport(TransportFailure)
     /// The server said something the kit cannot read (a bug on one side).
     case malformedResponse(String)
     /// The caller cancelled.

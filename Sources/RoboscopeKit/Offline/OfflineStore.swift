@@ -83,8 +83,12 @@ public final class OfflineStore: Sendable {
     }
 
     /// Replaces what the store holds of `topic` by a snapshot, and its cursor, at once.
+    /// The writes the server had answered are in the snapshot, and their events are at
+    /// or before its cursor, so they never come: they are settled with it. (The session
+    /// sends nothing while it takes a snapshot, so every answered write is in it.)
     func replace(topic: Topic, with rows: [(kind: String, id: String, body: Data)], cursor: TopicCursor) throws {
         try database.write { db in
+            try db.execute(sql: "DELETE FROM outbox WHERE topic = ? AND sent = 1", arguments: [topic.description])
             try db.execute(sql: "DELETE FROM entities WHERE topic = ?", arguments: [topic.description])
             for row in rows {
                 try db.execute(sql: "INSERT OR REPLACE INTO entities (kind, id, topic, body) VALUES (?, ?, ?, ?)",

@@ -63,8 +63,13 @@ public actor OfflineWorkSession {
     let store: OfflineStore
     let resolver: ConflictResolver
     private var tasks: [Task<Void, Never>] = []
-    private var wakeSender: AsyncStream<Void>.Continuation?
-    private var changed: [CheckedContinuation<Void, Never>] = []
+    /// Moves on every change of the store, the outbox or the connection.
+    private let changes = ChangeSignal()
+    /// Moves when the outbox has something new to send, or the connection came back.
+    private let outboxWake = ChangeSignal()
+    /// A send or a snapshot is running (`exclusively`).
+    private var exclusiveBusy = false
+    private let exclusiveDone = ChangeSignal()
     /// Conflicts the resolver saw, and writes the server refused outright (4xx).
     public nonisolated let reports: AsyncStream<OutboxReport>
     private let reportsContinuation: AsyncStream<OutboxReport>.Continuation
@@ -75,8 +80,14 @@ public actor OfflineWorkSession {
     /// writes were reported as refused, and nothing more is sent or followed.
     public private(set) var gone: RoboscopeError?
 
-    /// The session `workSessionID`, kept in `store`; `resolver` decides version conflicts.
-    public init(client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins) {
+    /// How long a refreshing read waits for the server before it answers from the store.
+    public nonisolated let readDeadline: Duration
+
+    /// The session `workSessionID`, kept in `store`; `resolver` decides version conflicts;
+    /// reads that refresh answer from the store after `readDeadline` at most.
+    public init(client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins,
+                readDeadline: Duration = .seconds(2)) {
+        self.readDeadline = readDeadline
         self.client = client
         self.store = store
         self.workSessionID = workSessionID
@@ -87,34 +98,52 @@ public actor OfflineWorkSession {
 
     /// Starts following the session and sending the outbox; safe to call again.
     public func start() {
-        guard tasks.isEmpty else { return }
-        let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        wakeSender = wakeContinuation
+        guard tasks.isEmpty, gone == nil else { return }
         tasks.append(Task { await self.follow() })
-        tasks.append(Task { await self.send(wake) })
-        wakeContinuation.yield()
+        tasks.append(Task { await self.send() })
     }
 
     /// Stops both; the store keeps everything for the next start.
     public func stop() {
         for task in tasks { task.cancel() }
         tasks = []
-        wakeSender?.finish()
-        wakeSender = nil
+        changes.signal()
     }
 
     // MARK: Reads
 
-    /// The session's markers: from the server when it answers at once (`refresh`; no
-    /// retries, a device offline gets the store's copy without waiting), else from the
-    /// store, with the outbox's writes applied on top either way.
+    /// The session's markers: from the server when it answers within `readDeadline`
+    /// (`refresh`; one attempt, no retries), else from the store at the deadline while
+    /// the refresh goes on and lands in the store; the outbox's writes applied on top
+    /// either way.
     public func markers(refresh: Bool = true) async -> CachedRead<[Marker]> {
         var source = CachedRead<[Marker]>.Source.cache
-        if refresh, (try? await self.refresh(using: client.retrying(.never))) != nil { source = .server }
+        if refresh, await refreshed(within: readDeadline) { source = .server }
         let pending = (try? store.pending(topic: topic.description)) ?? []
         let cached = (try? store.entities(Marker.self, kind: "marker", topic: topic)) ?? []
         return CachedRead(value: Self.overlay(cached, pending), source: source, pendingWrites: pending.count,
                           cursor: try? store.cursor(for: topic))
+    }
+
+    /// Starts a refresh and answers whether it succeeded within `deadline` (on the kit's
+    /// clock); past the deadline it answers false and the refresh carries on.
+    private func refreshed(within deadline: Duration) async -> Bool {
+        let once = client.retrying(.never)
+        let refreshing = Task { try await self.refresh(using: once) }
+        let first = FirstAnswer()
+        let clock = client.configuration.clock
+        return await withCheckedContinuation { continuation in
+            first.await(continuation)
+            let timer = Task {
+                try? await clock.sleep(for: deadline)
+                first.answer(false)
+            }
+            Task {
+                let succeeded = (try? await refreshing.value) != nil
+                timer.cancel()
+                first.answer(succeeded)
+            }
+        }
     }
 
     /// The session itself, as stored.
@@ -128,6 +157,26 @@ public actor OfflineWorkSession {
     }
 
     private func refresh(using client: RoboscopeClient) async throws {
+        try await exclusively { try await self.takeSnapshot(using: client) }
+    }
+
+    /// Runs a send or a snapshot, never both at once: a write answered while a snapshot
+    /// was being read may or may not be in it, and its event may then never arrive.
+    private func exclusively<T>(_ body: () async throws -> T) async throws -> T {
+        while exclusiveBusy {
+            let seen = exclusiveDone.generation
+            if !exclusiveBusy { break }
+            try await exclusiveDone.wait(after: seen)
+        }
+        exclusiveBusy = true
+        defer {
+            exclusiveBusy = false
+            exclusiveDone.signal()
+        }
+        return try await body()
+    }
+
+    private func takeSnapshot(using client: RoboscopeClient) async throws {
         if let gone { throw gone }
         let snapshot: Snapshot<WorkSession>
         do {
@@ -177,23 +226,32 @@ public actor OfflineWorkSession {
 
     private func enqueue(_ method: String, _ path: String, _ body: Data?) throws -> PendingWrite {
         let write = try store.enqueue(method: method, path: path, body: body, topic: topic.description)
-        wakeSender?.yield()
+        outboxWake.signal()
         notifyChanged()
         return write
     }
 
     /// Returns once the outbox is empty and the store has caught up with the session's
-    /// topic on the server (each write's own event applied).
+    /// topic on the server (each write's own event applied). Throws the error that
+    /// stopped it (the session is gone, the server cannot be asked), or
+    /// `RoboscopeError.cancelled` at once when the calling task is cancelled. While
+    /// writes wait in the outbox it waits for them (the send loop retries through
+    /// outages), so give it a deadline of your own when the device may stay offline.
     public func synchronized() async throws {
-        while true {
-            try Task.checkCancellation()
-            if let gone { throw gone }
-            if try store.pending(topic: topic.description).isEmpty {
-                let cursor = try store.cursor(for: topic) ?? TopicCursor()
-                let ahead = try await client.changes(topic, since: cursor.position, limit: 1)
-                if ahead.data.isEmpty { return }
+        do {
+            while true {
+                // Read before looking: a change between the look and the wait is not lost.
+                let seen = changes.generation
+                if let gone { throw gone }
+                if try store.pending(topic: topic.description).isEmpty {
+                    let cursor = try store.cursor(for: topic) ?? TopicCursor()
+                    let ahead = try await client.changes(topic, since: cursor.position, limit: 1)
+                    if ahead.data.isEmpty { return }
+                }
+                try await changes.wait(after: seen)
             }
-            await waitForChange()
+        } catch is CancellationError {
+            throw RoboscopeError.cancelled
         }
     }
 
@@ -243,7 +301,7 @@ public actor OfflineWorkSession {
 
     private func connectionChanged(_ state: ConnectionState) {
         connection = state
-        if state == .live { wakeSender?.yield() }
+        if state == .live { outboxWake.signal() }
         notifyChanged()
     }
 
@@ -277,15 +335,32 @@ public actor OfflineWorkSession {
 
     /// Sends the outbox in order whenever woken (a new write, a reconnect) and retries
     /// through outages; a write the server has answered waits for its event.
-    private func send(_ wake: AsyncStream<Void>) async {
+    private func send() async {
         var random = SystemRandomNumberGenerator()
         var failures = 0
-        for await _ in wake {
+        var seen: UInt64? = nil
+        // One attempt at a time, so a snapshot never waits behind retries; the backoff
+        // between attempts is this loop's.
+        let once = client.retrying(.never)
+        while !Task.isCancelled {
+            if let seen {
+                do { try await outboxWake.wait(after: seen) } catch { return }
+            }
+            seen = outboxWake.generation
             while !Task.isCancelled {
                 guard let write = (try? store.pending(topic: topic.description))?.first(where: { !$0.sent }) else { break }
                 do {
-                    _ = try await client.send(method: write.method, path: write.path, body: write.body, key: write.key)
-                    try store.markSent(write.key)
+                    let answer = try await exclusively {
+                        try await once.send(method: write.method, path: write.path, body: write.body, key: write.key)
+                    }
+                    if answer.header("Idempotent-Replayed") == "true" {
+                        // Applied by an earlier send whose answer was lost: its event is in
+                        // the past, perhaps inside a snapshot taken since, so it may never
+                        // come. Settled now; if the event is still ahead, it applies then.
+                        try store.settle(write.key)
+                    } else {
+                        try store.markSent(write.key)
+                    }
                     failures = 0
                 } catch let error as RoboscopeError where error.isRetryable || error == .cancelled {
                     if error == .cancelled { return }
@@ -323,13 +398,7 @@ public actor OfflineWorkSession {
     }
 
     private func notifyChanged() {
-        let waiting = changed
-        changed = []
-        for continuation in waiting { continuation.resume() }
-    }
-
-    private func waitForChange() async {
-        await withCheckedContinuation { changed.append($0) }
+        changes.signal()
     }
 
     // MARK: Optimistic reads
@@ -390,5 +459,32 @@ struct NewMarkerBody: Decodable {
                             createdAt: now, updatedAt: now, details: nil)
         marker.details = MarkerDetails(markerID: id, measurements: marker.computedMeasurements, createdAt: now, updatedAt: now)
         return marker
+    }
+}
+
+/// The first of several answers, handed to one waiting continuation.
+final class FirstAnswer: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Bool, Never>?
+    /// The first answer, once given.
+    private var early: Bool?
+
+    func await(_ continuation: CheckedContinuation<Bool, Never>) {
+        let ready: Bool? = lock.withLock {
+            if let early { return early }
+            self.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(returning: ready) }
+    }
+
+    func answer(_ value: Bool) {
+        let waiting: CheckedContinuation<Bool, Never>? = lock.withLock {
+            guard early == nil else { return nil }
+            early = value
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(returning: value)
     }
 }

@@ -41,6 +41,28 @@ public actor InMemoryService {
     /// A subscription whose `since` is more than this many events behind is refused.
     public private(set) var catchUpLimit: Int? = nil
 
+    private var interleaving: (generator: SplitMix64, maxYields: Int)?
+
+    /// Seeded interleavings: each HTTP request and each WebSocket message received
+    /// yields its task up to `maxYields` times (a number the seed draws) before and
+    /// after it is handled, so the kit's concurrent parts (send loop, follower,
+    /// `synchronized()`) meet in an order the seed picks. Run a test over many seeds.
+    public func interleave(seed: UInt64, maxYields: Int = 8) {
+        interleaving = (SplitMix64(seed: seed), maxYields)
+    }
+
+    /// How many times the caller should yield now (0 without `interleave`).
+    func yields() -> Int {
+        guard var current = interleaving else { return 0 }
+        let count = Int(current.generator.next() % UInt64(current.maxYields + 1))
+        interleaving = current
+        return count
+    }
+
+    nonisolated func yieldAsSeeded() async {
+        for _ in 0..<(await yields()) { await Task.yield() }
+    }
+
     /// Refuses subscriptions more than `limit` events behind (`too_far_behind`); nil: never.
     public func setCatchUpLimit(_ limit: Int?) { catchUpLimit = limit }
     /// Every HTTP request that reached the service, in order.
@@ -432,7 +454,10 @@ struct InMemoryHTTPTransport: HTTPTransport {
 
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         if Task.isCancelled { throw RoboscopeError.cancelled }
-        return try await service.handle(request)
+        await service.yieldAsSeeded()
+        let answer = try await service.handle(request)
+        await service.yieldAsSeeded()
+        return answer
     }
 }
 
@@ -469,6 +494,7 @@ final class InMemoryWebSocketConnection: WebSocketConnection, Sendable {
 
     func receive() async throws -> String {
         guard let text = try await messages.next() else { throw RoboscopeError.transport("closed") }
+        await service.yieldAsSeeded()
         return text
     }
 
@@ -490,5 +516,20 @@ actor InboundMessages {
         var current = iterator
         defer { iterator = current }
         return try await current.next(isolation: #isolation)
+    }
+}
+
+/// A small seeded generator (SplitMix64): the same seed gives the same draws.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -68,6 +68,14 @@ public struct URLSessionHTTPTransport: HTTPTransport {
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        #if canImport(FoundationNetworking)
+        // swift-corelibs-foundation (curl) silently resends a request whose reused
+        // connection closed before the answer, but without its body: the server waits for
+        // bytes that never come and the call hangs until the request timeout (a lost
+        // answer cost 60 s per write). A request with a body therefore gets a connection
+        // of its own, so a lost answer fails at once and the kit retries with its key.
+        if request.body != nil { urlRequest.setValue("close", forHTTPHeaderField: "Connection") }
+        #endif
         do {
             // Cancelling the calling task cancels the data task, which closes its connection.
             let (data, response) = try await session.data(for: urlRequest)
@@ -81,9 +89,13 @@ public struct URLSessionHTTPTransport: HTTPTransport {
             throw RoboscopeError.cancelled
         } catch let error as URLError where error.code == .cancelled {
             throw RoboscopeError.cancelled
+        } catch let error as URLError {
+            if Task.isCancelled { throw RoboscopeError.cancelled }
+            throw RoboscopeError.transport(TransportFailure(error))
         } catch {
             if Task.isCancelled { throw RoboscopeError.cancelled }
-            throw RoboscopeError.transport("\(error)")
+            let code = (error as NSError).domain == NSURLErrorDomain ? (error as NSError).code : nil
+            throw RoboscopeError.transport(TransportFailure("\(error)", urlErrorCode: code, timedOut: code == URLError.timedOut.rawValue))
         }
     }
 }

@@ -140,6 +140,33 @@ import Glibc
         #expect(lines.count == 40, "every line settled in one run or the other")
     }
 
+    /// Answers lost after the commit (a relay forwards the POST, withholds the answer and
+    /// closes the connection, one request in ten): `apply` retries each with its key until
+    /// it settles, prints every line once, and exits 0; the service applied each once.
+    @Test func applyThroughARelayThatLosesAnswersSettlesEveryLineOnce() async throws {
+        let databaseURL = try await TestDatabase.fresh("kit_apply_lossy")
+        let server = try await ServerProcess(databaseURL: databaseURL)
+        defer { server.stopWithoutWaiting() }
+        let session = try await Self.session(Self.kit(server))
+        let relay = try LossyRelay(to: server.port) { number, head in head.hasPrefix("POST") && number % 10 == 3 }
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", state])
+        apply.write((1...50).map {
+            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\($0)\",\(Self.quad)}}\n"
+        }.joined())
+        apply.closeInput()
+        try await eventually("apply exited", within: 60) { !apply.process.isRunning }
+        #expect(apply.process.terminationStatus == 0)
+        #expect(relay.lost.count >= 5, "answers withheld (retries count too): \(relay.lost.count)")
+        let numbers = apply.lines.compactMap { line in
+            line.range(of: #""line":(\d+)"#, options: .regularExpression).map { Int(line[$0].dropFirst(7))! }
+        }
+        #expect(numbers.sorted() == Array(1...50), "every line settled once")
+        #expect(apply.lines.allSatisfy { $0.contains("\"status\":201") })
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 50)
+        #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 50)
+    }
+
     /// Cancelling the task that awaits a long poll closes its connection: the server's
     /// count of waiting polls drops back while the poll had 20 s left.
     @Test func aCancelledCallClosesItsConnection() async throws {
