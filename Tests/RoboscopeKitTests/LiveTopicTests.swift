@@ -221,3 +221,54 @@ import RoboscopeKit
     }
 }
 
+
+extension LiveTopicTests {
+    /// `reconnectNow()` ends the backoff: the topic is live again without the clock
+    /// moving, and the coarse `online` stream says false once and true once.
+    @Test func reconnectNowSkipsTheBackoffAndOnlineChangesOnce() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let live = client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0))
+        let consumer = Task { for try await _ in live.events {} }
+        defer { consumer.cancel() }
+        let online = OnlineLog()
+        let watcher = Task { for await value in live.online { await online.add(value) } }
+        defer { watcher.cancel() }
+        try await within(5, "live") { await online.wait(until: { $0 == [true] }) }
+        await service.setReachable(false)
+        try await within(5, "offline") { await online.wait(until: { $0 == [true, false] }) }
+        // Several failed tries in a row stay one `false`.
+        for _ in 0..<3 {
+            await clock.waitForSleepers()
+            await clock.advanceToNextSleep()
+        }
+        await clock.waitForSleepers()
+        await service.setReachable(true)
+        let started = ContinuousClock.now
+        client.reconnectNow()
+        try await within(5, "live again after reconnectNow()") { await online.wait(until: { $0 == [true, false, true] }) }
+        #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
+    @Test func theCoarseStateOfEachDetailedOne() {
+        #expect(ConnectionState.live.isOnline && ConnectionState.catchingUp.isOnline)
+        #expect(![ConnectionState.connecting, .offline, .waitingToRetry(delay: .seconds(1))].contains { $0.isOnline })
+    }
+}
+
+/// The values of an `online` stream, waited on by condition.
+actor OnlineLog {
+    private(set) var values: [Bool] = []
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func add(_ value: Bool) {
+        values.append(value)
+        let ready = waiters
+        waiters = []
+        ready.forEach { $0.resume() }
+    }
+
+    func wait(until condition: ([Bool]) -> Bool) async {
+        while !condition(values) { await withCheckedContinuation { waiters.append($0) } }
+    }
+}

@@ -197,3 +197,49 @@ extension OfflineTests {
         await #expect(throws: RoboscopeError.self) { try await offline.synchronized() }
     }
 }
+
+/// A transport that forwards to another until told to stall: then requests hang (a
+/// network that accepts and never answers) until cancelled.
+final class StallableTransport: HTTPTransport, @unchecked Sendable {
+    let inner: any HTTPTransport
+    private let lock = NSLock()
+    private var stalledFlag = false
+
+    init(_ inner: any HTTPTransport) { self.inner = inner }
+
+    var stalled: Bool {
+        get { lock.withLock { stalledFlag } }
+        set { lock.withLock { stalledFlag = newValue } }
+    }
+
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        if stalled {
+            do { try await Task.sleep(for: .seconds(3600)) } catch { throw RoboscopeError.cancelled }
+        }
+        return try await inner.send(request)
+    }
+}
+
+extension OfflineTests {
+    /// On a network that accepts and never answers, a refreshing read answers from the
+    /// store at its deadline (2 s on the kit's clock), not after the request timeout.
+    @Test func aStalledNetworkFallsBackToTheStoreAtTheReadDeadline() async throws {
+        let session = await service.addWorkSession().id
+        _ = try await makeClient(service, clock: clock).createMarker(NewMarker(workSessionID: session, label: "cached", corners: Self.quad(0)))
+        let transport = StallableTransport(service.http)
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, userID: "tester", http: transport, webSocket: service.webSocket,
+            clock: clock, requestTimeout: .seconds(30)))
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
+        try await offline.refresh()
+        transport.stalled = true
+        let read = Task { await offline.markers() }
+        // The read's deadline and the request's timeout are both asleep on the clock.
+        await clock.waitForSleepers(2)
+        #expect(await clock.requestedSleeps.suffix(2).contains(.seconds(2)))
+        await clock.advance(by: .seconds(2))
+        let answer = try await within(5, "the read to answer from the store") { await read.value }
+        #expect(answer.source == .cache)
+        #expect(answer.value.map(\.label) == ["cached"])
+    }
+}

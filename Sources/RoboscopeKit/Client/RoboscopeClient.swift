@@ -82,11 +82,14 @@ public struct ChangesPage: Sendable, Decodable {
 public final class RoboscopeClient: Sendable {
     public let configuration: RoboscopeConfiguration
     private let realtime: RealtimeURL
+    /// Moves on every `reconnectNow()`.
+    private let networkChanges: ChangeSignal
 
     /// A client of the service `configuration` names.
     public init(_ configuration: RoboscopeConfiguration) {
         self.configuration = configuration
         realtime = RealtimeURL(configured: configuration.webSocketURL)
+        networkChanges = ChangeSignal()
     }
 
     /// A client with the default transports, acting as `userID` (`X-User-Id`, for services
@@ -95,12 +98,44 @@ public final class RoboscopeClient: Sendable {
         self.init(RoboscopeConfiguration(baseURL: baseURL, userID: userID))
     }
 
+    // MARK: Network changes
+
+    /// The network is back (or changed): every wait before a reconnect or a resend of
+    /// this client ends now, so live topics and the outbox try again at once instead of
+    /// after their backoff. Call it when the system says the path is satisfied
+    /// (`NWPathMonitor`); calling it when nothing waits does nothing.
+    public func reconnectNow() {
+        networkChanges.signal()
+    }
+
+    /// Where `reconnectNow()` stands: read it when a try fails, before the wait.
+    var networkGeneration: UInt64 { networkChanges.generation }
+
+    /// Waits `delay` on the kit's clock, or less when `reconnectNow()` is called after
+    /// `seen` (a `networkGeneration` read when the try failed).
+    func backOff(_ delay: Duration, unlessReconnectAfter seen: UInt64) async throws {
+        let clock = configuration.clock
+        let changes = networkChanges
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await clock.sleep(for: delay) }
+            group.addTask { try await changes.wait(after: seen) }
+            defer { group.cancelAll() }
+            try await group.next()
+        }
+    }
+
     /// The same client with another retry policy (`.never` for a read that should fall
     /// back to a cache at once rather than wait through retries).
     public func retrying(_ policy: RetryPolicy) -> RoboscopeClient {
         var configuration = configuration
         configuration.retry = policy
-        return RoboscopeClient(configuration)
+        return RoboscopeClient(configuration, realtime: realtime, networkChanges: networkChanges)
+    }
+
+    private init(_ configuration: RoboscopeConfiguration, realtime: RealtimeURL, networkChanges: ChangeSignal) {
+        self.configuration = configuration
+        self.realtime = realtime
+        self.networkChanges = networkChanges
     }
 
     // MARK: Spaces

@@ -25,6 +25,19 @@ public struct LiveTopic: Sendable {
     public let states: AsyncStream<ConnectionState>
     /// The users present, whenever the list changes (`work_session` topics).
     public let presence: AsyncStream<[String]>
+    /// The coarse state for a UI: true once live, false once a try failed; each change
+    /// once (a retry's `connecting`, `offline` and `waitingToRetry` are one `false`).
+    public let online: AsyncStream<Bool>
+}
+
+extension ConnectionState {
+    /// Whether events arrive as they happen (`live`, or catching up while connected).
+    public var isOnline: Bool {
+        switch self {
+        case .live, .catchingUp: return true
+        case .connecting, .waitingToRetry, .offline: return false
+        }
+    }
 }
 
 extension RoboscopeClient {
@@ -37,13 +50,15 @@ extension RoboscopeClient {
         let (events, eventsContinuation) = AsyncThrowingStream<TopicEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
         let (states, statesContinuation) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let (presence, presenceContinuation) = AsyncStream<[String]>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (online, onlineContinuation) = AsyncStream<Bool>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let follower = TopicFollower(
             client: self, topic: topic, cursor: cursor,
-            output: TopicFollower.Output(events: eventsContinuation, states: statesContinuation, presence: presenceContinuation)
+            output: TopicFollower.Output(events: eventsContinuation, states: statesContinuation, presence: presenceContinuation,
+                                         online: onlineContinuation)
         )
         let task = Task { await follower.run() }
         eventsContinuation.onTermination = { _ in task.cancel() }
-        return LiveTopic(topic: topic, events: events, states: states, presence: presence)
+        return LiveTopic(topic: topic, events: events, states: states, presence: presence, online: online)
     }
 
     /// The events of `topic` from `cursor` on (see `follow`).
@@ -58,6 +73,7 @@ actor TopicFollower {
         let events: AsyncThrowingStream<TopicEvent, any Error>.Continuation
         let states: AsyncStream<ConnectionState>.Continuation
         let presence: AsyncStream<[String]>.Continuation
+        let online: AsyncStream<Bool>.Continuation
     }
 
     let client: RoboscopeClient
@@ -65,6 +81,8 @@ actor TopicFollower {
     var cursor: TopicCursor
     let output: Output
     private var random = SystemRandomNumberGenerator()
+    /// The coarse state last reported (nil before the first).
+    private var reportedOnline: Bool?
 
     init(client: RoboscopeClient, topic: Topic, cursor: TopicCursor, output: Output) {
         self.client = client
@@ -88,6 +106,7 @@ actor TopicFollower {
         defer {
             output.states.finish()
             output.presence.finish()
+            output.online.finish()
         }
         while !Task.isCancelled {
             output.states.yield(.connecting)
@@ -107,13 +126,29 @@ actor TopicFollower {
                 // Dropped, refused or unreachable: fall through to the wait.
             }
             if Task.isCancelled { break }
+            let seen = client.networkGeneration
             failures += 1
-            output.states.yield(.offline)
+            state(.offline)
             let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
-            output.states.yield(.waitingToRetry(delay: delay))
-            do { try await client.configuration.clock.sleep(for: delay) } catch { break }
+            state(.waitingToRetry(delay: delay))
+            do { try await client.backOff(delay, unlessReconnectAfter: seen) } catch { break }
         }
         output.events.finish()
+    }
+
+    /// Reports a detailed state, and the coarse one when it changes.
+    private func state(_ state: ConnectionState) {
+        output.states.yield(state)
+        let online: Bool
+        switch state {
+        case .live: online = true
+        case .offline: online = false
+        default: return
+        }
+        if reportedOnline != online {
+            reportedOnline = online
+            output.online.yield(online)
+        }
     }
 
     private func connectOnce(onLive: () -> Void) async throws {
@@ -183,7 +218,7 @@ actor TopicFollower {
                 cursor.start(position: message["position"]?.integerValue ?? cursor.position,
                              topicSeq: message["topic_seq"]?.integerValue)
                 onLive()
-                output.states.yield(.live)
+                state(.live)
             case "event", "lock":
                 guard var event = try? WireCoding.decoder().decode(TopicEvent.self, from: Data(text.utf8)) else { continue }
                 event.raw = text
@@ -234,7 +269,7 @@ actor TopicFollower {
             output.states.yield(.catchingUp)
             try await fill(until: event)
             if case .next = cursor.judge(position: event.position, topicSeq: event.topicSeq) { deliver(event) }
-            output.states.yield(.live)
+            state(.live)
         }
     }
 

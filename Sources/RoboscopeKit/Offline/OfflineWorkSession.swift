@@ -75,6 +75,14 @@ public actor OfflineWorkSession {
     private let reportsContinuation: AsyncStream<OutboxReport>.Continuation
     /// How the session's live connection stands.
     public private(set) var connection: ConnectionState = .offline
+    /// The coarse state: events arrive as they happen.
+    public var isOnline: Bool { connection.isOnline }
+
+    /// The network is back: the live connection and the outbox try again now rather
+    /// than after their backoff (`RoboscopeClient.reconnectNow()`).
+    public nonisolated func reconnectNow() {
+        client.reconnectNow()
+    }
     /// Why the session is gone, once the server says so: deleted, or not visible to the
     /// token any more (`notFound`, `forbidden`). The store no longer holds it, its unsent
     /// writes were reported as refused, and nothing more is sent or followed.
@@ -364,9 +372,10 @@ public actor OfflineWorkSession {
                     failures = 0
                 } catch let error as RoboscopeError where error.isRetryable || error == .cancelled {
                     if error == .cancelled { return }
+                    let network = client.networkGeneration
                     failures += 1
                     let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
-                    do { try await client.configuration.clock.sleep(for: delay) } catch { return }
+                    do { try await client.backOff(delay, unlessReconnectAfter: network) } catch { return }
                 } catch {
                     await refused(write, error)
                 }
