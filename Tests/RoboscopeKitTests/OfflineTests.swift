@@ -45,8 +45,8 @@ import RoboscopeKit
         await service.setReachable(false)
         await offline.start()
 
-        let first = NewMarker(workSessionID: session, label: "first", corners: Self.quad(0))
-        let second = NewMarker(workSessionID: session, label: "second", corners: Self.quad(5))
+        let first = try NewMarker(workSessionID: session, label: "first", corners: Self.quad(0))
+        let second = try NewMarker(workSessionID: session, label: "second", corners: Self.quad(5))
         try await offline.create(first)
         try await offline.create(second)
         try await offline.update(first.id!, MarkerPatch(label: "first, relabelled", corners: Self.quad(10)))
@@ -241,5 +241,68 @@ extension OfflineTests {
         let answer = try await within(5, "the read to answer from the store") { await read.value }
         #expect(answer.source == .cache)
         #expect(answer.value.map(\.label) == ["cached"])
+    }
+}
+
+/// The states an `observe()` stream yields, waited on by condition.
+actor StateLog {
+    private(set) var states: [OfflineSessionState] = []
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func add(_ state: OfflineSessionState) {
+        states.append(state)
+        let ready = waiters
+        waiters = []
+        ready.forEach { $0.resume() }
+    }
+
+    func wait(until condition: (OfflineSessionState) -> Bool) async {
+        while !(states.last.map(condition) ?? false) { await withCheckedContinuation { waiters.append($0) } }
+    }
+}
+
+extension OfflineTests {
+    /// `observe()` yields on a local write (pending, from the cache while offline), and
+    /// again when the network returns, the write settles and another client's marker
+    /// arrives live: no polling.
+    @Test func anObservedSessionYieldsOnWritesSettlesAndLiveEvents() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
+        try await offline.refresh()
+        await service.setReachable(false)
+        let log = StateLog()
+        let watcher = Task { for await state in offline.observe() { await log.add(state) } }
+        defer { watcher.cancel() }
+        await offline.start()
+        try await offline.create(NewMarker(workSessionID: session, label: "mine", corners: Self.quad(0)))
+        try await within(5, "the local write") { await log.wait { $0.pendingWrites == 1 && $0.markers.map(\.label) == ["mine"] } }
+        #expect(await log.states.last?.fromCache == true)
+
+        await service.setReachable(true)
+        offline.reconnectNow()
+        try await within(5, "settled and live") { await log.wait { $0.pendingWrites == 0 && !$0.fromCache } }
+        await service.externalCreate(in: session, label: "theirs")
+        try await within(5, "the live event") { await log.wait { $0.markers.map(\.label) == ["mine", "theirs"] } }
+        #expect(await log.states.last?.connection == .live)
+        await offline.stop()
+    }
+
+    /// A session started offline with nothing stored takes its snapshot when the network
+    /// returns, so what happened before its first connect is not missed.
+    @Test func aSessionStartedOfflineMissesNothingFromBeforeItsFirstConnect() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        await service.setReachable(false)
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
+        await offline.start()
+        await clock.waitForSleepers()
+        await service.externalCreate(in: session, label: "made before the first connect")
+        await service.setReachable(true)
+        offline.reconnectNow()
+        try await drive { await offline.markers(refresh: false).value.count == 1 }
+        await service.externalCreate(in: session, label: "made after")
+        try await drive { await offline.markers(refresh: false).value.count == 2 }
+        await offline.stop()
     }
 }

@@ -93,9 +93,10 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// A client with the default transports, acting as `userID` (`X-User-Id`, for services
-    /// without authentication).
-    public convenience init(baseURL: URL, userID: String? = nil) {
-        self.init(RoboscopeConfiguration(baseURL: baseURL, userID: userID))
+    /// without authentication); `webSocketURL` when the gateway is not where the service
+    /// says (behind a proxy), else it is asked once.
+    public convenience init(baseURL: URL, webSocketURL: URL? = nil, userID: String? = nil) {
+        self.init(RoboscopeConfiguration(baseURL: baseURL, webSocketURL: webSocketURL, userID: userID))
     }
 
     // MARK: Network changes
@@ -396,6 +397,7 @@ public final class RoboscopeClient: Sendable {
             }
             let failure: RoboscopeError
             var retryAfter: Double? = nil
+            let network = networkGeneration
             do {
                 let response = try await sendOnce(HTTPRequestData(method: method, url: url.absoluteURL, headers: headers, body: body),
                                                  extraTime: extraTime)
@@ -415,8 +417,15 @@ public final class RoboscopeClient: Sendable {
                 failure = error
             }
             guard failure.isRetryable, attempt < configuration.retry.attempts else { throw failure }
+            let delay = configuration.retry.delay(forRetry: attempt, retryAfter: retryAfter, using: &random)
             do {
-                try await configuration.clock.sleep(for: configuration.retry.delay(forRetry: attempt, retryAfter: retryAfter, using: &random))
+                if case .transport = failure {
+                    // The network failed: `reconnectNow()` ends the wait.
+                    try await backOff(delay, unlessReconnectAfter: network)
+                } else {
+                    // The server asked for the wait (503, 429): it stands.
+                    try await configuration.clock.sleep(for: delay)
+                }
             } catch {
                 throw RoboscopeError.cancelled
             }

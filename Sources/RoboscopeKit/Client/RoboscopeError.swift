@@ -6,7 +6,7 @@ public enum RoboscopeError: Error, Sendable, Equatable {
     /// the server holds now.
     case versionConflict(currentVersion: Int64?, message: String)
     /// The work session is under another client's enforced lock (423).
-    case locked(holder: String?, fencingToken: Int64?, expiresAt: String?)
+    case locked(holder: String?, fencingToken: Int64?, expiresAt: Date?)
     /// A field failed validation (422): `field` names it (`p1`, `markers[3].color`).
     case invalid(field: String?, message: String)
     /// The request itself is malformed (400): `field` names the parameter or header.
@@ -45,7 +45,7 @@ public enum RoboscopeError: Error, Sendable, Equatable {
 
     /// Builds the error for a non-2xx answer from its status, headers and body.
     static func from(status: Int, headers: [String: String], body: Data) -> RoboscopeError {
-        let error = (try? JSONDecoder().decode(ErrorEnvelope.self, from: body))?.error
+        let error = (try? WireCoding.decoder().decode(ErrorEnvelope.self, from: body))?.error
         let message = error?.message ?? "HTTP \(status)"
         let retryAfter = headers.first { $0.key.lowercased() == "retry-after" }.flatMap { Double($0.value) }
         switch (status, error?.code) {
@@ -73,7 +73,7 @@ public enum RoboscopeError: Error, Sendable, Equatable {
             var currentVersion: Int64?
             var holder: String?
             var fencingToken: Int64?
-            var expiresAt: String?
+            var expiresAt: Date?
             var scopeNeeded: String?
 
             enum CodingKeys: String, CodingKey {

@@ -109,6 +109,8 @@ actor TopicFollower {
             output.online.finish()
         }
         while !Task.isCancelled {
+            // Read before the try: a `reconnectNow()` while it runs ends the wait after it.
+            let network = client.networkGeneration
             output.states.yield(.connecting)
             do {
                 try await connectOnce(onLive: { failures = 0 })
@@ -126,12 +128,11 @@ actor TopicFollower {
                 // Dropped, refused or unreachable: fall through to the wait.
             }
             if Task.isCancelled { break }
-            let seen = client.networkGeneration
             failures += 1
             state(.offline)
             let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
             state(.waitingToRetry(delay: delay))
-            do { try await client.backOff(delay, unlessReconnectAfter: seen) } catch { break }
+            do { try await client.backOff(delay, unlessReconnectAfter: network) } catch { break }
         }
         output.events.finish()
     }

@@ -123,18 +123,33 @@ public struct NewMarker: Encodable, Sendable, Hashable {
     public var customProps: [String: JSONValue]?
     public var calibratedData: CalibratedData?
 
-    /// A marker with four `corners` (in order: p1 to p4, metres in the space's frame).
+    /// A marker with four `corners` (in order: p1 to p4, metres in the space's frame);
+    /// another number of corners throws `RoboscopeError.invalid(field: "corners")`.
     public init(id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, corners: [Point3], color: String? = nil,
-                meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData? = nil) {
-        precondition(corners.count == 4, "a marker has four corners")
+                meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData? = nil) throws {
+        try Self.checkFour(corners)
+        self.init(id: id, workSessionID: workSessionID, label: label, p1: corners[0], p2: corners[1], p3: corners[2], p4: corners[3],
+                  color: color, meta: meta, customProps: customProps, calibratedData: calibratedData)
+    }
+
+    /// A marker with its four corners named.
+    public init(id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, p1: Point3, p2: Point3, p3: Point3, p4: Point3,
+                color: String? = nil, meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil,
+                calibratedData: CalibratedData? = nil) {
         self.id = id
         self.workSessionID = workSessionID
         self.label = label
-        (p1, p2, p3, p4) = (corners[0], corners[1], corners[2], corners[3])
+        (self.p1, self.p2, self.p3, self.p4) = (p1, p2, p3, p4)
         self.color = color
         self.meta = meta
         self.customProps = customProps
         self.calibratedData = calibratedData
+    }
+
+    static func checkFour(_ corners: [Point3]) throws {
+        guard corners.count == 4 else {
+            throw RoboscopeError.invalid(field: "corners", message: "a marker has four corners (p1 to p4), not \(corners.count)")
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -161,18 +176,23 @@ public struct MarkerPatch: Codable, Sendable, Hashable {
     public var version: Int64?
 
     /// A change of the fields given; `label: .some(nil)` clears the label.
-    public init(label: String?? = nil, corners: [Point3]? = nil, color: String?? = nil, meta: [String: JSONValue]? = nil,
+    public init(label: String?? = nil, color: String?? = nil, meta: [String: JSONValue]? = nil,
                 customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil) {
         self.label = label
-        if let corners {
-            precondition(corners.count == 4, "a marker has four corners")
-            (p1, p2, p3, p4) = (corners[0], corners[1], corners[2], corners[3])
-        }
         self.color = color
         self.meta = meta
         self.customProps = customProps
         self.calibratedData = calibratedData
         self.version = version
+    }
+
+    /// A change that moves the corners (and the fields given); other than four corners
+    /// throw `RoboscopeError.invalid(field: "corners")`.
+    public init(label: String?? = nil, corners: [Point3], color: String?? = nil, meta: [String: JSONValue]? = nil,
+                customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil) throws {
+        try NewMarker.checkFour(corners)
+        self.init(label: label, color: color, meta: meta, customProps: customProps, calibratedData: calibratedData, version: version)
+        (p1, p2, p3, p4) = (corners[0], corners[1], corners[2], corners[3])
     }
 
     enum CodingKeys: String, CodingKey {

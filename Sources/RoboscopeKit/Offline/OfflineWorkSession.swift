@@ -154,6 +154,37 @@ public actor OfflineWorkSession {
         }
     }
 
+    /// The session as the app shows it, yielded at once and then on every change: each
+    /// local write, each settled or refused write, each live event, each change of the
+    /// connection. A consumer slower than the changes gets the latest state (states
+    /// are whole, so none is lost by skipping one). Ends when the consuming task is
+    /// cancelled; after `gone`, it yields the last state and ends.
+    public nonisolated func observe() -> AsyncStream<OfflineSessionState> {
+        let (states, continuation) = AsyncStream.makeStream(of: OfflineSessionState.self, bufferingPolicy: .bufferingNewest(1))
+        let task = Task { await self.publish(to: continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return states
+    }
+
+    private func publish(to continuation: AsyncStream<OfflineSessionState>.Continuation) async {
+        while !Task.isCancelled {
+            let seen = changes.generation
+            continuation.yield(currentState())
+            if gone != nil { break }
+            do { try await changes.wait(after: seen) } catch { break }
+        }
+        continuation.finish()
+    }
+
+    /// What the store holds, with the outbox on top, as of now.
+    func currentState() -> OfflineSessionState {
+        let pending = (try? store.pending(topic: topic.description)) ?? []
+        let cached = (try? store.entities(Marker.self, kind: "marker", topic: topic)) ?? []
+        return OfflineSessionState(markers: Self.overlay(cached, pending), session: session(), pendingWrites: pending.count,
+                                   fromCache: connection != .live, connection: connection,
+                                   cursor: (try? store.cursor(for: topic)) ?? nil, gone: gone)
+    }
+
     /// The session itself, as stored.
     public func session() -> WorkSession? {
         (try? store.entities(WorkSession.self, kind: "work_session", topic: topic))?.first
@@ -267,7 +298,18 @@ public actor OfflineWorkSession {
 
     /// Follows the topic from the stored cursor, applying each event to the store.
     private func follow() async {
-        if (try? store.cursor(for: topic)) == nil { try? await refresh() }
+        // Without a stored cursor, a snapshot first (retried until the network is there):
+        // following "from now on" would miss what happened before the first connect.
+        var random = SystemRandomNumberGenerator()
+        var failures = 0
+        while !Task.isCancelled, gone == nil, (try? store.cursor(for: topic)) == nil {
+            let network = client.networkGeneration
+            if (try? await refresh(using: client.retrying(.never))) != nil { break }
+            if gone != nil { return }
+            failures += 1
+            let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
+            do { try await client.backOff(delay, unlessReconnectAfter: network) } catch { return }
+        }
         while !Task.isCancelled {
             let start = (try? store.cursor(for: topic)) ?? nil
             let live = client.follow(topic, from: start ?? TopicCursor())
@@ -357,6 +399,7 @@ public actor OfflineWorkSession {
             seen = outboxWake.generation
             while !Task.isCancelled {
                 guard let write = (try? store.pending(topic: topic.description))?.first(where: { !$0.sent }) else { break }
+                let network = client.networkGeneration
                 do {
                     let answer = try await exclusively {
                         try await once.send(method: write.method, path: write.path, body: write.body, key: write.key)
@@ -372,7 +415,6 @@ public actor OfflineWorkSession {
                     failures = 0
                 } catch let error as RoboscopeError where error.isRetryable || error == .cancelled {
                     if error == .cancelled { return }
-                    let network = client.networkGeneration
                     failures += 1
                     let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
                     do { try await client.backOff(delay, unlessReconnectAfter: network) } catch { return }
@@ -437,6 +479,22 @@ public actor OfflineWorkSession {
     }
 
     static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+}
+
+/// An offline session as the app shows it (`OfflineWorkSession.observe()`).
+public struct OfflineSessionState: Sendable {
+    /// The stored markers with the outbox's writes applied on top.
+    public var markers: [Marker]
+    public var session: WorkSession?
+    /// Writes the server has not confirmed yet.
+    public var pendingWrites: Int
+    /// True while the data is not live (offline, connecting, catching up).
+    public var fromCache: Bool
+    public var connection: ConnectionState
+    /// Where the stored copy stands on the session's topic.
+    public var cursor: TopicCursor?
+    /// Why the session is gone, once it is.
+    public var gone: RoboscopeError?
 }
 
 /// What happened to a write the server would not apply as sent.

@@ -130,7 +130,8 @@ public actor InMemoryService {
     /// Another device's write: a marker created in `session`.
     @discardableResult
     public func externalCreate(in session: UUID, label: String? = nil, actor: String = "other") -> Marker {
-        createMarker(NewMarker(workSessionID: session, label: label, corners: Self.unitQuad), actor: actor, key: nil)
+        createMarker(NewMarker(workSessionID: session, label: label, p1: Self.unitQuad[0], p2: Self.unitQuad[1], p3: Self.unitQuad[2],
+                               p4: Self.unitQuad[3]), actor: actor, key: nil)
     }
 
     /// Another device's write: a marker relabelled.
@@ -233,7 +234,7 @@ public actor InMemoryService {
             guard sessions[new.workSessionID] != nil else { return Self.error(422, "work_session_id: no such session") }
             guard markers[new.id] == nil else { return Self.error(409, "id taken", code: "already_exists") }
             let created = createMarker(NewMarker(id: new.id, workSessionID: new.workSessionID, label: new.label,
-                                                 corners: [new.p1, new.p2, new.p3, new.p4], color: new.color), actor: actor, key: key)
+                                                 p1: new.p1, p2: new.p2, p3: new.p3, p4: new.p4, color: new.color), actor: actor, key: key)
             return Self.ok(created, status: 201)
         case ("PATCH", "markers"):
             guard let id = parts.last.flatMap(UUID.init), var marker = markers[id] else { return Self.error(404, "no such marker") }

@@ -21,8 +21,8 @@ import Glibc
     }
 
     static func marker(_ session: UUID, _ label: String) -> NewMarker {
-        NewMarker(workSessionID: session, label: label, corners: [Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1),
-                                                                   Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
+        NewMarker(workSessionID: session, label: label, p1: Point3(x: 0, y: 0, z: 1), p2: Point3(x: 2, y: 0, z: 1),
+                  p3: Point3(x: 2, y: 0, z: 4), p4: Point3(x: 0, y: 0, z: 4))
     }
 
     /// `watch` prints every event once, in order, while the server is killed (SIGKILL) and

@@ -46,7 +46,7 @@ import RoboscopeKit
         // Four refreshes went out on the socket (at about 8, 16, 24 and 32 s): by then the
         // first token's socket would have been closed at 30 s, had the refreshes not landed.
         try await eventually("the kit refreshed its token four times", within: 90) { await tokens.issued >= 5 }
-        let marker = NewMarker(workSessionID: session.id, label: "after refreshes", corners: [
+        let marker = try NewMarker(workSessionID: session.id, label: "after refreshes", corners: [
             Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
         _ = try await client.createMarker(marker)
         let types = try await events.value
