@@ -306,3 +306,69 @@ extension OfflineTests {
         await offline.stop()
     }
 }
+
+extension OfflineTests {
+    /// Create, edit with the version a read shows, edit again, then delete, all offline:
+    /// every write applies in full when the network returns (each carried the version
+    /// the server had when it arrived).
+    @Test func createEditEditDeleteOfflineAllApply() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
+        try await offline.refresh()
+        await service.setReachable(false)
+        await offline.start()
+        let new = try NewMarker(workSessionID: session, label: "draft", corners: Self.quad(0))
+        try await offline.create(new)
+        let kept = try NewMarker(workSessionID: session, label: "kept", corners: Self.quad(5))
+        try await offline.create(kept)
+        var shown = try #require(await offline.markers(refresh: false).value.first { $0.id == new.id })
+        #expect(shown.version == 1, "a marker created offline reads as the version the server will give it")
+        try await offline.update(new.id!, MarkerPatch(label: "named", version: shown.version))
+        shown = try #require(await offline.markers(refresh: false).value.first { $0.id == new.id })
+        #expect(shown.version == 2)
+        try await offline.update(new.id!, MarkerPatch(label: "renamed", version: shown.version))
+        var keptShown = try #require(await offline.markers(refresh: false).value.first { $0.id == kept.id })
+        try await offline.update(kept.id!, MarkerPatch(label: "kept, edited", version: keptShown.version))
+        try await offline.delete(new.id!)
+        let reports = ReportBox()
+        let listening = Task { for await report in offline.reports { await reports.keep(report) } }
+        defer { listening.cancel() }
+
+        await service.setReachable(true)
+        offline.reconnectNow()
+        try await synchronize(offline)
+        #expect(await reports.first == nil, "no conflict, nothing refused")
+        #expect(await service.marker(new.id!) == nil, "deleted after its two edits")
+        keptShown = try #require(await service.marker(kept.id!))
+        #expect(keptShown.label == "kept, edited")
+        let sent = await service.requests.filter { $0.method != "GET" }.map(\.method)
+        #expect(sent == ["POST", "POST", "PATCH", "PATCH", "PATCH", "DELETE"])
+        #expect(await offline.markers(refresh: false).value == (await service.markers(in: session)))
+        await offline.stop()
+    }
+
+    /// A delete made offline of a marker someone renamed meanwhile is a conflict for the
+    /// resolver, not a silent win.
+    @Test func anOfflineDeleteOfAChangedMarkerGoesToTheResolver() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let marker = try await client.createMarker(NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        let seen = ConflictBox()
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session,
+                                         resolver: ConflictResolver { report in
+                                             await seen.keep(report)
+                                             return .acceptServer
+                                         })
+        try await offline.refresh()
+        try await offline.delete(marker.id)
+        await service.externalUpdate(marker.id, label: "renamed elsewhere")
+        await offline.start()
+        try await drive { await seen.report != nil }
+        let report = try #require(await seen.report)
+        #expect(report.deleting)
+        #expect(report.currentVersion == 2)
+        #expect(await service.marker(marker.id)?.label == "renamed elsewhere", "the server's state stands")
+        await offline.stop()
+    }
+}

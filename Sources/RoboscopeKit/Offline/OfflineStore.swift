@@ -34,6 +34,10 @@ public final class OfflineStore: Sendable {
                     sent INTEGER NOT NULL DEFAULT 0,
                     created_at REAL NOT NULL);
                 """)
+            // Stores made before deletes carried a version gain the column in place.
+            if try !db.columns(in: "outbox").contains(where: { $0.name == "if_match" }) {
+                try db.execute(sql: "ALTER TABLE outbox ADD COLUMN if_match INTEGER")
+            }
         }
     }
 
@@ -130,13 +134,13 @@ public final class OfflineStore: Sendable {
     /// Stores a write; it counts as queued once this returns (the transaction is on disk).
     @discardableResult
     public func enqueue(method: String, path: String, body: Data?, topic: String, line: Int? = nil,
-                        key: String = UUID().uuidString) throws -> PendingWrite {
+                        key: String = UUID().uuidString, ifMatch: Int64? = nil) throws -> PendingWrite {
         try database.write { db in
             try db.execute(sql: """
-                INSERT INTO outbox (key, topic, method, path, body, line, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [key, topic, method, path, body, line, Date().timeIntervalSince1970])
+                INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [key, topic, method, path, body, line, Date().timeIntervalSince1970, ifMatch])
             return PendingWrite(sequence: db.lastInsertedRowID, key: key, topic: topic, method: method, path: path,
-                                body: body, line: line, sent: false)
+                                body: body, line: line, sent: false, ifMatch: ifMatch)
         }
     }
 
@@ -144,11 +148,11 @@ public final class OfflineStore: Sendable {
     public func pending(topic: String? = nil) throws -> [PendingWrite] {
         try database.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT seq, key, topic, method, path, body, line, sent FROM outbox
+                SELECT seq, key, topic, method, path, body, line, sent, if_match FROM outbox
                 WHERE ? IS NULL OR topic = ? ORDER BY seq
                 """, arguments: [topic, topic]).map {
                 PendingWrite(sequence: $0["seq"], key: $0["key"], topic: $0["topic"], method: $0["method"], path: $0["path"],
-                             body: $0["body"], line: $0["line"], sent: ($0["sent"] as Int64) != 0)
+                             body: $0["body"], line: $0["line"], sent: ($0["sent"] as Int64) != 0, ifMatch: $0["if_match"])
             }
         }
     }
@@ -180,6 +184,8 @@ public struct PendingWrite: Sendable, Hashable {
     public var line: Int?
     /// The server answered; its event has not been seen yet.
     public var sent: Bool
+    /// Sent as `If-Match`: the version a delete was made against.
+    public var ifMatch: Int64? = nil
 }
 
 /// One event's effect on the cache.

@@ -29,13 +29,16 @@ public struct ConflictReport: Sendable {
     /// The entity as the server holds it now (nil when it is gone).
     public var server: Marker?
     public var currentVersion: Int64?
+    /// The write was a delete (`patch` is nil): `.retry` deletes at the server's version.
+    public var deleting: Bool = false
 }
 
 /// What the app decides about a conflict.
 public enum ConflictResolution: Sendable {
     /// Keep the server's state; the local change is dropped (and reported).
     case acceptServer
-    /// Send this change instead (with a new key), based on the server's version.
+    /// Send this change instead (with a new key), based on the server's version; for a
+    /// delete, delete again at the server's version (the patch is not used).
     case retry(MarkerPatch)
 }
 
@@ -253,18 +256,27 @@ public actor OfflineWorkSession {
 
     @discardableResult
     /// Changes a marker: stored before this returns, shown at once, sent when online.
+    /// Pass `version: marker.version` from a read of this session: the version a read
+    /// shows counts the outbox's own writes still on their way (a marker created offline
+    /// reads as version 1, each change adds one), which is the version the server will
+    /// have when this change arrives, unless someone else changed it meanwhile (then it
+    /// is a conflict for the resolver).
     public func update(_ markerID: UUID, _ patch: MarkerPatch) throws -> PendingWrite {
         try enqueue("PATCH", "/markers/\(Self.text(markerID))", try WireCoding.encoder().encode(patch))
     }
 
     @discardableResult
-    /// Deletes a marker: stored before this returns, hidden at once, sent when online.
-    public func delete(_ markerID: UUID) throws -> PendingWrite {
-        try enqueue("DELETE", "/markers/\(Self.text(markerID))", nil)
+    /// Deletes a marker: stored before this returns, hidden at once, sent when online,
+    /// with `If-Match` of `version` (default: the version a read shows now, counted as
+    /// `update` says), so a delete of a marker someone changed meanwhile goes to the
+    /// resolver instead of silently winning.
+    public func delete(_ markerID: UUID, version: Int64? = nil) throws -> PendingWrite {
+        let shown = version ?? currentState().markers.first { $0.id == markerID }?.version
+        return try enqueue("DELETE", "/markers/\(Self.text(markerID))", nil, ifMatch: shown)
     }
 
-    private func enqueue(_ method: String, _ path: String, _ body: Data?) throws -> PendingWrite {
-        let write = try store.enqueue(method: method, path: path, body: body, topic: topic.description)
+    private func enqueue(_ method: String, _ path: String, _ body: Data?, ifMatch: Int64? = nil) throws -> PendingWrite {
+        let write = try store.enqueue(method: method, path: path, body: body, topic: topic.description, ifMatch: ifMatch)
         outboxWake.signal()
         notifyChanged()
         return write
@@ -402,7 +414,8 @@ public actor OfflineWorkSession {
                 let network = client.networkGeneration
                 do {
                     let answer = try await exclusively {
-                        try await once.send(method: write.method, path: write.path, body: write.body, key: write.key)
+                        try await once.send(method: write.method, path: write.path, body: write.body, key: write.key,
+                                            ifMatch: write.ifMatch)
                     }
                     if answer.header("Idempotent-Replayed") == "true" {
                         // Applied by an earlier send whose answer was lost: its event is in
@@ -430,17 +443,22 @@ public actor OfflineWorkSession {
     /// and dropped (the server's state stands).
     private func refused(_ write: PendingWrite, _ error: any Error) async {
         try? store.settle(write.key)
-        guard case RoboscopeError.versionConflict(let current, _)? = error as? RoboscopeError, write.method == "PATCH",
+        guard case RoboscopeError.versionConflict(let current, _)? = error as? RoboscopeError,
+              write.method == "PATCH" || write.method == "DELETE",
               let id = UUID(uuidString: String(write.path.split(separator: "/").last ?? "")) else {
             reportsContinuation.yield(.refused(write, (error as? RoboscopeError) ?? .transport("\(error)")))
             return
         }
         let server = try? await client.marker(id).value
         let patch = write.body.flatMap { try? WireCoding.decoder().decode(MarkerPatch.self, from: $0) }
-        let report = ConflictReport(key: write.key, markerID: id, patch: patch, server: server, currentVersion: current)
+        let report = ConflictReport(key: write.key, markerID: id, patch: patch, server: server, currentVersion: current,
+                                    deleting: write.method == "DELETE")
         switch await resolver.resolve(report) {
         case .acceptServer:
             reportsContinuation.yield(.conflict(report, resolution: "server state kept"))
+        case .retry where report.deleting:
+            _ = try? enqueue("DELETE", write.path, nil, ifMatch: server?.version ?? current)
+            reportsContinuation.yield(.conflict(report, resolution: "deleted again"))
         case .retry(var again):
             if again.version == nil { again.version = server?.version ?? current }
             _ = try? enqueue("PATCH", write.path, try WireCoding.encoder().encode(again))
@@ -468,7 +486,9 @@ public actor OfflineWorkSession {
             case "PATCH":
                 guard let id, let body = write.body, let patch = try? decoder.decode(MarkerPatch.self, from: body),
                       let index = result.firstIndex(where: { $0.id == id }) else { continue }
-                result[index] = patch.applied(to: result[index])
+                let changed = patch.applied(to: result[index])
+                // The server counts a change that changes something: so does the overlay.
+                result[index] = changed == result[index] ? changed : Self.bumped(changed)
             case "DELETE":
                 result.removeAll { $0.id == id }
             default:
@@ -479,6 +499,12 @@ public actor OfflineWorkSession {
     }
 
     static func text(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    static func bumped(_ marker: Marker) -> Marker {
+        var marker = marker
+        marker.version += 1
+        return marker
+    }
 }
 
 /// An offline session as the app shows it (`OfflineWorkSession.observe()`).
@@ -522,7 +548,7 @@ struct NewMarkerBody: Decodable {
     var optimistic: Marker {
         let now = Date()
         var marker = Marker(id: id, workSessionID: workSessionID, label: label, p1: p1, p2: p2, p3: p3,
-                            p4: p4, color: color, version: 0, meta: [:], customProps: [:], calibratedData: nil,
+                            p4: p4, color: color, version: 1, meta: [:], customProps: [:], calibratedData: nil,
                             createdAt: now, updatedAt: now, details: nil)
         marker.details = MarkerDetails(markerID: id, measurements: marker.computedMeasurements, createdAt: now, updatedAt: now)
         return marker

@@ -245,16 +245,24 @@ public actor InMemoryService {
                 return Self.error(409, "marker \(id) is at version \(marker.version), not \(expected)", code: "version_conflict",
                                   extra: ["current_version": .integer(marker.version)])
             }
-            marker = patch.applied(to: marker)
+            let changed = patch.applied(to: marker)
+            // As the service: a change that changes nothing appends nothing.
+            if changed == marker { return Self.ok(marker) }
+            marker = changed
             marker.version += 1
             markers[id] = marker
             publish(.workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
                     version: marker.version, actor: actor, key: key, data: Self.json(marker))
             return Self.ok(marker)
         case ("DELETE", "markers"):
-            guard let id = parts.last.flatMap(UUID.init), let marker = markers.removeValue(forKey: id) else {
+            guard let id = parts.last.flatMap(UUID.init), let current = markers[id] else {
                 return Self.error(404, "no such marker")
             }
+            if let expected = request.headers["If-Match"].flatMap({ Int64($0) }), expected != current.version {
+                return Self.error(409, "marker \(id) is at version \(current.version), not \(expected)", code: "version_conflict",
+                                  extra: ["current_version": .integer(current.version)])
+            }
+            let marker = markers.removeValue(forKey: id)!
             publish(.workSession(marker.workSessionID), type: "marker.deleted", streamType: "marker", id: id,
                     version: marker.version + 1, actor: actor, key: key, data: ["id": .string(id.uuidString.lowercased())])
             return HTTPResponseData(status: 204)

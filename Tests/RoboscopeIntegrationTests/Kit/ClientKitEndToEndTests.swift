@@ -167,6 +167,39 @@ import Glibc
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 50)
     }
 
+    /// Against the real server: a marker created, edited twice with the versions reads
+    /// show, and deleted, all before the session sends anything, applies in full; the
+    /// versions the kit counted are the server's.
+    @Test func createEditEditDeleteQueuedOfflineAppliesInFull() async throws {
+        let databaseURL = try await TestDatabase.fresh("kit_offline_versions")
+        let server = try await ServerProcess(databaseURL: databaseURL)
+        defer { server.stopWithoutWaiting() }
+        let client = Self.kit(server)
+        let session = try await Self.session(client)
+        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session.id)
+        try await offline.refresh()
+        let doomed = Self.marker(session.id, "draft")
+        let kept = Self.marker(session.id, "kept")
+        try await offline.create(doomed)
+        try await offline.create(kept)
+        for label in ["named", "renamed"] {
+            let shown = try #require(await offline.markers(refresh: false).value.first { $0.id == doomed.id })
+            try await offline.update(doomed.id!, MarkerPatch(label: label, version: shown.version))
+        }
+        let keptShown = try #require(await offline.markers(refresh: false).value.first { $0.id == kept.id })
+        try await offline.update(kept.id!, MarkerPatch(label: "kept, edited", version: keptShown.version))
+        let counted = try #require(await offline.markers(refresh: false).value.first { $0.id == kept.id }).version
+        try await offline.delete(doomed.id!)
+        await offline.start()
+        try await eventually("every write settled", within: 30) { await offline.markers(refresh: false).pendingWrites == 0 }
+        let onServer = try await client.markers(workSessionID: session.id).items
+        #expect(onServer.map(\.label) == ["kept, edited"])
+        #expect(onServer.first?.version == counted, "the kit counted the server's versions")
+        try await eventually("the store caught up", within: 30) { await offline.markers(refresh: false).value == onServer }
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM eventlog.events WHERE type = 'marker.deleted'") == 1)
+        await offline.stop()
+    }
+
     /// Cancelling the task that awaits a long poll closes its connection: the server's
     /// count of waiting polls drops back while the poll had 20 s left.
     @Test func aCancelledCallClosesItsConnection() async throws {
