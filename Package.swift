@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
     name: "roboscope",
-    platforms: [.macOS(.v14)],
+    // The kit's floor (Duration, AsyncStream.makeStream): iOS 16, macOS 13; Linux has no
+    // platform entry. The server targets run on Linux only.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "roboscope", targets: ["roboscope"]),
         // The Swift client kit: what an app adds with one package line. It builds no

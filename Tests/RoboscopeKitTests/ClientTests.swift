@@ -214,3 +214,21 @@ extension ClientTests {
         #expect(TransportFailure(URLError(.timedOut)).timedOut)
     }
 }
+
+extension ClientTests {
+    /// The URLSessionWebSocketTask transport is compiled on every platform; on this one it
+    /// fails with a typed error instead of hanging (Debian's libcurl has no WebSocket).
+    @Test func theURLSessionWebSocketTransportFailsTypedWhereItCannotWork() async throws {
+        let outcome = try await within(10, "a URLSession WebSocket to a closed port") {
+            do {
+                let connection = try await URLSessionWebSocketTransport().connect(to: URL(string: "ws://127.0.0.1:9/")!, headers: [:])
+                defer { Task { await connection.close() } }
+                _ = try await connection.receive()
+                return "received"
+            } catch let error as RoboscopeError {
+                return "\(error)"
+            }
+        }
+        #expect(outcome != "received")
+    }
+}

@@ -1,8 +1,12 @@
-#if canImport(Darwin)
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
-/// WebSocket through `URLSessionWebSocketTask` (Apple platforms), with a raised maximum
-/// message size: a catch-up can carry a large marker list.
+/// WebSocket through `URLSessionWebSocketTask`, with a raised maximum message size: a
+/// catch-up can carry a large marker list. The default on Apple platforms; it compiles
+/// everywhere (so every CI run builds it), but on Linux FoundationNetworking's
+/// WebSocket needs a libcurl built with WebSocket support, which Debian does not ship.
 public struct URLSessionWebSocketTransport: WebSocketTransport {
     let session: URLSession
     public var maximumMessageSize: Int
@@ -52,4 +56,3 @@ public struct URLSessionWebSocketTransport: WebSocketTransport {
         }
     }
 }
-#endif
