@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // RoboscopeKit's offline store: SQLite on every platform (docs/client-kit.md says why).
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // zlib (the system's libz) for gzip and deflate on HTTP: docs/compression.md.
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // `swift package generate-documentation` for RoboscopeKit's DocC pages.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -94,6 +96,7 @@ let package = Package(
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeRedis",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -196,6 +199,7 @@ let package = Package(
                 "RoboscopePostgres",
                 "RoboscopeRedis",
                 "WebSocketCodec",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],

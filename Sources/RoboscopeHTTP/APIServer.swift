@@ -12,6 +12,8 @@ public enum APIServer {
             router.add(middleware: MetricsMiddleware())
             MetricsController(registry: metrics).addRoutes(to: router)
         }
+        // Outside the error middleware: error answers compress too.
+        router.add(middleware: ResponseCompressionMiddleware(minimumSize: 1024))
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: ClientAddressMiddleware(proxies: services.trustedProxies))
         HealthController(services: services).addRoutes(to: router)
@@ -25,6 +27,8 @@ public enum APIServer {
         if services.budgets.isLimiting {
             api.add(middleware: RateLimitMiddleware(budgets: services.budgets))
         }
+        // Before anything reads a body; after the rate limit, which charges for it.
+        api.add(middleware: RequestDecompressionMiddleware(bodyLimit: services.bodyLimit))
         api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))
         SpacesController(services: services).addRoutes(to: api)
         WorkSessionsController(services: services).addRoutes(to: api)

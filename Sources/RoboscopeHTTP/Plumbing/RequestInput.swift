@@ -32,6 +32,11 @@ struct RequestInput {
         Array(try await collect().readableBytesView)
     }
 
+    /// The body as one buffer (413 past the limit).
+    func bodyBuffer() async throws -> ByteBuffer {
+        try await collect()
+    }
+
     private func collect() async throws -> ByteBuffer {
         do {
             return try await request.body.collect(upTo: bodyLimit)
