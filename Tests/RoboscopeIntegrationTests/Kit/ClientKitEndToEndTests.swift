@@ -165,6 +165,24 @@ import Glibc
         #expect(apply.lines.allSatisfy { $0.contains("\"status\":201") })
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 50)
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 50)
+
+        // Killed (SIGKILL) in the middle of a second input through the same relay, and
+        // restarted with the same state and input: nothing applied twice, nothing lost.
+        let more = (51...90).map {
+            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\($0)\",\(Self.quad)}}\n"
+        }.joined()
+        let second = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let killed = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", second])
+        killed.write(more)
+        try await eventually("some lines settled") { killed.lines.count >= 5 }
+        _ = await killed.stop(SIGKILL)
+        let resumed = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", second])
+        resumed.write(more)
+        resumed.closeInput()
+        try await eventually("the restarted apply exited", within: 60) { !resumed.process.isRunning }
+        #expect(resumed.process.terminationStatus == 0)
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 90)
+        #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 90)
     }
 
     /// Against the real server: a marker created, edited twice with the versions reads
