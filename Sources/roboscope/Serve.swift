@@ -238,6 +238,7 @@ struct Serve: AsyncParsableCommand {
             configuration.authentication = verifier
             configuration.defaultTenant = try auth.defaultTenant()
             configuration.allowedOrigins = try allowedOrigins()
+            configuration.trustedProxies = try trustedProxies()
             configuration.presenceMaxUsers = try presenceMaxUsers()
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,

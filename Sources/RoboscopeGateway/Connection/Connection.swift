@@ -19,6 +19,9 @@ final class Connection: LoopHandler {
     let id: UInt64
     let fd: Int32
     let peer: String
+    /// The address its connection counts against (`maxConnectionsPerClient`): the peer,
+    /// or the client a trusted proxy names on the upgrade.
+    var client: String
     unowned let shard: Shard
     private var machine: ConnectionStateMachine<ContinuousClock.Instant>
     private(set) var mode: Mode = .api
@@ -46,6 +49,7 @@ final class Connection: LoopHandler {
         self.id = id
         self.fd = fd
         self.peer = peer
+        client = peer
         self.shard = shard
         subscriptions = ConnectionSubscriptions(limit: shard.configuration.maxSubscriptionsPerConnection,
                                                 inFlightLimit: shard.configuration.maxPendingSubscriptions)

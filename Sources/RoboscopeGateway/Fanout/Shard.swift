@@ -108,7 +108,13 @@ final class Shard: @unchecked Sendable {
         if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
             return .refused(UpgradeRejection(status: 403, message: "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"))
         }
-        if hub.clients.count(of: connection.peer) > configuration.maxConnectionsPerClient {
+        if let client = configuration.trustedProxies.clientAddress(peer: connection.peer, forwardedFor: request.headers["x-forwarded-for"]),
+           client != connection.client {
+            hub.clients.remove(connection.client)
+            hub.clients.insert(client)
+            connection.client = client
+        }
+        if hub.clients.count(of: connection.client) > configuration.maxConnectionsPerClient {
             return .refused(UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client"))
         }
         guard let verifier = configuration.authentication else {
@@ -161,7 +167,7 @@ final class Shard: @unchecked Sendable {
             hub.presence.release(key)
         }
         connection.presence = []
-        hub.clients.remove(connection.peer)
+        hub.clients.remove(connection.client)
         hub.metrics.closed()
     }
 

@@ -33,6 +33,22 @@ import Glibc
         _ = second
     }
 
+    /// Behind a trusted proxy every connection comes from the proxy's address: the cap
+    /// counts the client `X-Forwarded-For` names, so one client is capped and another
+    /// behind the same proxy is not.
+    @Test func theConnectionCapCountsTheClientATrustedProxyNames() async throws {
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("wsproxycap"),
+            extraArguments: ["--ws-max-connections-per-client", "2", "--trusted-proxies", "127.0.0.0/8"]
+        )
+        let first = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"])
+        let second = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"])
+        #expect(throws: TestFailure.self) { _ = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"]) }
+        let other = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 198.51.100.9"])
+        let direct = try WebSocketClient(port: server.wsPort)
+        _ = (first, second, other, direct)
+    }
+
     @Test func aSlowReaderIsClosedWhileAFastOneKeepsReceiving() async throws {
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("wsslow"), extraArguments: ["--ws-max-buffered", "65536"]
