@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import RoboscopeGeometry
-import RoboscopeKit
+@testable import RoboscopeKit
 
 /// The offline store and the outbox: writes stored before the call returns, shown at
 /// once, sent in order with their keys, settled by their own events, replayed after a
@@ -370,5 +370,33 @@ extension OfflineTests {
         #expect(report.currentVersion == 2)
         #expect(await service.marker(marker.id)?.label == "renamed elsewhere", "the server's state stands")
         await offline.stop()
+    }
+}
+
+extension OfflineTests {
+    /// Stopped while its send waits behind a snapshot that cannot finish (a stalled
+    /// network), the session keeps the write in the outbox: nothing reported refused.
+    @Test func aSendWaitingBehindASnapshotSurvivesAStop() async throws {
+        let session = await service.addWorkSession().id
+        let transport = StallableTransport(service.http)
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, userID: "tester", http: transport, webSocket: service.webSocket,
+            clock: clock, requestTimeout: nil))
+        let store = try OfflineStore(path: nil)
+        let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
+        try await offline.refresh()
+        transport.stalled = true
+        let reading = Task { await offline.markers() }
+        defer { reading.cancel() }
+        await offline.start()
+        try await offline.create(NewMarker(workSessionID: session, label: "kept", corners: Self.quad(0)))
+        try await within(5, "the send waits behind the snapshot") {
+            while await offline.waitingForExclusive == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        await offline.stop()
+        try await within(5, "the send loop ended") {
+            while await offline.waitingForExclusive > 0 { try await Task.sleep(for: .milliseconds(1)) }
+        }
+        #expect(try store.pending().map(\.method) == ["POST"], "still queued")
     }
 }

@@ -73,6 +73,8 @@ public actor OfflineWorkSession {
     /// A send or a snapshot is running (`exclusively`).
     private var exclusiveBusy = false
     private let exclusiveDone = ChangeSignal()
+    /// Sends and snapshots waiting for the one running (tests wait on it).
+    private(set) var waitingForExclusive = 0
     /// Conflicts the resolver saw, and writes the server refused outright (4xx).
     public nonisolated let reports: AsyncStream<OutboxReport>
     private let reportsContinuation: AsyncStream<OutboxReport>.Continuation
@@ -208,6 +210,8 @@ public actor OfflineWorkSession {
         while exclusiveBusy {
             let seen = exclusiveDone.generation
             if !exclusiveBusy { break }
+            waitingForExclusive += 1
+            defer { waitingForExclusive -= 1 }
             try await exclusiveDone.wait(after: seen)
         }
         exclusiveBusy = true
@@ -431,6 +435,10 @@ public actor OfflineWorkSession {
                     failures += 1
                     let delay = client.configuration.reconnect.delay(forRetry: failures, using: &random)
                     do { try await client.backOff(delay, unlessReconnectAfter: network) } catch { return }
+                } catch is CancellationError {
+                    // Stopped while waiting for a snapshot to finish: the write was not
+                    // sent and stays in the outbox.
+                    return
                 } catch {
                     await refused(write, error)
                 }
