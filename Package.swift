@@ -1,5 +1,12 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
+
+/// A product of a package only the server (and its tests and tools) use: built, and
+/// fetched, with the `Server` trait, which is on by default. An app that adds the kit
+/// with `traits: []` fetches none of them (docs/client-kit.md, "Adding it").
+func server(_ product: String, _ package: String) -> Target.Dependency {
+    .product(name: product, package: package, condition: .when(traits: ["Server"]))
+}
 
 let package = Package(
     name: "roboscope",
@@ -12,6 +19,10 @@ let package = Package(
         // server module, no Hummingbird and none of our C libraries (docs/client-kit.md).
         .library(name: "RoboscopeKit", targets: ["RoboscopeKit"]),
         .executable(name: "roboscope-client", targets: ["roboscope-client"]),
+    ],
+    traits: [
+        .trait(name: "Server", description: "The service, its tools and tests; off for an app that wants RoboscopeKit alone"),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -50,9 +61,9 @@ let package = Package(
             dependencies: [
                 "RoboscopeDomain",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                server("JWTKit", "jwt-kit"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
             ]
         ),
         .target(
@@ -62,9 +73,9 @@ let package = Package(
         .target(
             name: "BlockingPool",
             dependencies: [
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -73,8 +84,8 @@ let package = Package(
                 "CHiredis",
                 "RoboscopeDomain",
                 "BlockingPool",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -83,9 +94,9 @@ let package = Package(
                 "CLibPQ",
                 "BlockingPool",
                 "RoboscopeDomain",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -96,12 +107,12 @@ let package = Package(
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeRedis",
-                .product(name: "CompressNIO", package: "compress-nio"),
+                server("CompressNIO", "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Hummingbird", "hummingbird"),
+                server("Logging", "swift-log"),
+                server("Prometheus", "swift-prometheus"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -114,9 +125,9 @@ let package = Package(
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeRedis",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("Logging", "swift-log"),
+                server("Metrics", "swift-metrics"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .target(
@@ -133,7 +144,7 @@ let package = Package(
             name: "roboscope-client",
             dependencies: [
                 "RoboscopeKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                server("ArgumentParser", "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -146,12 +157,12 @@ let package = Package(
                 "RoboscopeRedis",
                 "RoboscopeGateway",
                 "RoboscopeAuth",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                server("ArgumentParser", "swift-argument-parser"),
+                server("Logging", "swift-log"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Hummingbird", "hummingbird"),
+                server("Metrics", "swift-metrics"),
+                server("Prometheus", "swift-prometheus"),
             ]
         ),
         // The load generator of the gateway benchmark (deploy/local/bench).
@@ -168,7 +179,7 @@ let package = Package(
             name: "RoboscopeHTTPTests",
             dependencies: [
                 "RoboscopeHTTP",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                server("HummingbirdTesting", "hummingbird"),
             ]
         ),
         .testTarget(name: "WebSocketCodecTests", dependencies: ["WebSocketCodec"]),
@@ -178,7 +189,7 @@ let package = Package(
             name: "RoboscopeAuthTests",
             dependencies: [
                 "RoboscopeAuth", "RoboscopeDomain",
-                .product(name: "JWTKit", package: "jwt-kit"),
+                server("JWTKit", "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -188,7 +199,7 @@ let package = Package(
             name: "RoboscopeGatewayTests",
             dependencies: [
                 "RoboscopeGateway", "BlockingPool",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
@@ -199,9 +210,9 @@ let package = Package(
                 "RoboscopePostgres",
                 "RoboscopeRedis",
                 "WebSocketCodec",
-                .product(name: "CompressNIO", package: "compress-nio"),
+                server("CompressNIO", "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                server("Logging", "swift-log"),
             ],
             // Today's schema as released before the functions moved: the upgrade test's start.
             exclude: ["Fixtures"]
