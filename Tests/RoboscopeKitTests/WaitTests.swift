@@ -43,9 +43,15 @@ import Testing
             let started = ContinuousClock.now
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
-            #expect(ContinuousClock.now - started < .milliseconds(100))
+            // Nothing but the cancel happens: no signal, no event, no clock moving. The bound
+            // is a guard for a loaded CI machine (the unit suites run side by side; a CI run
+            // saw 0.3 s), not the figure: unloaded it ends in about a millisecond.
+            #expect(ContinuousClock.now - started < Self.promptGuard)
         }
     }
+
+    /// How long "at once" may take on a loaded two-core CI machine.
+    static let promptGuard: Duration = .seconds(2)
 
     @Test func finishEndsEveryWaitNowAndLater() async throws {
         let signal = ChangeSignal()
@@ -81,7 +87,7 @@ import Testing
     }
 
     /// Waiting for writes that cannot be sent (the service is unreachable) ends with
-    /// `RoboscopeError.cancelled` within 100 ms of the cancel.
+    /// `RoboscopeError.cancelled` on the cancel alone.
     @Test func synchronizedEndsPromptlyWhenCancelled() async throws {
         let service = InMemoryService()
         let session = await service.addWorkSession().id
@@ -95,7 +101,7 @@ import Testing
         let started = ContinuousClock.now
         waiting.cancel()
         await #expect(throws: RoboscopeError.cancelled) { try await waiting.value }
-        #expect(ContinuousClock.now - started < .milliseconds(100))
+        #expect(ContinuousClock.now - started < Self.promptGuard, "the cancel alone ends it")
         await offline.stop()
     }
 }
