@@ -251,11 +251,27 @@ import Glibc
         let session = try await Self.session(client)
         _ = try await client.heartbeat(workSessionID: session.id, user: "ana")
         let live = client.follow(.workSession(session.id))
-        var lists = live.presence.makeAsyncIterator()
-        #expect(await lists.next() == ["ana"], "the full list first")
+        // Lists as they come, read by a task that also keeps the topic followed (the
+        // follow ends when its events stream goes away). A list may come twice (a
+        // reconnect sends the whole list again): the test waits for each state.
+        let seen = PresenceLists()
+        let reader = Task {
+            async let events: Void = { for try await _ in live.events {} }()
+            for await list in live.presence { await seen.add(list) }
+            _ = try? await events
+        }
+        defer { reader.cancel() }
+        try await eventually("the full list first", within: 30) { await seen.last == ["ana"] }
         _ = try await client.heartbeat(workSessionID: session.id, user: "bo")
-        #expect(await lists.next() == ["ana", "bo"])
+        try await eventually("bo joined", within: 30) { await seen.last == ["ana", "bo"] }
         try await client.leave(workSessionID: session.id, user: "ana")
-        #expect(await lists.next() == ["bo"])
+        try await eventually("ana left", within: 30) { await seen.last == ["bo"] }
     }
+}
+
+/// The presence lists a followed topic gave, in order.
+actor PresenceLists {
+    private(set) var all: [[String]] = []
+    var last: [String]? { all.last }
+    func add(_ list: [String]) { all.append(list) }
 }
