@@ -231,7 +231,7 @@ extension LiveTopicTests {
         let live = client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0))
         let consumer = Task { for try await _ in live.events {} }
         defer { consumer.cancel() }
-        let online = OnlineLog()
+        let online = ValueLog<Bool>()
         let watcher = Task { for await value in live.online { await online.add(value) } }
         defer { watcher.cancel() }
         try await within(5, "live") { await online.wait(until: { $0 == [true] }) }
@@ -255,22 +255,5 @@ extension LiveTopicTests {
     @Test func theCoarseStateOfEachDetailedOne() {
         #expect(ConnectionState.live.isOnline && ConnectionState.catchingUp.isOnline)
         #expect(![ConnectionState.connecting, .offline, .waitingToRetry(delay: .seconds(1))].contains { $0.isOnline })
-    }
-}
-
-/// The values of an `online` stream, waited on by condition.
-actor OnlineLog {
-    private(set) var values: [Bool] = []
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func add(_ value: Bool) {
-        values.append(value)
-        let ready = waiters
-        waiters = []
-        ready.forEach { $0.resume() }
-    }
-
-    func wait(until condition: ([Bool]) -> Bool) async {
-        while !condition(values) { await withCheckedContinuation { waiters.append($0) } }
     }
 }

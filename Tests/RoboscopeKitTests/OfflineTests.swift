@@ -244,23 +244,6 @@ extension OfflineTests {
     }
 }
 
-/// The states an `observe()` stream yields, waited on by condition.
-actor StateLog {
-    private(set) var states: [OfflineSessionState] = []
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func add(_ state: OfflineSessionState) {
-        states.append(state)
-        let ready = waiters
-        waiters = []
-        ready.forEach { $0.resume() }
-    }
-
-    func wait(until condition: (OfflineSessionState) -> Bool) async {
-        while !(states.last.map(condition) ?? false) { await withCheckedContinuation { waiters.append($0) } }
-    }
-}
-
 extension OfflineTests {
     /// `observe()` yields on a local write (pending, from the cache while offline), and
     /// again when the network returns, the write settles and another client's marker
@@ -271,20 +254,20 @@ extension OfflineTests {
         let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
         try await offline.refresh()
         await service.setReachable(false)
-        let log = StateLog()
+        let log = ValueLog<OfflineSessionState>()
         let watcher = Task { for await state in offline.observe() { await log.add(state) } }
         defer { watcher.cancel() }
         await offline.start()
         try await offline.create(NewMarker(workSessionID: session, label: "mine", corners: Self.quad(0)))
-        try await within(5, "the local write") { await log.wait { $0.pendingWrites == 1 && $0.markers.map(\.label) == ["mine"] } }
-        #expect(await log.states.last?.fromCache == true)
+        try await within(5, "the local write") { await log.wait(untilLast: { $0.pendingWrites == 1 && $0.markers.map(\.label) == ["mine"] }) }
+        #expect(await log.values.last?.fromCache == true)
 
         await service.setReachable(true)
         offline.reconnectNow()
-        try await within(5, "settled and live") { await log.wait { $0.pendingWrites == 0 && !$0.fromCache } }
+        try await within(5, "settled and live") { await log.wait(untilLast: { $0.pendingWrites == 0 && !$0.fromCache }) }
         await service.externalCreate(in: session, label: "theirs")
-        try await within(5, "the live event") { await log.wait { $0.markers.map(\.label) == ["mine", "theirs"] } }
-        #expect(await log.states.last?.connection == .live)
+        try await within(5, "the live event") { await log.wait(untilLast: { $0.markers.map(\.label) == ["mine", "theirs"] }) }
+        #expect(await log.values.last?.connection == .live)
         await offline.stop()
     }
 

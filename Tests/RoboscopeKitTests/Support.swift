@@ -96,3 +96,26 @@ actor EventLog {
         }
     }
 }
+
+/// The values a stream gave, in order, waited on by condition.
+actor ValueLog<Value: Sendable> {
+    private(set) var values: [Value] = []
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func add(_ value: Value) {
+        values.append(value)
+        let ready = waiters
+        waiters = []
+        ready.forEach { $0.resume() }
+    }
+
+    /// Returns once `condition` holds for all the values so far.
+    func wait(until condition: ([Value]) -> Bool) async {
+        while !condition(values) { await withCheckedContinuation { waiters.append($0) } }
+    }
+
+    /// Returns once `condition` holds for the last value.
+    func wait(untilLast condition: (Value) -> Bool) async {
+        await wait(until: { $0.last.map(condition) ?? false })
+    }
+}
