@@ -73,6 +73,27 @@ import Glibc
         _ = await server.terminate()
     }
 
+    /// One `apply` input line per label number: a marker create in `session`.
+    static func createLines(_ session: UUID, _ labels: ClosedRange<Int>) -> String {
+        labels.map {
+            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session)\",\"label\":\"l\($0)\",\(quad)}}\n"
+        }.joined()
+    }
+
+    /// `apply` fed `input`, killed (SIGKILL) once some lines settled, then started again
+    /// with the same state and input and awaited to its exit.
+    static func applyKilledAndResumed(url: String, state: String, input: String) async throws -> (killed: ClientProcess, resumed: ClientProcess) {
+        let killed = try ClientProcess(["apply", "--url", url, "--state", state])
+        killed.write(input)
+        try await eventually("some lines settled") { killed.lines.count >= 5 }
+        _ = await killed.stop(SIGKILL)
+        let resumed = try ClientProcess(["apply", "--url", url, "--state", state])
+        resumed.write(input)
+        resumed.closeInput()
+        try await eventually("the restarted apply exited", within: 60) { !resumed.process.isRunning }
+        return (killed, resumed)
+    }
+
     static func feed(_ client: RoboscopeClient, _ topic: String) async throws -> [TopicEvent] {
         var events: [TopicEvent] = []
         var since: Int64 = 0
@@ -95,9 +116,7 @@ import Glibc
 
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state])
-        for index in 1...5 {
-            apply.write("{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\(index)\",\(Self.quad)}}\n")
-        }
+        apply.write(Self.createLines(session.id, 1...5))
         apply.write("this is not a mutation\n")
         apply.closeInput()
         try await eventually("the bad line is named") { apply.lines.contains { $0.contains("\"line\":6") && $0.contains("error") } }
@@ -119,18 +138,8 @@ import Glibc
         defer { server.stopWithoutWaiting() }
         let session = try await Self.session(Self.kit(server))
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
-        let input = (1...40).map {
-            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\($0)\",\(Self.quad)}}\n"
-        }.joined()
-        let first = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(server.port)", "--state", state])
-        first.write(input)
-        try await eventually("some lines settled") { first.lines.count >= 5 }
-        _ = await first.stop(SIGKILL)
-
-        let second = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(server.port)", "--state", state])
-        second.write(input)
-        second.closeInput()
-        _ = await second.process.exitStatus()
+        let input = Self.createLines(session.id, 1...40)
+        let (first, second) = try await Self.applyKilledAndResumed(url: "http://127.0.0.1:\(server.port)", state: state, input: input)
         #expect(second.process.terminationStatus == 0)
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 40)
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 40)
@@ -151,9 +160,7 @@ import Glibc
         let relay = try LossyRelay(to: server.port) { number, head in head.hasPrefix("POST") && number % 10 == 3 }
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", state])
-        apply.write((1...50).map {
-            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\($0)\",\(Self.quad)}}\n"
-        }.joined())
+        apply.write(Self.createLines(session.id, 1...50))
         apply.closeInput()
         try await eventually("apply exited", within: 60) { !apply.process.isRunning }
         #expect(apply.process.terminationStatus == 0)
@@ -168,18 +175,9 @@ import Glibc
 
         // Killed (SIGKILL) in the middle of a second input through the same relay, and
         // restarted with the same state and input: nothing applied twice, nothing lost.
-        let more = (51...90).map {
-            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session.id)\",\"label\":\"l\($0)\",\(Self.quad)}}\n"
-        }.joined()
+        let more = Self.createLines(session.id, 51...90)
         let second = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
-        let killed = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", second])
-        killed.write(more)
-        try await eventually("some lines settled") { killed.lines.count >= 5 }
-        _ = await killed.stop(SIGKILL)
-        let resumed = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", second])
-        resumed.write(more)
-        resumed.closeInput()
-        try await eventually("the restarted apply exited", within: 60) { !resumed.process.isRunning }
+        let (_, resumed) = try await Self.applyKilledAndResumed(url: "http://127.0.0.1:\(relay.port)", state: second, input: more)
         #expect(resumed.process.terminationStatus == 0)
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 90)
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 90)
