@@ -53,6 +53,13 @@ let package = Package(
             providers: [.apt(["libhiredis-dev"])]
         ),
         .systemLibrary(name: "CLinuxSystem"),
+        // The system's zlib, for permessage-deflate in the WebSocket codec (the server's
+        // gateway and the kit's Linux socket transport): docs/websocket.md, "Compression".
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // Marker geometry and distance ticks: pure, shared by the server and RoboscopeKit.
         .target(name: "RoboscopeGeometry"),
         .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry"]),
@@ -68,7 +75,7 @@ let package = Package(
         ),
         .target(
             name: "WebSocketCodec",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CZlib", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "BlockingPool",

@@ -636,6 +636,65 @@ def soak(r, data):
              (data["growth_last_two_thirds_mib"] < 2) if full else None)
 
 
+def compression(r, bytes_data, deflate_data, shaped_data):
+    r.add("## Bytes on the wire", "")
+    if not bytes_data:
+        r.missing("bytes on the wire", "deploy/local/bench bytes")
+    else:
+        r.add(machine_line(bytes_data) + " Each answer or request counted as it crosses the socket, as it is and compressed "
+              "(gzip on HTTP; on the WebSocket, no extension against permessage-deflate as the kit offers it, and with "
+              "`server_no_context_takeover`, each event on its own as broadcasts are), in the same run "
+              "(`benchmarks/bytes_on_the_wire.py`).", "",
+              "| | as it is | compressed | ratio | target |", "| --- | ---: | ---: | ---: | --- |")
+        for row in bytes_data["rows"]:
+            target = f"≤ {row['target']:.2f}" if row.get("target") else ""
+            r.add(f"| {row['what']} | {row['identity']:,} | {row['gzip']:,} | {row['ratio']:.3f} | {target} |")
+            if row.get("target"):
+                r.target(f"bytes: {row['what'].strip()}, compressed / as it is", f"{row['ratio']:.3f}", target,
+                         row["ratio"] <= row["target"])
+        ms = bytes_data["list_ms"]
+        r.add("", f"The 500-marker list on loopback, median: {ms['identity']:.1f} ms as it is, {ms['gzip']:.1f} ms gzip-coded "
+              f"(ratio {ms['ratio']:.2f}: the server's cost of compressing, where no network makes up for it).", "")
+    shaped(r, shaped_data)
+    r.add("## permessage-deflate on the gateway", "")
+    if not deflate_data:
+        return r.missing("permessage-deflate", "deploy/local/bench deflate")
+    none, deflate = deflate_data["median"]["none"], deflate_data["median"]["deflate"]
+    r.add(machine_line(deflate_data) + f" {deflate_data['subscribers']:,} subscribers of one work session, 4 writers flat out, "
+          "every subscriber offering permessage-deflate as the kit does and inflating (gateway-load `--deflate`), next to "
+          "the same load without, runs alternating; the median by messages per second "
+          "(`benchmarks/deflate_fanout.py`).", "",
+          "| | messages/s | p50 | p99 | delivered |", "| --- | ---: | ---: | ---: | --- |")
+    for name, run in (("no extension", none), ("permessage-deflate", deflate)):
+        r.add(f"| {name} | {run['messages_per_second']:,.0f} | {run['latency_ms_p50']:.1f} ms | {run['latency_ms_p99']:.1f} ms | "
+              f"{run['deliveries_matched']:,}/{run['deliveries_expected']:,} |")
+    held = deflate_data["held"]
+    kib = {name: held[name]["server_rss_bytes_per_connection"] / 1024 for name in ("none", "deflate")}
+    r.add("", f"Held idle, each on a fresh server: {held['deflate']['connections_opened']:,} connections that negotiated deflate "
+          f"{kib['deflate']:.1f} KiB resident each, {held['none']['connections_opened']:,} without {kib['none']:.1f} KiB.", "")
+    r.target(f"fan-out to {deflate_data['subscribers']:,} subscribers, messages/s with deflate / without",
+             f"{deflate_data['throughput_ratio']:.2f}", "≥ 0.80", deflate_data["throughput_ratio"] >= 0.8)
+    r.target("resident memory per idle connection that negotiated deflate", f"{kib['deflate']:.1f} KiB", "< 16 KiB",
+             kib["deflate"] < 16)
+
+
+def shaped(r, data):
+    r.add("## Catching up over a slow link", "")
+    if not data:
+        return r.missing("the shaped catch-up", "deploy/local/bench shaped")
+    if data.get("skipped"):
+        return r.add(f"_Skipped: {data['skipped']}._", "")
+    r.add(machine_line(data) + f" A topic of {data['events']:,} events caught up through a link of {data['rate']} each way "
+          f"and {data['rtt_ms']} ms round trip (kernel token bucket on a veth pair into a network namespace; the delay "
+          "by a relay in the namespace, this kernel having no netem), each way "
+          f"{data['repeat']} times, alternating (`benchmarks/shaped_catch_up.py`).", "",
+          "| | seconds (median) | bytes | time, compressed / as it is |", "| --- | ---: | ---: | ---: |")
+    for way, m in data["ways"].items():
+        ratio = data["ratios"].get(way)
+        r.add(f"| {way} | {m['median_seconds']:.1f} | {m['bytes']:,} | {f'{ratio:.2f}' if ratio else ''} |")
+    r.add("")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -650,6 +709,8 @@ def main():
                         (presence, "presence_locks"), (gateway, "gateway"),
                         (replay, "investigations"), (growth, "growth"), (hot_plans, "hot_plans"), (sync, "sync"), (soak, "soak")):
         build(sections, load(args.results, name))
+    compression(sections, load(args.results, "bytes_on_the_wire"), load(args.results, "deflate_fanout"),
+                load(args.results, "shaped_catch_up"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",
           "Generated by `deploy/local/bench` (all scenarios against freshly started local services, then "

@@ -53,5 +53,23 @@ public struct GatewayConfiguration: Sendable {
     /// ingress, the per-client connection cap counts the client, not the ingress.
     public var trustedProxies = TrustedProxies()
 
+    /// permessage-deflate for clients that offer it (`--ws-deflate`); nil turns it off.
+    public var deflate: DeflateSettings? = DeflateSettings()
+
     public init() {}
+}
+
+/// How the gateway compresses (docs/websocket.md, "Compression").
+public struct DeflateSettings: Sendable {
+    /// The largest window, the server's and the client's when the client's offer lets us
+    /// bound it (`--ws-deflate-window-bits`, 9...15).
+    public var maxWindowBits: Int
+    /// Messages smaller than this go uncompressed: a few hundred bytes of JSON shrink by
+    /// too little to pay for the CPU, and RSV1 is per message.
+    public var threshold: Int
+
+    public init(maxWindowBits: Int = 15, threshold: Int = 256) {
+        self.maxWindowBits = maxWindowBits
+        self.threshold = threshold
+    }
 }

@@ -32,6 +32,15 @@ public final class GatewayMetrics: Sendable {
     ]
     /// Client ops refused by a limit (`rate_limited`), by op.
     private let limitedCounter = Counter(label: "roboscope_ws_rate_limited_total")
+    /// permessage-deflate runs, by kind: `shared` (a broadcast, once for every subscriber
+    /// with its window) and `catch_up` (a burst to one connection, as one stream); and the
+    /// payload bytes that went in and came out.
+    private let deflateCounters = [
+        "shared": Counter(label: "roboscope_ws_deflate_runs_total", dimensions: [("kind", "shared")]),
+        "catch_up": Counter(label: "roboscope_ws_deflate_runs_total", dimensions: [("kind", "catch_up")]),
+    ]
+    private let deflateInCounter = Counter(label: "roboscope_ws_deflate_bytes_in_total")
+    private let deflateOutCounter = Counter(label: "roboscope_ws_deflate_bytes_out_total")
 
     /// Every series at zero from the start (a fresh gateway's dashboards show 0, not "no data").
     init() {
@@ -41,6 +50,16 @@ public final class GatewayMetrics: Sendable {
         lagGauge.record(0)
         for counter in grantCounters.values { counter.increment(by: 0) }
         limitedCounter.increment(by: 0)
+        for counter in deflateCounters.values { counter.increment(by: 0) }
+        deflateInCounter.increment(by: 0)
+        deflateOutCounter.increment(by: 0)
+    }
+
+    /// `runs` payloads of `kind` compressed from `bytesIn` to `bytesOut` bytes.
+    func deflated(_ kind: String, runs: Int = 1, bytesIn: Int, bytesOut: Int) {
+        deflateCounters[kind]?.increment(by: runs)
+        deflateInCounter.increment(by: bytesIn)
+        deflateOutCounter.increment(by: bytesOut)
     }
 
     func answered(_ outcome: String) {

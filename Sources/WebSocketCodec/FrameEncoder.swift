@@ -2,10 +2,11 @@
 /// generator) pass a mask key.
 public enum FrameEncoder {
     /// One complete frame.
+    /// `compressed`: the payload is permessage-deflate output (RSV1 set).
     public static func frame(
-        _ opcode: Opcode, _ payload: [UInt8], fin: Bool = true, maskKey: [UInt8]? = nil
+        _ opcode: Opcode, _ payload: [UInt8], fin: Bool = true, maskKey: [UInt8]? = nil, compressed: Bool = false
     ) -> [UInt8] {
-        var bytes = header(opcode, length: payload.count, fin: fin, maskKey: maskKey)
+        var bytes = header(opcode, length: payload.count, fin: fin, maskKey: maskKey, compressed: compressed)
         let start = bytes.count
         bytes.append(contentsOf: payload)
         if let maskKey {
@@ -29,10 +30,12 @@ public enum FrameEncoder {
     }
 
     /// The header of a frame carrying `length` payload bytes.
-    public static func header(_ opcode: Opcode, length: Int, fin: Bool = true, maskKey: [UInt8]? = nil) -> [UInt8] {
+    public static func header(
+        _ opcode: Opcode, length: Int, fin: Bool = true, maskKey: [UInt8]? = nil, compressed: Bool = false
+    ) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(14 + (maskKey == nil ? 0 : length))
-        bytes.append((fin ? 0x80 : 0) | opcode.rawValue)
+        bytes.append((fin ? 0x80 : 0) | (compressed ? 0x40 : 0) | opcode.rawValue)
         let maskBit: UInt8 = maskKey == nil ? 0 : 0x80
         switch length {
         case 0...125:

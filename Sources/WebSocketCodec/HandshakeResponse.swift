@@ -9,11 +9,12 @@ public enum HandshakeResponse {
         Base64.encode(Array(Insecure.SHA1.hash(data: Array((key + magic).utf8))))
     }
 
-    /// 101 Switching Protocols for `request`.
-    public static func switchingProtocols(_ request: UpgradeRequest) -> [UInt8] {
+    /// 101 Switching Protocols for `request`, with the extensions agreed (`Sec-WebSocket-Extensions`).
+    public static func switchingProtocols(_ request: UpgradeRequest, extensions: String? = nil) -> [UInt8] {
         Array((
             "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(acceptValue(forKey: request.key))\r\n\r\n"
+            + "Sec-WebSocket-Accept: \(acceptValue(forKey: request.key))\r\n"
+            + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n"
         ).utf8)
     }
 

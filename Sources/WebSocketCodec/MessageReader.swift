@@ -6,6 +6,10 @@
 /// UTF-8 as it goes, so bad text fails at the first impossible byte and a frame that
 /// would pass the size limit fails on its header, before its payload is read.
 /// After a close frame or a failure the reader ignores the rest of the input.
+///
+/// With permessage-deflate agreed, a data message whose first frame has RSV1 set is
+/// inflated when it completes, bounded by `maxMessageSize` after inflation (a bomb fails
+/// with 1009 before it is allocated), and its text checked as UTF-8 then.
 public struct MessageReader: Sendable {
     public enum Role: Sendable {
         /// Reads client frames: each must be masked.
@@ -28,6 +32,8 @@ public struct MessageReader: Sendable {
     public let role: Role
     /// The largest message (all fragments together) accepted, in bytes.
     public let maxMessageSize: Int
+    /// How compressed messages are read: nil when permessage-deflate was not agreed.
+    public let compression: Compression?
     /// True once a close frame was read or the input failed; later bytes are ignored.
     public private(set) var isFinished = false
 
@@ -40,12 +46,28 @@ public struct MessageReader: Sendable {
     /// The data message in progress (across fragments) and its first frame's opcode.
     private var message: [UInt8] = []
     private var messageOpcode: Opcode?
+    /// Whether the message in progress came with RSV1 (compressed).
+    private var messageCompressed = false
+    /// Made for the first compressed message; kept only when the peer keeps its context.
+    private var inflater: InflaterBox?
     private var utf8 = UTF8Validator()
     private var control: [UInt8] = []
 
-    public init(role: Role, maxMessageSize: Int) {
+    /// How the peer compresses, as the upgrade agreed.
+    public struct Compression: Sendable, Equatable {
+        /// The peer's window carries from message to message: the inflater lives as long
+        /// as the connection. Without, each compressed message gets one for its own time.
+        public var peerKeepsContext: Bool
+
+        public init(peerKeepsContext: Bool) {
+            self.peerKeepsContext = peerKeepsContext
+        }
+    }
+
+    public init(role: Role, maxMessageSize: Int, compression: Compression? = nil) {
         self.role = role
         self.maxMessageSize = maxMessageSize
+        self.compression = compression
     }
 
     /// Whether a fragmented message is partly read (for a close that interrupts it).
@@ -102,6 +124,7 @@ public struct MessageReader: Sendable {
                 return index - start
             }
         }
+        let compressedFrame = header[0] & 0x40 != 0
         let parsed = FrameHeader(
             fin: header[0] & 0x80 != 0, opcode: Opcode(rawValue: header[0] & 0x0F)!, length: length
         )
@@ -121,6 +144,7 @@ public struct MessageReader: Sendable {
         payloadRemaining = Int(length)
         if !parsed.opcode.isControl, parsed.opcode != .continuation {
             messageOpcode = parsed.opcode
+            messageCompressed = compressedFrame
             utf8 = UTF8Validator()
         }
         return index - start
@@ -129,9 +153,16 @@ public struct MessageReader: Sendable {
     /// The checks that the first two bytes decide, made before the rest arrives.
     private func checkFirstBytes() -> (CloseCode, String)? {
         let first = header[0], second = header[1]
-        if first & 0x70 != 0 { return (.protocolError, "reserved bits set without an extension") }
         guard let opcode = Opcode(rawValue: first & 0x0F) else {
             return (.protocolError, "reserved opcode \(first & 0x0F)")
+        }
+        if first & 0x30 != 0 { return (.protocolError, "reserved bits set without an extension") }
+        if first & 0x40 != 0 {
+            // RSV1 marks a compressed message, on its first frame only (RFC 7692 section 6).
+            if compression == nil { return (.protocolError, "reserved bits set without an extension") }
+            if opcode.isControl || opcode == .continuation {
+                return (.protocolError, "RSV1 set on a \(opcode.isControl ? "control" : "continuation") frame")
+            }
         }
         let masked = second & 0x80 != 0
         switch role {
@@ -161,7 +192,7 @@ public struct MessageReader: Sendable {
         }
         let start = message.count
         appendUnmasked(chunk, toControl: false)
-        if messageOpcode == .text {
+        if messageOpcode == .text, !messageCompressed {
             let valid = message.withUnsafeBytes { utf8.feed(UnsafeRawBufferPointer(rebasing: $0[start...])) }
             if !valid { fail(.invalidPayload, "text is not valid UTF-8", emit) }
         }
@@ -192,13 +223,40 @@ public struct MessageReader: Sendable {
             emit(.pong(control)); control.removeAll(keepingCapacity: true)
         case .text, .binary, .continuation:
             guard current.fin, let opcode = messageOpcode else { return }
-            if opcode == .text, !utf8.isComplete {
+            var complete = message
+            message = []
+            if messageCompressed {
+                switch inflate(complete) {
+                case .success(let inflated): complete = inflated
+                case .failure(let failure): return fail(failure.code, failure.reason, emit)
+                }
+                if opcode == .text, !(utf8.feed(complete) && utf8.isComplete) {
+                    return fail(.invalidPayload, "text is not valid UTF-8", emit)
+                }
+            } else if opcode == .text, !utf8.isComplete {
                 return fail(.invalidPayload, "text ends inside a UTF-8 sequence", emit)
             }
-            let complete = message
-            message = []
             messageOpcode = nil
+            messageCompressed = false
             emit(.message(opcode, complete))
+        }
+    }
+
+    private mutating func inflate(_ compressed: [UInt8]) -> Result<[UInt8], InflateRefusal> {
+        let keepsContext = compression?.peerKeepsContext ?? false
+        let box = inflater ?? InflaterBox(MessageInflater(keepsContext: keepsContext))
+        // Without context the inflater's memory (about 40 KiB) is given back after each
+        // message: an idle connection holds none.
+        inflater = keepsContext ? box : nil
+        do {
+            return .success(try box.inflater.inflate(compressed, limit: maxMessageSize))
+        } catch {
+            switch error {
+            case .tooBig:
+                return .failure(InflateRefusal(.messageTooBig, "message over \(maxMessageSize) bytes once inflated"))
+            case .corrupt(let reason):
+                return .failure(InflateRefusal(.invalidPayload, "the compressed message does not inflate: \(reason)"))
+            }
         }
     }
 
@@ -220,6 +278,23 @@ public struct MessageReader: Sendable {
         isFinished = true
         emit(.fail(code, reason))
     }
+}
+
+/// Why an inflation failed: the close code and reason.
+struct InflateRefusal: Error {
+    var code: CloseCode
+    var reason: String
+    init(_ code: CloseCode, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+}
+
+/// The reader's inflater: a reference a copied reader shares, so `@unchecked` is only as
+/// safe as one reader per connection, which is how the codec is used.
+final class InflaterBox: @unchecked Sendable {
+    let inflater: MessageInflater
+    init(_ inflater: MessageInflater) { self.inflater = inflater }
 }
 
 /// The fields of a frame header the reader keeps while reading the payload.

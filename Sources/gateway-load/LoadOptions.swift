@@ -24,6 +24,8 @@ struct LoadOptions: Sendable {
     var serverPID: Int32 = 0
     /// A bearer token for the upgrades and the writes (a server with authentication on).
     var token: String?
+    /// Offer permessage-deflate (as RoboscopeKit does) and inflate what arrives.
+    var deflate = false
 
     /// The header line carrying `token`, or nothing.
     var authorizationLine: String { token.map { "Authorization: Bearer \($0)\r\n" } ?? "" }
@@ -31,7 +33,7 @@ struct LoadOptions: Sendable {
     static let usage = """
         gateway-load --mode gateway|reference|presence --ws-port P [--ws-path /api/v1/ws] --http-port P
                      --connections N [--threads T] [--session UUID[,UUID...]] [--rate R] [--writers W]
-                     [--seconds S] [--hold] [--server-pid PID] [--token JWT]
+                     [--seconds S] [--hold] [--server-pid PID] [--token JWT] [--deflate]
         Opens N WebSocket connections (in gateway mode each subscribed to one of the
         sessions, in turn), posts writes over HTTP (spread over the sessions in turn), and
         prints one JSON object: delivery latency from the HTTP response to receipt at
@@ -39,7 +41,8 @@ struct LoadOptions: Sendable {
         In presence mode each connection sends `presence` ops for the session, one at a
         time, each for a user it has not held yet (so each costs the gateway a heartbeat
         in Redis), the next as soon as the last is answered, for S seconds: the JSON
-        gives the answers per second.
+        gives the answers per second. --deflate offers permessage-deflate on every
+        connection (a connection the server does not agree it with counts as not opened).
         """
 
     static func parse(_ arguments: [String]) -> LoadOptions? {
@@ -47,6 +50,7 @@ struct LoadOptions: Sendable {
         var iterator = arguments.makeIterator()
         while let flag = iterator.next() {
             if flag == "--hold" { options.holdOnly = true; continue }
+            if flag == "--deflate" { options.deflate = true; continue }
             guard let value = iterator.next() else { return nil }
             switch flag {
             case "--mode": guard let mode = Mode(rawValue: value) else { return nil }; options.mode = mode

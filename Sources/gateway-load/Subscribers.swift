@@ -68,10 +68,12 @@ final class Subscribers: Sendable {
         guard let fd = Blocking.connect(port: options.wsPort) else { return nil }
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n" + options.authorizationLine + "\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n" + options.authorizationLine
+            + (options.deflate ? "Sec-WebSocket-Extensions: \(PerMessageDeflate.clientOffer)\r\n" : "") + "\r\n"
         guard Blocking.writeAll(fd, Array(request.utf8)),
               let (head, end) = Blocking.readUntil(fd, { UpgradeParser.headEnd($0) }),
-              head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count else {
+              head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count,
+              !options.deflate || String(decoding: head, as: UTF8.self).contains("permessage-deflate") else {
             close(fd)
             return nil
         }
@@ -128,7 +130,11 @@ final class Subscribers: Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var sockets: [Int32: MessageReader] = [:]
-        for fd in reader.sockets.withLock({ $0 }) { sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20) }
+        // The gateway keeps its context for the kit's offer; an inflater per connection then.
+        let compression = options.deflate ? MessageReader.Compression(peerKeepsContext: true) : nil
+        for fd in reader.sockets.withLock({ $0 }) {
+            sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20, compression: compression)
+        }
         var receipts: [Receipt] = []
         defer { reader.receipts.withLock { $0 = receipts } }
         var sent: [Int32: Int] = [:]

@@ -25,6 +25,8 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: Settings.wsTenantOpRate.name, help: Settings.wsTenantOpRate.help) var tenantOpRateFlag: Double?
     @Option(name: Settings.wsMaxCatchUp.name, help: Settings.wsMaxCatchUp.help) var maxCatchUpFlag: Int?
     @Option(name: Settings.wsPresenceGrace.name, help: Settings.wsPresenceGrace.help) var presenceGraceFlag: Double?
+    @Option(name: Settings.wsDeflate.name, help: Settings.wsDeflate.help) var deflateFlag: String?
+    @Option(name: Settings.wsDeflateWindowBits.name, help: Settings.wsDeflateWindowBits.help) var deflateWindowBitsFlag: Int?
 
     @Flag(name: .customLong("ws-echo"), help: "Serve /api/v1/ws/echo, which echoes every message (conformance runs; off by default).")
     var echo = false
@@ -42,6 +44,14 @@ struct GatewayOptions: ParsableArguments {
     func tenantOpRate() throws -> Double { try Settings.wsTenantOpRate.value(tenantOpRateFlag) }
     func maxCatchUp() throws -> Int { try Settings.wsMaxCatchUp.value(maxCatchUpFlag) }
     func presenceGrace() throws -> Double { try Settings.wsPresenceGrace.value(presenceGraceFlag) }
+    func deflate() throws -> Bool {
+        switch try Settings.wsDeflate.value(deflateFlag) {
+        case "on": return true
+        case "off": return false
+        case let other: throw ValidationError("--ws-deflate must be on or off, not \(other)")
+        }
+    }
+    func deflateWindowBits() throws -> Int { try Settings.wsDeflateWindowBits.value(deflateWindowBitsFlag) }
 
     func validate() throws {
         guard (1...64).contains(try threads()) else { throw ValidationError("--ws-threads must be 1 to 64") }
@@ -57,6 +67,8 @@ struct GatewayOptions: ParsableArguments {
         }
         guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
         guard (0...600).contains(try presenceGrace()) else { throw ValidationError("--ws-presence-grace must be 0 to 600 seconds") }
+        _ = try deflate()
+        guard (9...15).contains(try deflateWindowBits()) else { throw ValidationError("--ws-deflate-window-bits must be 9 to 15") }
     }
 
     func configuration(host: String, port: Int, presenceWindow: Int) throws -> GatewayConfiguration {
@@ -80,6 +92,7 @@ struct GatewayOptions: ParsableArguments {
         configuration.subjectOpBurst = max(1, try subjectOpRate() * 2)
         configuration.tenantOpRate = try tenantOpRate()
         configuration.echo = echo
+        configuration.deflate = try deflate() ? .init(maxWindowBits: try deflateWindowBits()) : nil
         return configuration
     }
 }

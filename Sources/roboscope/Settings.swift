@@ -208,6 +208,10 @@ enum Settings {
                                                 "the same per tenant, all its subjects together")
     static let wsMaxCatchUp = Setting<Int>("ws-max-catch-up", env: "ROBOSCOPE_WS_MAX_CATCH_UP", default: 10_000,
                                            "events a subscription's `since` may replay; beyond, `too_far_behind` names the changes feed")
+    static let wsDeflate = Setting<String>("ws-deflate", env: "ROBOSCOPE_WS_DEFLATE", default: "on",
+                                           "`on` or `off`: permessage-deflate for clients that offer it ([compression](websocket.md#compression))")
+    static let wsDeflateWindowBits = Setting<Int>("ws-deflate-window-bits", env: "ROBOSCOPE_WS_DEFLATE_WINDOW_BITS", default: 15,
+                                                  "largest LZ77 window of permessage-deflate, 9 to 15 (the server's, and the client's when its offer lets us bound it)")
     static let wsPresenceGrace = Setting<Double>("ws-presence-grace", env: "ROBOSCOPE_WS_PRESENCE_GRACE", default: 5,
                                                  "seconds a WebSocket presence outlives its connection")
 
@@ -227,6 +231,7 @@ enum Settings {
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
         SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxPendingSubscribes), SettingRow(wsMaxPresence),
         SettingRow(wsOpRate), SettingRow(wsSubjectOpRate), SettingRow(wsTenantOpRate), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),
+        SettingRow(wsDeflate), SettingRow(wsDeflateWindowBits),
         SettingRow(flag: "ws-echo", environment: nil, defaultText: "off", meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),
     ]
 

@@ -2,19 +2,22 @@ import WebSocketCodec
 
 // libFuzzer entry point for the frame decoder. Besides not crashing, the reader must
 // not care how the bytes are split: reading them in one piece and in pieces of a
-// size taken from the input gives the same outputs.
+// size taken from the input gives the same outputs. The first byte also says whether
+// permessage-deflate was agreed (and whether the peer keeps its context), so compressed
+// messages, bombs and corrupt streams are read too: inflation stays within the limit.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func frameDecoderFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard size > 1 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     let step = Int(data[0] % 17) + 1
     let limit = 1 << 16
+    let compression = data[0] & 0x80 == 0 ? nil : MessageReader.Compression(peerKeepsContext: data[0] & 0x40 != 0)
 
-    var whole = MessageReader(role: .server, maxMessageSize: limit)
+    var whole = MessageReader(role: .server, maxMessageSize: limit, compression: compression)
     var wholeOutputs: [MessageReader.Output] = []
     whole.feed(bytes) { wholeOutputs.append($0) }
 
-    var pieces = MessageReader(role: .server, maxMessageSize: limit)
+    var pieces = MessageReader(role: .server, maxMessageSize: limit, compression: compression)
     var pieceOutputs: [MessageReader.Output] = []
     var index = 0
     while index < bytes.count {

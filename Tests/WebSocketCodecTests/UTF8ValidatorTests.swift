@@ -69,7 +69,7 @@ import WebSocketCodec
 }
 
 /// A small deterministic generator, so that a failure can be reproduced.
-private struct SplitMix64 {
+struct SplitMix64 {
     var state: UInt64
 
     init(seed: UInt64) { state = seed }

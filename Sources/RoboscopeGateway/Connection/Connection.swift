@@ -44,6 +44,8 @@ final class Connection: LoopHandler {
     var flushPending = false
     /// Ops this connection may still send (`--ws-op-rate`).
     var opBudget: TokenBucket
+    /// permessage-deflate as agreed at the upgrade; nil when the client offered none.
+    private(set) var deflate: PerMessageDeflate?
 
     init(id: UInt64, fd: Int32, peer: String, shard: Shard, now: ContinuousClock.Instant) {
         self.id = id
@@ -134,8 +136,14 @@ final class Connection: LoopHandler {
             mode = request.path.hasSuffix("/echo") ? .echo : .api
             let rest = Array(head[consumed...])
             head = []
-            reader = MessageReader(role: .server, maxMessageSize: shard.configuration.maxMessageSize)
-            enqueue(SharedFrame(HandshakeResponse.switchingProtocols(request)))
+            let agreed = shard.configuration.deflate.flatMap {
+                PerMessageDeflate.accept(offers: request.headers["sec-websocket-extensions"], maxWindowBits: $0.maxWindowBits)
+            }
+            deflate = agreed?.0
+            // We always ask the client not to keep its context: no inflater outlives a message.
+            reader = MessageReader(role: .server, maxMessageSize: shard.configuration.maxMessageSize,
+                                   compression: agreed.map { _ in .init(peerKeepsContext: false) })
+            enqueue(SharedFrame(HandshakeResponse.switchingProtocols(request, extensions: agreed?.response)))
             flush()
             if !rest.isEmpty { rest.withUnsafeBytes { received($0) } }
         }
@@ -156,11 +164,11 @@ final class Connection: LoopHandler {
         case .message(let opcode, let payload):
             guard isOpen else { return }
             switch mode {
-            case .echo: send(FrameEncoder.frame(opcode, payload))
+            case .echo: send(SharedFrame(opcode, payload: payload))
             case .api: shard.received(opcode, payload, from: self)
             }
         case .ping(let payload):
-            if isOpen { send(FrameEncoder.frame(.pong, payload)) }
+            if isOpen { send(SharedFrame(FrameEncoder.frame(.pong, payload))) }
         case .pong:
             break
         case .close(let code, _):
@@ -168,7 +176,7 @@ final class Connection: LoopHandler {
             case .echo:
                 // The peer's status (none if it sent none), then we are done.
                 shutdownAfterFlush = true
-                send(code.map { FrameEncoder.close($0) } ?? FrameEncoder.frame(.close, []))
+                send(SharedFrame(code.map { FrameEncoder.close($0) } ?? FrameEncoder.frame(.close, [])))
             case .terminate:
                 terminate()
             case .ignore:
@@ -195,15 +203,51 @@ final class Connection: LoopHandler {
     // MARK: Writing
 
     /// Queues `frame` and writes it now.
-    func send(_ frame: [UInt8]) {
-        enqueue(SharedFrame(frame))
+    func send(_ frame: SharedFrame) {
+        enqueue(frame)
         flush()
     }
 
-    /// Queues `frame` without writing (fan-out flushes once per batch).
+    /// Queues `frame` without writing (fan-out flushes once per batch): compressed when
+    /// permessage-deflate was agreed, with the bytes every such subscriber shares.
     func enqueue(_ frame: SharedFrame) {
         guard !isClosed else { return }
-        outbound.append(frame)
+        if let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate {
+            let metrics = shard.hub.metrics
+            outbound.append(frame.deflated(by: shard.deflater(windowBits: window), threshold: settings.threshold) {
+                metrics.deflated("shared", bytesIn: $0, bytesOut: $1)
+            })
+        } else {
+            outbound.append(frame)
+        }
+    }
+
+    /// Queues a subscription's catch-up, in order, and returns the bytes queued. When the
+    /// client let the server keep its context, the burst is compressed as one stream (each
+    /// event may refer to the ones before it: marker events repeat their field names and
+    /// ids), by a compressor made for this burst and dropped after it. Nothing else is
+    /// queued between its frames, so the client's window holds exactly what ours did.
+    func enqueueCatchUp(_ frames: [SharedFrame]) -> Int {
+        guard !isClosed else { return 0 }
+        guard let deflate, deflate.serverContextTakeover, frames.count > 1,
+              let window = deflate.serverCompressionWindow, let settings = shard.configuration.deflate else {
+            for frame in frames { enqueue(frame) }
+            return frames.reduce(0) { $0 + $1.count }
+        }
+        let deflater = MessageDeflater(windowBits: window, keepsContext: true)
+        var queued = 0, runs = 0, bytesIn = 0, bytesOut = 0
+        for frame in frames {
+            var sent = frame
+            if let payload = frame.payload, let opcode = frame.opcode, payload.count >= settings.threshold {
+                let compressed = deflater.compress(payload)
+                sent = SharedFrame(FrameEncoder.frame(opcode, compressed, compressed: true))
+                runs += 1; bytesIn += payload.count; bytesOut += compressed.count
+            }
+            outbound.append(sent)
+            queued += sent.count
+        }
+        shard.hub.metrics.deflated("catch_up", runs: runs, bytesIn: bytesIn, bytesOut: bytesOut)
+        return queued
     }
 
     /// Bytes of a subscription's catch-up that do not count as a slow reader.
@@ -245,7 +289,7 @@ final class Connection: LoopHandler {
     func tick(_ now: ContinuousClock.Instant) {
         switch machine.tick(now: now) {
         case .none: break
-        case .ping: send(FrameEncoder.frame(.ping, []))
+        case .ping: send(SharedFrame(FrameEncoder.frame(.ping, [])))
         case .terminate: terminate()
         case .unauthorized(let reason): close(.unauthorized, reason)
         }

@@ -32,6 +32,9 @@ final class Shard: @unchecked Sendable {
     private var dirty: [Connection] = []
     private var undeliveredMessages = 0
     private let clock = ContinuousClock()
+    /// Compressors without context, one per window a connection here agreed: a frame is
+    /// compressed once, by whichever shard first queues it (docs/websocket.md, "Compression").
+    private var deflaters: [Int: MessageDeflater] = [:]
 
     init(index: Int, hub: Hub) throws {
         self.hub = hub
@@ -47,6 +50,13 @@ final class Shard: @unchecked Sendable {
     }
 
     var now: ContinuousClock.Instant { clock.now }
+
+    func deflater(windowBits: Int) -> MessageDeflater {
+        if let deflater = deflaters[windowBits] { return deflater }
+        let made = MessageDeflater(windowBits: windowBits, keepsContext: false)
+        deflaters[windowBits] = made
+        return made
+    }
 
     private static let origin = ContinuousClock.now
 
@@ -387,8 +397,7 @@ final class Shard: @unchecked Sendable {
             reply(connection, ServerMessage.error(error, topic: topic))
         case .granted(let position, let topicSeq, let catchUp, let covered):
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
-            for frame in catchUp { connection.enqueue(frame) }
-            connection.allowCatchUp(catchUp.reduce(0) { $0 + $1.count })
+            connection.allowCatchUp(connection.enqueueCatchUp(catchUp))
             charge(connection, catchUpEvents: catchUp.count)
             subscribers[topic, default: [:]][connectionID] = (connection, covered, grant.presenceChanges)
             connection.flush()
@@ -411,7 +420,7 @@ final class Shard: @unchecked Sendable {
     }
 
     private func reply(_ connection: Connection, _ message: [UInt8]) {
-        connection.send(FrameEncoder.frame(.text, message))
+        connection.send(SharedFrame(text: message))
     }
 
     /// A message for one connection (presence answers), if it is still open.

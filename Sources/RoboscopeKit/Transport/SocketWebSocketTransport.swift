@@ -15,12 +15,17 @@ public struct SocketWebSocketTransport: WebSocketTransport {
     public var maximumMessageSize: Int
     /// Seconds to connect and finish the upgrade.
     public var connectTimeout: Double
+    /// Whether to offer permessage-deflate (RFC 7692): the server's events then arrive
+    /// compressed, a catch-up as one stream. The kit's own messages are small and go
+    /// uncompressed, which the RFC allows.
+    public var offersCompression: Bool
 
-    /// Connections that accept messages up to `maximumMessageSize` and give up connecting
-    /// after `connectTimeout` seconds.
-    public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10) {
+    /// Connections that accept messages up to `maximumMessageSize` (after inflation), give
+    /// up connecting after `connectTimeout` seconds, and offer compression unless told not to.
+    public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10, offersCompression: Bool = true) {
         self.maximumMessageSize = maximumMessageSize
         self.connectTimeout = connectTimeout
+        self.offersCompression = offersCompression
     }
 
     public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
@@ -30,15 +35,19 @@ public struct SocketWebSocketTransport: WebSocketTransport {
         let port = url.port ?? 80
         let target = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
         let timeout = connectTimeout
-        let (fd, leftover) = try await onThread(named: "ws-connect") {
-            try SocketWebSocketTransport.open(host: host, port: port, target: target, headers: headers, timeout: timeout)
+        let compression = offersCompression
+        let (fd, leftover, deflate) = try await onThread(named: "ws-connect") {
+            try SocketWebSocketTransport.open(host: host, port: port, target: target, headers: headers, timeout: timeout,
+                                              offersCompression: compression)
         }
-        return SocketWebSocketConnection(fd: fd, leftover: leftover, maximumMessageSize: maximumMessageSize)
+        return SocketWebSocketConnection(fd: fd, leftover: leftover, maximumMessageSize: maximumMessageSize, deflate: deflate)
     }
 
-    /// Connects and upgrades, blocking: returns the socket and the bytes read past the
-    /// upgrade's head.
-    static func open(host: String, port: Int, target: String, headers: [String: String], timeout: Double) throws -> (Int32, [UInt8]) {
+    /// Connects and upgrades, blocking: returns the socket, the bytes read past the
+    /// upgrade's head and the compression the server agreed to.
+    static func open(
+        host: String, port: Int, target: String, headers: [String: String], timeout: Double, offersCompression: Bool
+    ) throws -> (Int32, [UInt8], PerMessageDeflate?) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
@@ -70,6 +79,7 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
             var head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+                + (offersCompression ? "Sec-WebSocket-Extensions: \(PerMessageDeflate.clientOffer)\r\n" : "")
             for (name, value) in headers where !name.contains("\r") && !value.contains("\r") && !value.contains("\n") {
                 head += "\(name): \(value)\r\n"
             }
@@ -92,9 +102,19 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             guard lines.contains(where: { $0.lowercased().hasPrefix("sec-websocket-accept:") && $0.hasSuffix(accept) }) else {
                 throw RoboscopeError.malformedResponse("the WebSocket upgrade's accept key does not match")
             }
+            let extensions = lines.compactMap { line -> Substring? in
+                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "sec-websocket-extensions" else { return nil }
+                return line[line.index(after: colon)...]
+            }.joined(separator: ",")
+            let deflate: PerMessageDeflate?
+            switch PerMessageDeflate.accepted(response: extensions.isEmpty ? nil : extensions) {
+            case .success(let agreed) where agreed == nil || offersCompression: deflate = agreed
+            case .success: throw RoboscopeError.malformedResponse("the server answered permessage-deflate, which we did not offer")
+            case .failure(let problem): throw RoboscopeError.malformedResponse(problem.description)
+            }
             // Reads block until data (the reader thread); writes fail after a minute stuck.
             setTimeouts(fd, seconds: 0, sendSeconds: 60)
-            return (fd, Array(received[(end + 4)...]))
+            return (fd, Array(received[(end + 4)...]), deflate)
         } catch {
             close(fd)
             throw error
@@ -126,13 +146,15 @@ actor SocketWebSocketConnection: WebSocketConnection {
     private let writer: SocketWriter
     private var messages: AsyncThrowingStream<String, any Error>.AsyncIterator
 
-    init(fd: Int32, leftover: [UInt8], maximumMessageSize: Int) {
+    init(fd: Int32, leftover: [UInt8], maximumMessageSize: Int, deflate: PerMessageDeflate?) {
         let (stream, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
         writer = SocketWriter(fd: fd)
         messages = stream.makeAsyncIterator()
         let writer = self.writer
         let thread = Thread {
-            SocketWebSocketConnection.read(writer, leftover: leftover, maximumMessageSize: maximumMessageSize, into: continuation)
+            SocketWebSocketConnection.read(writer, leftover: leftover, maximumMessageSize: maximumMessageSize,
+                                           compression: deflate.map { .init(peerKeepsContext: $0.serverContextTakeover) },
+                                           into: continuation)
         }
         thread.name = "ws-client-reader"
         thread.start()
@@ -157,10 +179,10 @@ actor SocketWebSocketConnection: WebSocketConnection {
 
     /// The reader thread: frames in, messages out, pings answered, until the connection ends.
     private static func read(
-        _ writer: SocketWriter, leftover: [UInt8], maximumMessageSize: Int,
+        _ writer: SocketWriter, leftover: [UInt8], maximumMessageSize: Int, compression: MessageReader.Compression?,
         into continuation: AsyncThrowingStream<String, any Error>.Continuation
     ) {
-        var reader = MessageReader(role: .client, maxMessageSize: maximumMessageSize)
+        var reader = MessageReader(role: .client, maxMessageSize: maximumMessageSize, compression: compression)
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var ended: (any Error)? = nil
         func handle(_ output: MessageReader.Output) {

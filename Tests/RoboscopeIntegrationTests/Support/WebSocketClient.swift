@@ -13,16 +13,22 @@ final class WebSocketClient: @unchecked Sendable {
     private var reader = MessageReader(role: .client, maxMessageSize: 64 << 20)
     private var ready: [MessageReader.Output] = []
     private(set) var sawEndOfStream = false
+    /// permessage-deflate as the server agreed it (nil: none offered, or none agreed).
+    private(set) var deflate: PerMessageDeflate?
+    /// Bytes read after the upgrade's head: what the connection cost on the wire.
+    private(set) var bytesRead = 0
 
     /// Connects and upgrades; throws with the status line if the server refuses.
-    init(port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil, headers: [String] = []) throws {
+    /// `extensions`: a `Sec-WebSocket-Extensions` offer (`PerMessageDeflate.clientOffer`).
+    init(port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil, headers: [String] = [],
+         extensions: String? = nil) throws {
         fd = try Self.connect(port: port, receiveBuffer: receiveBuffer)
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
-        try sendRaw(Array((
-            "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
-            + headers.map { $0 + "\r\n" }.joined() + "\r\n"
-        ).utf8))
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
+        for header in headers { request += header + "\r\n" }
+        if let extensions { request += "Sec-WebSocket-Extensions: \(extensions)\r\n" }
+        try sendRaw(Array((request + "\r\n").utf8))
         var head: [UInt8] = []
         while UpgradeParser.headEnd(head) == nil {
             let chunk = try readChunk(timeout: 5)
@@ -36,7 +42,13 @@ final class WebSocketClient: @unchecked Sendable {
             close(fd)
             throw TestFailure("upgrade refused: \(text.split(separator: "\r\n").first ?? "")")
         }
+        let answered = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-extensions:") }
+            .map { String($0.drop { $0 != ":" }.dropFirst()) }
+        deflate = try PerMessageDeflate.accepted(response: answered).get()
+        reader = MessageReader(role: .client, maxMessageSize: 64 << 20,
+                               compression: deflate.map { .init(peerKeepsContext: $0.serverContextTakeover) })
         let rest = Array(head[(end + 4)...])
+        bytesRead += rest.count
         if !rest.isEmpty { reader.feed(rest) { self.ready.append($0) } }
     }
 
@@ -177,6 +189,7 @@ final class WebSocketClient: @unchecked Sendable {
                 sawEndOfStream = true
                 throw TestFailure("end of stream")
             }
+            bytesRead += chunk.count
             reader.feed(chunk) { self.ready.append($0) }
         }
         return ready.removeFirst()

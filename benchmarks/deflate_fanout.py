@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""permessage-deflate on the gateway (issue 37): fan-out to N subscribers of one work
+session with writers flat out, every subscriber offering permessage-deflate as the kit
+does and inflating what arrives, next to the same load with no extension, in the same
+run (runs alternate; the median of each by messages per second); and the server's
+resident memory per idle connection held with and without the extension, each on a
+fresh server process (so that no memory freed by one run is reused by the next).
+
+Targets: messages per second with deflate at least 0.8 of without; under 16 KiB per
+idle connection that negotiated deflate. Started by deploy/local/bench (`deflate`);
+prints a table and writes JSON.
+"""
+import argparse, json, os, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gateway import load  # noqa: E402
+from write_path import free_port, machine, start_server  # noqa: E402
+
+
+def server(binary):
+    ws_port = free_port()
+    process, port, _, session = start_server(binary, "--ws-port", str(ws_port), "--ws-max-connections-per-client", "50000",
+                                             "--rate-limit", "0", "--tenant-rate-limit", "0")
+    return process, port, ws_port, session
+
+
+def stop(process):
+    process.terminate()
+    process.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--load", required=True, help="the gateway-load binary")
+    parser.add_argument("--subscribers", type=int, default=1000)
+    parser.add_argument("--held", type=int, default=2000)
+    parser.add_argument("--seconds", type=float, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--output")
+    args = parser.parse_args()
+
+    runs = {"none": [], "deflate": []}
+    process, port, ws_port, session = server(args.binary)
+    try:
+        for _ in range(args.repeat):
+            for name in ("none", "deflate"):
+                extra = {"deflate": True} if name == "deflate" else {}
+                runs[name].append(load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
+                                       connections=args.subscribers, threads=2, seconds=args.seconds, rate=0, writers=4,
+                                       server_pid=process.pid, **extra))
+    finally:
+        stop(process)
+    median = {name: sorted(attempts, key=lambda r: r["messages_per_second"])[len(attempts) // 2] for name, attempts in runs.items()}
+    for name, attempts in runs.items():
+        for attempt in attempts:
+            assert attempt["deliveries_matched"] == attempt["deliveries_expected"], (name, attempt)
+
+    held = {}
+    for name in ("none", "deflate"):
+        process, port, ws_port, session = server(args.binary)
+        try:
+            extra = {"deflate": True} if name == "deflate" else {}
+            held[name] = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
+                              connections=args.held, threads=2, seconds=min(10, args.seconds), hold=True,
+                              server_pid=process.pid, **extra)
+        finally:
+            stop(process)
+
+    ratio = median["deflate"]["messages_per_second"] / max(1, median["none"]["messages_per_second"])
+    result = {"machine": machine(), "subscribers": args.subscribers, "runs": runs, "median": median, "throughput_ratio": ratio,
+              "held": held}
+    print(f"fan-out to {args.subscribers} subscribers of one session, 4 writers flat out, median of {args.repeat}:")
+    for name in ("none", "deflate"):
+        r = median[name]
+        print(f"  {name:<8} {r['messages_per_second']:>10.0f} messages/s  p50 {r['latency_ms_p50']:.1f} ms  "
+              f"p99 {r['latency_ms_p99']:.1f} ms  delivered {r['deliveries_matched']}/{r['deliveries_expected']}"
+              f"  (runs: {', '.join('%.0f' % a['messages_per_second'] for a in runs[name])})")
+    print(f"  messages/s with deflate / without: {ratio:.2f} (target ≥ 0.80)")
+    for name in ("none", "deflate"):
+        h = held[name]
+        print(f"held {name:<8} {h['connections_opened']} of {h['connections_requested']} connections: "
+              f"{h['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection"
+              + (" (target < 16 KiB)" if name == "deflate" else ""))
+    if args.output:
+        with open(args.output, "w") as f:
+            json.dump(result, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
