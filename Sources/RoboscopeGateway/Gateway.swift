@@ -18,7 +18,7 @@ public final class Gateway: Service, Sendable {
     public let port: Int
 
     public init(
-        configuration: GatewayConfiguration, databaseURL: String, redisURL: RedisURL, presence: PresenceStore, logger: Logger
+        configuration: GatewayConfiguration, databaseURL: String, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
     ) throws {
         let limit = FileLimit.raiseToHardLimit()
         let registry = TopicRegistry()
@@ -26,7 +26,7 @@ public final class Gateway: Service, Sendable {
         let hub = Hub(
             configuration: configuration, logger: logger, registry: registry, metrics: metrics,
             tailer: try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics, logger: logger),
-            presence: try PresenceWorker(url: redisURL, store: presence, configuration: configuration, registry: registry, logger: logger))
+            presence: try PresenceWorker(endpoint: redis, store: presence, configuration: configuration, registry: registry, logger: logger))
         // The shards reach the tailer and the presence thread through the hub, and
         // those two reach the shards through their lists, set before any thread starts.
         let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }

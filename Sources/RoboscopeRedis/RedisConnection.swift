@@ -8,10 +8,15 @@ import Glibc
 /// at a time, never from Swift's cooperative pool or an event loop (see `RedisPool`).
 public final class RedisConnection: BlockingConnection {
     let context: UnsafeMutablePointer<redisContext>
+    /// The master epoch it was made under (Sentinel endpoints): a later one retires it.
+    private let epoch: (counter: MasterEpoch, value: Int)?
+    /// Its node answered `READONLY`: it is a replica now, after a failover.
+    private var demoted = false
 
     /// Connects, authenticates and selects the database; connect and every command
     /// give up after `timeout`.
-    public init(_ url: RedisURL, timeout: Duration = .milliseconds(800)) throws {
+    public init(_ url: RedisURL, timeout: Duration = .milliseconds(800), epoch: (MasterEpoch, Int)? = nil) throws {
+        self.epoch = epoch.map { (counter: $0.0, value: $0.1) }
         let (seconds, attoseconds) = timeout.components
         let interval = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
         guard let context = redisConnectWithTimeout(url.host, Int32(url.port), interval) else {
@@ -36,8 +41,19 @@ public final class RedisConnection: BlockingConnection {
         redisFree(context)
     }
 
-    /// After an I/O error or timeout hiredis marks the context; it cannot be reused.
-    public var isBroken: Bool { context.pointee.err != 0 }
+    /// After an I/O error or timeout hiredis marks the context; it cannot be reused. A
+    /// connection to a node that was demoted, or made before the Sentinels announced a
+    /// new master, is not used again either: the next one asks the Sentinels.
+    public var isBroken: Bool {
+        context.pointee.err != 0 || demoted || epoch.map { $0.counter.value != $0.value } == true
+    }
+
+    /// A write refused because the node is a replica now.
+    private func noteDemotion(_ message: String) -> Bool {
+        guard message.hasPrefix("READONLY") else { return false }
+        demoted = true
+        return true
+    }
 
     /// Sends one command (binary-safe arguments) and returns its reply.
     public func command(_ arguments: [String]) throws -> RedisReply {
@@ -50,7 +66,10 @@ public final class RedisConnection: BlockingConnection {
         }
         defer { freeReplyObject(raw) }
         let reply = RedisReply(UnsafePointer(raw.assumingMemoryBound(to: redisReply.self)))
-        if case .error(let message) = reply { throw RedisError(.command, message) }
+        if case .error(let message) = reply {
+            // A demoted node is a connection problem (503, retried on a new connection), not a refusal.
+            throw RedisError(noteDemotion(message) ? .connection : .command, message)
+        }
         return reply
     }
 
@@ -82,6 +101,9 @@ public final class RedisConnection: BlockingConnection {
                 freeReplyObject(raw)
             }
             start += chunk.count
+        }
+        for case .error(let message) in replies where noteDemotion(message) {
+            throw RedisError(.connection, message)
         }
         return replies
     }

@@ -7,11 +7,16 @@ import ServiceLifecycle
 public final class RedisPool: Service, Sendable {
     let pool: BlockingPool<RedisConnection>
 
-    public init(url: RedisURL, size: Int, logger: Logger) {
-        // Every Redis command we send is safe to repeat after a dead socket refused it.
+    public init(endpoint: RedisEndpoint, size: Int, logger: Logger) {
+        // Every Redis command we send is safe to repeat after a dead socket refused it
+        // (or a demoted master: the retry asks the Sentinels for the new one).
         pool = BlockingPool(name: "redis", size: size, logger: logger, retriesStaleConnections: true) {
-            try RedisConnection(url)
+            try endpoint.connect()
         }
+    }
+
+    public convenience init(url: RedisURL, size: Int, logger: Logger) {
+        self.init(endpoint: RedisEndpoint(url: url), size: size, logger: logger)
     }
 
     public func command(_ arguments: [String]) async throws -> RedisReply {

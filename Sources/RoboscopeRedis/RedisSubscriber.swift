@@ -17,6 +17,12 @@ public final class RedisSubscriber {
         _ = try connection.command(["PSUBSCRIBE", pattern])
     }
 
+    /// The same on the endpoint's master (asking the Sentinels, when it has them).
+    public init(_ endpoint: RedisEndpoint, pattern: String) throws {
+        connection = try endpoint.connect()
+        _ = try connection.command(["PSUBSCRIBE", pattern])
+    }
+
     public var socket: Int32 { connection.context.pointee.fd }
 
     /// Reads what arrived and returns the messages it completes.

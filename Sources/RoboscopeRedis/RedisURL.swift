@@ -7,6 +7,14 @@ public struct RedisURL: Sendable, Hashable {
     public var password: String?
     public var database: Int
 
+    /// An address with no password, database 0 (a Sentinel's).
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+        password = nil
+        database = 0
+    }
+
     public init?(_ text: String) {
         guard let components = URLComponents(string: text), components.scheme == "redis", let host = components.host else {
             return nil

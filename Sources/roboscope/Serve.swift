@@ -43,6 +43,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help) var reportStatementTimeoutFlag: Double?
     @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
+    @Option(name: Settings.redisSentinels.name, help: Settings.redisSentinels.help) var redisSentinelsFlag: String?
+    @Option(name: Settings.redisMasterName.name, help: Settings.redisMasterName.help) var redisMasterNameFlag: String?
     @Option(name: Settings.bodyLimit.name, help: Settings.bodyLimit.help) var bodyLimitFlag: Int?
     @Option(name: Settings.headerLimit.name, help: Settings.headerLimit.help) var headerLimitFlag: Int?
     @Option(name: Settings.idleTimeout.name, help: Settings.idleTimeout.help) var idleTimeoutFlag: Int?
@@ -119,8 +121,24 @@ struct Serve: AsyncParsableCommand {
     func appendsAtOnce() throws -> Int { try Settings.appendsAtOnce.value(appendsAtOnceFlag) }
     func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
 
+    /// `--redis-url`, or the Sentinels' master when `--redis-sentinels` names them.
+    func redisEndpoint() throws -> RedisEndpoint {
+        guard let url = RedisURL(common.redisURL) else {
+            throw ValidationError("--redis-url must look like redis://[:password@]host[:port][/db]")
+        }
+        guard let listed = try Settings.redisSentinels.resolve(redisSentinelsFlag) else {
+            return RedisEndpoint(url: url)
+        }
+        guard let sentinels = RedisAddress.list(listed) else {
+            throw ValidationError("--redis-sentinels must be host:port[,host:port...]")
+        }
+        let name = try Settings.redisMasterName.value(redisMasterNameFlag)
+        guard !name.isEmpty, !name.contains(" ") else { throw ValidationError("--redis-master-name must be a name without spaces") }
+        return RedisEndpoint(url: url, sentinels: sentinels, masterName: name)
+    }
+
     func validate() throws {
-        guard RedisURL(common.redisURL) != nil else { throw ValidationError("--redis-url must look like redis://[:password@]host[:port][/db]") }
+        _ = try redisEndpoint()
         guard (1...3600).contains(try presenceWindow()) else { throw ValidationError("--presence-window must be 1 to 3600 seconds") }
         guard (1...1_000_000).contains(try presenceMaxUsers()) else { throw ValidationError("--presence-max-users must be 1 to 1000000") }
         for (name, port) in [("http-port", try httpPort()), ("ws-port", try wsPort())] where !(1...65535).contains(port) {
@@ -173,8 +191,8 @@ struct Serve: AsyncParsableCommand {
         let metrics = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
         let host = try Settings.host.value(hostFlag)
-        let redisURL = RedisURL(common.redisURL)!
-        let redis = RedisPool(url: redisURL, size: try redisPoolSize(), logger: logger)
+        let redisEndpoint = try redisEndpoint()
+        let redis = RedisPool(endpoint: redisEndpoint, size: try redisPoolSize(), logger: logger)
         let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
         let timeouts = try statementTimeouts()
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
@@ -185,6 +203,9 @@ struct Serve: AsyncParsableCommand {
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis, pool]
+        if redisEndpoint.usesSentinels {
+            services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
+        }
         let changes = ChangeSignal()
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
@@ -241,7 +262,7 @@ struct Serve: AsyncParsableCommand {
             configuration.trustedProxies = try trustedProxies()
             configuration.presenceMaxUsers = try presenceMaxUsers()
             services.append(try Gateway(
-                configuration: configuration, databaseURL: common.databaseURL, redisURL: redisURL,
+                configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
                 presence: presence, logger: logger
             ))
         }

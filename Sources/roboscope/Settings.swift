@@ -105,6 +105,10 @@ enum Settings {
                                              "the event log and projections (all subcommands)")
     static let redisURL = Setting<String>("redis-url", env: "REDIS_URL", default: "redis://127.0.0.1:56379/0",
                                           "presence and locks, `redis://[:password@]host[:port][/db]`")
+    static let redisSentinels = Setting<String>("redis-sentinels", env: "REDIS_SENTINELS", default: nil,
+                                                "`host:port,...` of Redis Sentinels: the master is whichever they name for `--redis-master-name` (the URL's password and database apply to it) ([high availability](operations.md#high-availability))")
+    static let redisMasterName = Setting<String>("redis-master-name", env: "REDIS_MASTER_NAME", default: "roboscope",
+                                                 "the master's name in the Sentinels' configuration")
     static let schemaDirectory = Setting<String>("schema-dir", env: "ROBOSCOPE_SCHEMA_DIR", default: nil,
                                                  shown: "`./schema`, else next to the executable",
                                                  "the SQL migrations (`migrations/`) and functions (`functions/`)")
@@ -217,7 +221,7 @@ enum Settings {
 
     /// The reference's rows, in its order (flags without a value are listed too).
     static let reference: [SettingRow] = [
-        SettingRow(databaseURL), SettingRow(redisURL), SettingRow(schemaDirectory), SettingRow(logLevel), SettingRow(logFormat),
+        SettingRow(databaseURL), SettingRow(redisURL), SettingRow(redisSentinels), SettingRow(redisMasterName), SettingRow(schemaDirectory), SettingRow(logLevel), SettingRow(logFormat),
         SettingRow(role),
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),

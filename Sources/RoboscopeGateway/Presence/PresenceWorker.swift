@@ -24,7 +24,7 @@ final class PresenceWorker: @unchecked Sendable {
         case snapshot(Topic, shard: Shard, connectionID: UInt64)
     }
 
-    private let url: RedisURL
+    private let endpoint: RedisEndpoint
     private let store: PresenceStore
     private let configuration: GatewayConfiguration
     private let registry: TopicRegistry
@@ -37,8 +37,8 @@ final class PresenceWorker: @unchecked Sendable {
     private let clock = ContinuousClock()
 
     /// `store` supplies the scripts and the window; its calls run on this thread's own connections.
-    init(url: RedisURL, store: PresenceStore, configuration: GatewayConfiguration, registry: TopicRegistry, logger: Logger) throws {
-        self.url = url
+    init(endpoint: RedisEndpoint, store: PresenceStore, configuration: GatewayConfiguration, registry: TopicRegistry, logger: Logger) throws {
+        self.endpoint = endpoint
         self.store = store
         self.configuration = configuration
         self.registry = registry
@@ -75,8 +75,8 @@ final class PresenceWorker: @unchecked Sendable {
             var remaining = jobs[...]
             do {
                 if subscriber == nil || commands == nil || commands!.isBroken {
-                    commands = try RedisConnection(url)
-                    subscriber = try RedisSubscriber(url, pattern: PresenceStore.channelPattern)
+                    commands = try endpoint.connect()
+                    subscriber = try RedisSubscriber(endpoint, pattern: PresenceStore.channelPattern)
                     backoff.succeeded()
                 }
                 var holds: [Hold] = []
