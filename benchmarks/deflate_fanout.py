@@ -25,6 +25,12 @@ def server(binary):
     return process, port, ws_port, session
 
 
+def cpu_seconds(pid):
+    """User and system CPU seconds of a process so far (/proc/<pid>/stat)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(process):
     process.terminate()
     process.wait()
@@ -47,9 +53,14 @@ def main():
         for _ in range(args.repeat):
             for name in ("none", "deflate"):
                 extra = {"deflate": True} if name == "deflate" else {}
-                runs[name].append(load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
-                                       connections=args.subscribers, threads=2, seconds=args.seconds, rate=0, writers=4,
-                                       server_pid=process.pid, **extra))
+                before = cpu_seconds(process.pid)
+                run = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
+                           connections=args.subscribers, threads=2, seconds=args.seconds, rate=0, writers=4,
+                           server_pid=process.pid, **extra)
+                # The server's own cost, apart from the load generator's (which inflates every
+                # message on the same two cores): CPU per message it delivered.
+                run["server_cpu_us_per_message"] = (cpu_seconds(process.pid) - before) * 1e6 / max(1, run["messages_received"])
+                runs[name].append(run)
     finally:
         stop(process)
     median = {name: sorted(attempts, key=lambda r: r["messages_per_second"])[len(attempts) // 2] for name, attempts in runs.items()}
@@ -68,8 +79,9 @@ def main():
             stop(process)
 
     ratio = median["deflate"]["messages_per_second"] / max(1, median["none"]["messages_per_second"])
+    cpu = {name: sorted(r["server_cpu_us_per_message"] for r in attempts)[len(attempts) // 2] for name, attempts in runs.items()}
     result = {"machine": machine(), "subscribers": args.subscribers, "runs": runs, "median": median, "throughput_ratio": ratio,
-              "held": held}
+              "server_cpu_us_per_message": cpu, "held": held}
     print(f"fan-out to {args.subscribers} subscribers of one session, 4 writers flat out, median of {args.repeat}:")
     for name in ("none", "deflate"):
         r = median[name]
@@ -77,6 +89,8 @@ def main():
               f"p99 {r['latency_ms_p99']:.1f} ms  delivered {r['deliveries_matched']}/{r['deliveries_expected']}"
               f"  (runs: {', '.join('%.0f' % a['messages_per_second'] for a in runs[name])})")
     print(f"  messages/s with deflate / without: {ratio:.2f} (target ≥ 0.80)")
+    print(f"  server CPU per message delivered (median): {cpu['none']:.2f} µs without, {cpu['deflate']:.2f} µs with deflate "
+          f"(ratio {cpu['deflate'] / max(1e-9, cpu['none']):.2f})")
     for name in ("none", "deflate"):
         h = held[name]
         print(f"held {name:<8} {h['connections_opened']} of {h['connections_requested']} connections: "

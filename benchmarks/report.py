@@ -672,6 +672,12 @@ def compression(r, bytes_data, deflate_data, shaped_data):
     kib = {name: held[name]["server_rss_bytes_per_connection"] / 1024 for name in ("none", "deflate")}
     r.add("", f"Held idle, each on a fresh server: {held['deflate']['connections_opened']:,} connections that negotiated deflate "
           f"{kib['deflate']:.1f} KiB resident each, {held['none']['connections_opened']:,} without {kib['none']:.1f} KiB.", "")
+    cpu = deflate_data.get("server_cpu_us_per_message")
+    if cpu:
+        r.add(f"The server's own CPU per message delivered (from /proc, apart from the load generator, which inflates "
+              f"every message on the same cores): {cpu['none']:.2f} µs without, {cpu['deflate']:.2f} µs with deflate "
+              f"(ratio {cpu['deflate'] / cpu['none']:.2f}): compressed once per event, the frames cost the gateway no more "
+              "per subscriber; the end-to-end figure is the load generator's share of two cores.", "")
     r.target(f"fan-out to {deflate_data['subscribers']:,} subscribers, messages/s with deflate / without",
              f"{deflate_data['throughput_ratio']:.2f}", "≥ 0.80", deflate_data["throughput_ratio"] >= 0.8)
     r.target("resident memory per idle connection that negotiated deflate", f"{kib['deflate']:.1f} KiB", "< 16 KiB",
@@ -684,7 +690,7 @@ def shaped(r, data):
         return r.missing("the shaped catch-up", "deploy/local/bench shaped")
     if data.get("skipped"):
         return r.add(f"_Skipped: {data['skipped']}._", "")
-    r.add(machine_line(data) + f" A topic of {data['events']:,} events caught up through a link of {data['rate']} each way "
+    r.add(machine_line(data) + (f" ({data['build']} build)" if data.get("build") else "") + f" A topic of {data['events']:,} events caught up through a link of {data['rate']} each way "
           f"and {data['rtt_ms']} ms round trip (kernel token bucket on a veth pair into a network namespace; the delay "
           "by a relay in the namespace, this kernel having no netem), each way "
           f"{data['repeat']} times, alternating (`benchmarks/shaped_catch_up.py`).", "",

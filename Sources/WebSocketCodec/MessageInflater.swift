@@ -33,39 +33,59 @@ public final class MessageInflater {
         stream.deallocate()
     }
 
+    /// Where inflation writes before the bytes are appended to the message: kept between
+    /// messages (a connection's inflater reads many), made on first use.
+    private var chunk: [UInt8] = []
+
     /// The message that `compressed` (one message's payload, as sent) holds, at most `limit` bytes.
     public func inflate(_ compressed: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
         defer { if !keepsContext { inflateReset(stream) } }
+        if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 16 * 1024) }
+        ended = false
         var output: [UInt8] = []
-        var input = compressed + MessageDeflater.flushTail
-        var chunk = [UInt8](repeating: 0, count: min(max(1024, compressed.count * 4), 64 * 1024, limit + 1))
-        var status: Int32 = Z_OK
-        try input.withUnsafeMutableBufferPointer { (inputBuffer) throws(Failure) in
-            stream.pointee.next_in = inputBuffer.baseAddress
-            stream.pointee.avail_in = uInt(inputBuffer.count)
-            defer { stream.pointee.next_in = nil }
-            repeat {
-                let produced = chunk.withUnsafeMutableBufferPointer { buffer -> Int in
-                    stream.pointee.next_out = buffer.baseAddress
-                    stream.pointee.avail_out = uInt(buffer.count)
-                    status = CZlib.inflate(stream, Z_SYNC_FLUSH)
-                    return buffer.count - Int(stream.pointee.avail_out)
-                }
-                if status == Z_DATA_ERROR || status == Z_NEED_DICT || status == Z_STREAM_ERROR || status == Z_MEM_ERROR {
-                    let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
-                    throw .corrupt(message)
-                }
-                guard output.count + produced <= limit else { throw .tooBig }
-                output.append(contentsOf: chunk[..<produced])
-                if status == Z_BUF_ERROR, produced == 0 { break }
-                if status == Z_STREAM_END {
-                    // A final block ends this DEFLATE stream; the next message begins a new
-                    // one (RFC 7692 section 7.2.3.1), so the window starts empty again.
-                    inflateReset(stream)
-                    break
-                }
-            } while stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0
+        output.reserveCapacity(min(limit, compressed.count * 4))
+        // The message, then the tail the sender removed: two inputs, no copy.
+        try compressed.withUnsafeBufferPointer { (message) throws(Failure) in
+            try inflate(message, into: &output, limit: limit)
+        }
+        if !ended {
+            try MessageDeflater.flushTail.withUnsafeBufferPointer { (tail) throws(Failure) in
+                try inflate(tail, into: &output, limit: limit)
+            }
         }
         return output
+    }
+
+    /// Set when the input held a final block: the rest of the message is ignored.
+    private var ended = false
+
+    private func inflate(_ input: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], limit: Int) throws(Failure) {
+        guard !ended, input.count > 0 else { return }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+        stream.pointee.avail_in = uInt(input.count)
+        defer { stream.pointee.next_in = nil; stream.pointee.avail_in = 0 }
+        var status: Int32 = Z_OK
+        repeat {
+            let produced = chunk.withUnsafeMutableBufferPointer { buffer -> Int in
+                stream.pointee.next_out = buffer.baseAddress
+                stream.pointee.avail_out = uInt(buffer.count)
+                status = CZlib.inflate(stream, Z_SYNC_FLUSH)
+                return buffer.count - Int(stream.pointee.avail_out)
+            }
+            if status == Z_DATA_ERROR || status == Z_NEED_DICT || status == Z_STREAM_ERROR || status == Z_MEM_ERROR {
+                let message = stream.pointee.msg.map { String(cString: $0) } ?? "status \(status)"
+                throw .corrupt(message)
+            }
+            guard output.count + produced <= limit else { throw .tooBig }
+            output.append(contentsOf: chunk[..<produced])
+            if status == Z_BUF_ERROR, produced == 0 { break }
+            if status == Z_STREAM_END {
+                // A final block ends this DEFLATE stream; the next message begins a new
+                // one (RFC 7692 section 7.2.3.1), so the window starts empty again.
+                inflateReset(stream)
+                ended = true
+                break
+            }
+        } while stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0
     }
 }

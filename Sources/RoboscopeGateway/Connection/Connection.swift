@@ -211,15 +211,25 @@ final class Connection: LoopHandler {
     /// Queues `frame` without writing (fan-out flushes once per batch): compressed when
     /// permessage-deflate was agreed, with the bytes every such subscriber shares.
     func enqueue(_ frame: SharedFrame) {
+        var once: [DeflatedKey: SharedFrame] = [:]
+        enqueue(frame, sharing: &once)
+    }
+
+    /// `enqueue`, looking the compressed form up in `forms` first: a fan-out batch asks
+    /// the frame's lock once per window, not once per subscriber.
+    func enqueue(_ frame: SharedFrame, sharing forms: inout [DeflatedKey: SharedFrame]) {
         guard !isClosed else { return }
-        if let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate {
-            let metrics = shard.hub.metrics
-            outbound.append(frame.deflated(by: shard.deflater(windowBits: window), threshold: settings.threshold) {
-                metrics.deflated("shared", bytesIn: $0, bytesOut: $1)
-            })
-        } else {
-            outbound.append(frame)
+        guard let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate else {
+            return outbound.append(frame)
         }
+        let key = DeflatedKey(frame: ObjectIdentifier(frame), windowBits: window)
+        if let known = forms[key] { return outbound.append(known) }
+        let metrics = shard.hub.metrics
+        let made = frame.deflated(by: shard.deflater(windowBits: window), threshold: settings.threshold) {
+            metrics.deflated("shared", bytesIn: $0, bytesOut: $1)
+        }
+        forms[key] = made
+        outbound.append(made)
     }
 
     /// Queues a subscription's catch-up, in order, and returns the bytes queued. When the
@@ -301,6 +311,12 @@ final class Connection: LoopHandler {
         shard.removed(self)
         Glibc.close(fd)
     }
+}
+
+/// A frame and a window: the key of its compressed form within one fan-out batch.
+struct DeflatedKey: Hashable {
+    var frame: ObjectIdentifier
+    var windowBits: Int
 }
 
 /// A user kept present in a work session by a `presence` op.

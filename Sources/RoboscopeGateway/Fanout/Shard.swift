@@ -434,6 +434,8 @@ final class Shard: @unchecked Sendable {
     /// Queues each item's frame for the topic's subscribers; `flushDelivered` writes them
     /// once the loop has run every task queued so far.
     func deliver(_ items: [LiveItem]) {
+        // The batch's items hold their frames, so an identifier is not reused within it.
+        var compressedForms: [DeflatedKey: SharedFrame] = [:]
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
             for (connection, covered, presenceChanges) in receivers.values {
@@ -443,7 +445,7 @@ final class Shard: @unchecked Sendable {
                     guard let delta = item.presenceDelta else { continue }
                     frame = delta
                 }
-                connection.enqueue(frame)
+                connection.enqueue(frame, sharing: &compressedForms)
                 undeliveredMessages += 1
                 if !connection.flushPending {
                     connection.flushPending = true

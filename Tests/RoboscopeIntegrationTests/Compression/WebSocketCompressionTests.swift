@@ -65,8 +65,11 @@ import WebSocketCodec
         var sockets: [WebSocketClient] = []
         for offer in offers {
             let socket = try WebSocketClient(port: server.wsPort, extensions: offer)
-            try socket.send(["op": "subscribe", "topic": topic])
+            // From the start, so that the space's creation (which a busy tailer may not
+            // have reached yet) arrives, and is counted, before the baseline.
+            try socket.send(["op": "subscribe", "topic": topic, "since": 0])
             _ = try await socket.next(op: "subscribed")
+            #expect(try await socket.next(op: "event")["type"] == "space.created")
             sockets.append(socket)
         }
         let runs = try await server.metric("roboscope_ws_deflate_runs_total{kind=\"shared\"}")
