@@ -42,6 +42,17 @@ def markers(session, count, seed):
     return items
 
 
+def session_with_markers(port, key, count):
+    """A new space `key` with one work session holding `count` markers (bulk, 1,000 a
+    request); each marker makes two events on the session's topic (it and its details)."""
+    space = request(port, "POST", "/api/v1/spaces", {"key": key, "name": key})[1]["id"]
+    session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space})[1]["id"]
+    for start in range(0, count, 1000):
+        status, _ = request(port, "POST", "/api/v1/markers/bulk", {"markers": markers(session, min(1000, count - start), start)})
+        assert status == 201, status
+    return session
+
+
 def both_ways(port, path):
     """(identity bytes, gzip bytes) of one answer, checked to be the same JSON."""
     _, plain_headers, plain = raw(port, "GET", path, headers={"Accept-Encoding": "identity"})
@@ -136,13 +147,7 @@ def main():
     server, port = serve(args.binary, url, extra=("--rate-limit", "0", "--tenant-rate-limit", "0", "--role", "all",
                                                   "--ws-port", str(ws_port), "--ws-max-catch-up", "100000"))
     try:
-        space = request(port, "POST", "/api/v1/spaces", {"key": "bytes", "name": "bytes"})[1]["id"]
-        session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space})[1]["id"]
-        # Each marker makes two events on the topic (the marker and its details).
-        total = max(500, args.events // 2)
-        for start in range(0, total, 1000):
-            status, _ = request(port, "POST", "/api/v1/markers/bulk", {"markers": markers(session, min(1000, total - start), start)})
-            assert status == 201, status
+        session = session_with_markers(port, "bytes", max(500, args.events // 2))
 
         list_path = f"/api/v1/markers?work_session_id={session}&limit=500"
         list_plain, list_packed, _ = both_ways(port, list_path)

@@ -18,9 +18,9 @@ Started by deploy/local/bench (`shaped`); prints a table and writes JSON.
 """
 import argparse, asyncio, ctypes, gzip, http.client, json, multiprocessing, os, shutil, socket, statistics, subprocess, threading, time
 
-from bytes_on_the_wire import markers, websocket_catch_up
+from bytes_on_the_wire import session_with_markers, websocket_catch_up
 from sync import serve
-from write_path import fresh_database, free_port, machine, request
+from write_path import fresh_database, free_port, machine
 
 SERVER_ADDRESS, CLIENT_ADDRESS = "10.201.0.1", "10.201.0.2"
 
@@ -163,12 +163,8 @@ def main():
                                                   "--ws-port", str(ws_port), "--ws-max-catch-up", "1000000"))
     name = f"rbshape{os.getpid() % 100000}"
     try:
-        space = request(port, "POST", "/api/v1/spaces", {"key": "shaped", "name": "shaped"})[1]["id"]
-        session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space})[1]["id"]
         total = max(1, args.events // 2)
-        for start in range(0, total, 1000):
-            status, _ = request(port, "POST", "/api/v1/markers/bulk", {"markers": markers(session, min(1000, total - start), start)})
-            assert status == 201, status
+        session = session_with_markers(port, "shaped", total)
         events = 1 + 2 * total
         shaped_link(name, args.rate)
         results = multiprocessing.get_context("fork").SimpleQueue()

@@ -11,16 +11,16 @@ public final class RedisSubscriber {
 
     private let connection: RedisConnection
 
-    /// Connects and subscribes to every channel matching `pattern`.
-    public init(_ url: RedisURL, pattern: String) throws {
-        connection = try RedisConnection(url)
-        _ = try connection.command(["PSUBSCRIBE", pattern])
-    }
-
-    /// The same on the endpoint's master (asking the Sentinels, when it has them).
+    /// Connects to the endpoint's master (asking the Sentinels, when it has them) and
+    /// subscribes to every channel matching `pattern`.
     public init(_ endpoint: RedisEndpoint, pattern: String) throws {
         connection = try endpoint.connect()
         _ = try connection.command(["PSUBSCRIBE", pattern])
+    }
+
+    /// The same at a fixed address (a Sentinel's announcements, a test's server).
+    public convenience init(_ url: RedisURL, pattern: String) throws {
+        try self.init(RedisEndpoint(url: url), pattern: pattern)
     }
 
     public var socket: Int32 { connection.context.pointee.fd }

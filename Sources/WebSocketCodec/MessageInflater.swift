@@ -41,26 +41,24 @@ public final class MessageInflater {
     public func inflate(_ compressed: [UInt8], limit: Int) throws(Failure) -> [UInt8] {
         defer { if !keepsContext { inflateReset(stream) } }
         if chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 16 * 1024) }
-        ended = false
         var output: [UInt8] = []
         output.reserveCapacity(min(limit, compressed.count * 4))
         // The message, then the tail the sender removed: two inputs, no copy.
-        try compressed.withUnsafeBufferPointer { (message) throws(Failure) in
+        let ended = try compressed.withUnsafeBufferPointer { (message) throws(Failure) in
             try inflate(message, into: &output, limit: limit)
         }
         if !ended {
-            try MessageDeflater.flushTail.withUnsafeBufferPointer { (tail) throws(Failure) in
+            _ = try MessageDeflater.flushTail.withUnsafeBufferPointer { (tail) throws(Failure) in
                 try inflate(tail, into: &output, limit: limit)
             }
         }
         return output
     }
 
-    /// Set when the input held a final block: the rest of the message is ignored.
-    private var ended = false
-
-    private func inflate(_ input: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], limit: Int) throws(Failure) {
-        guard !ended, input.count > 0 else { return }
+    /// Inflates `input` onto `output`; true when it held a final block (the rest of the
+    /// message is then ignored).
+    private func inflate(_ input: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], limit: Int) throws(Failure) -> Bool {
+        guard input.count > 0 else { return false }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
         stream.pointee.avail_in = uInt(input.count)
         defer { stream.pointee.next_in = nil; stream.pointee.avail_in = 0 }
@@ -83,9 +81,9 @@ public final class MessageInflater {
                 // A final block ends this DEFLATE stream; the next message begins a new
                 // one (RFC 7692 section 7.2.3.1), so the window starts empty again.
                 inflateReset(stream)
-                ended = true
-                break
+                return true
             }
         } while stream.pointee.avail_in > 0 || stream.pointee.avail_out == 0
+        return false
     }
 }

@@ -1,9 +1,11 @@
 import Testing
 import WebSocketCodec
 
-/// Reads `bytes` as a server would, all at once or one byte at a time.
-func read(_ bytes: [UInt8], max: Int = 1 << 20, byteByByte: Bool = false, role: MessageReader.Role = .server) -> [MessageReader.Output] {
-    var reader = MessageReader(role: role, maxMessageSize: max)
+/// Reads `bytes` as a server would (or as `role`), all at once or one byte at a time,
+/// with permessage-deflate when `compression` says how the peer compresses.
+func read(_ bytes: [UInt8], max: Int = 1 << 20, byteByByte: Bool = false, role: MessageReader.Role = .server,
+          compression: MessageReader.Compression? = nil) -> [MessageReader.Output] {
+    var reader = MessageReader(role: role, maxMessageSize: max, compression: compression)
     var outputs: [MessageReader.Output] = []
     if byteByByte {
         for byte in bytes { reader.feed([byte]) { outputs.append($0) } }

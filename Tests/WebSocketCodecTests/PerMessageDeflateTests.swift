@@ -4,14 +4,7 @@ import WebSocketCodec
 /// Reads server frames (unmasked) as a client that agreed permessage-deflate would.
 private func readCompressed(_ bytes: [UInt8], max: Int = 1 << 20, keepsContext: Bool = false, byteByByte: Bool = false,
                             role: MessageReader.Role = .client) -> [MessageReader.Output] {
-    var reader = MessageReader(role: role, maxMessageSize: max, compression: .init(peerKeepsContext: keepsContext))
-    var outputs: [MessageReader.Output] = []
-    if byteByByte {
-        for byte in bytes { reader.feed([byte]) { outputs.append($0) } }
-    } else {
-        reader.feed(bytes) { outputs.append($0) }
-    }
-    return outputs
+    read(bytes, max: max, byteByByte: byteByByte, role: role, compression: .init(peerKeepsContext: keepsContext))
 }
 
 private let hello = Array("Hello".utf8)

@@ -211,25 +211,30 @@ final class Connection: LoopHandler {
     /// Queues `frame` without writing (fan-out flushes once per batch): compressed when
     /// permessage-deflate was agreed, with the bytes every such subscriber shares.
     func enqueue(_ frame: SharedFrame) {
-        var once: [DeflatedKey: SharedFrame] = [:]
-        enqueue(frame, sharing: &once)
+        guard !isClosed else { return }
+        outbound.append(sentForm(of: frame))
     }
 
     /// `enqueue`, looking the compressed form up in `forms` first: a fan-out batch asks
     /// the frame's lock once per window, not once per subscriber.
     func enqueue(_ frame: SharedFrame, sharing forms: inout [DeflatedKey: SharedFrame]) {
         guard !isClosed else { return }
-        guard let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate else {
-            return outbound.append(frame)
-        }
+        guard let window = deflate?.serverCompressionWindow else { return outbound.append(frame) }
         let key = DeflatedKey(frame: ObjectIdentifier(frame), windowBits: window)
         if let known = forms[key] { return outbound.append(known) }
-        let metrics = shard.hub.metrics
-        let made = frame.deflated(by: shard.deflater(windowBits: window), threshold: settings.threshold) {
-            metrics.deflated("shared", bytesIn: $0, bytesOut: $1)
-        }
+        let made = sentForm(of: frame)
         forms[key] = made
         outbound.append(made)
+    }
+
+    /// The frame as this connection gets it: compressed with its window when it agreed
+    /// permessage-deflate, the compressed bytes shared with every such subscriber.
+    private func sentForm(of frame: SharedFrame) -> SharedFrame {
+        guard let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate else { return frame }
+        let metrics = shard.hub.metrics
+        return frame.deflated(by: shard.deflater(windowBits: window), threshold: settings.threshold) {
+            metrics.deflated("shared", bytesIn: $0, bytesOut: $1)
+        }
     }
 
     /// Queues a subscription's catch-up, in order, and returns the bytes queued. When the
