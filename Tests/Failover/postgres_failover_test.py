@@ -23,11 +23,21 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CLUSTER = os.path.join(REPO, "deploy", "local", "cluster")
 
 
-def cluster(*command):
+def cluster(*command, attempts=1):
     # One machine is every client here: the per-client rate limit would refuse the load.
     environment = {**os.environ, "ROBOSCOPE_RATE_LIMIT": "0", "ROBOSCOPE_TENANT_RATE_LIMIT": "0"}
-    out = subprocess.run([CLUSTER, *command], check=True, capture_output=True, text=True, env=environment).stdout
-    return dict(line.split("=", 1) for line in out.strip().splitlines() if "=" in line)
+    for attempt in range(1, attempts + 1):
+        run = subprocess.run([CLUSTER, *command], capture_output=True, text=True, env=environment)
+        if run.returncode == 0:
+            return dict(line.split("=", 1) for line in run.stdout.strip().splitlines() if "=" in line)
+        # Its last words (each process's last lines, then what it waited for) are all CI
+        # shows of a failed start: printed last, with nothing after them but our verdict.
+        sys.stderr.write(run.stderr[-6000:])
+        print(f"failover test: `cluster {' '.join(command)}` failed with exit {run.returncode} (attempt {attempt} of {attempts})",
+              file=sys.stderr, flush=True)
+        if attempt < attempts:
+            subprocess.run([CLUSTER, "down"], capture_output=True, env=environment)
+    sys.exit(1)
 
 
 class API:
@@ -200,7 +210,9 @@ def main():
     parser.add_argument("--before", type=float, default=4, help="seconds of writes before the kill")
     parser.add_argument("--after", type=float, default=8, help="seconds of writes after the first 2xx following the kill")
     args = parser.parse_args()
-    env = cluster("up")
+    # A start that fails (a package mirror's hiccup, a port still held) is retried once
+    # from nothing, its failure printed; the failover itself is never retried.
+    env = cluster("up", attempts=2)
     api = API(env["API_URL"])
     status, space = api.call("POST", "/api/v1/spaces", {"key": f"failover-{uuid.uuid4()}", "name": "failover"})
     assert status == 201, (status, space)
