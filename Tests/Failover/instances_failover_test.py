@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Kill -9 of one API and one gateway instance behind HAProxy, under RoboscopeKit clients
+(issue 36), on deploy/local/cluster.
+
+Eight `roboscope-client watch` processes follow four work sessions through HAProxy's
+WebSocket port; four `roboscope-client apply` processes create markers through its HTTP
+port, a line every 40 ms. A few seconds in, `api1` and `gateway1` get SIGKILL. Then:
+
+- HAProxy marks both down (its checks) and sends nothing more to them;
+- every `apply` settles every line 2xx and exits 0: writes cut with their instance were
+  retried by the kit with their key, and no marker was made twice;
+- every `watch` printed every event of its topic exactly once, `topic_seq` 1..n in
+  order, the same list the changes feed gives: the kit reconnected to the other gateway
+  and resumed with `since`;
+- `cluster up` restarts both instances and HAProxy sends to them again.
+"""
+import json, os, signal, subprocess, sys, tempfile, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_support import API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, report, server_states
+
+MARKER = {"p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
+KIT = os.environ.get("ROBOSCOPE_CLIENT_BINARY", os.path.join(REPO, ".build/debug/roboscope-client"))
+
+
+def lines_of(path):
+    with open(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def main():
+    env = cluster("up", attempts=2)
+    api = API(env["API_URL"])
+    problems = []
+    sessions = new_sessions(api, 4, "instances")
+    work = tempfile.mkdtemp(prefix="roboscope-instances-")
+
+    watchers = []
+    for number in range(8):
+        topic = f"work_session:{sessions[number % 4]}"
+        out = os.path.join(work, f"watch-{number}.jsonl")
+        process = subprocess.Popen([KIT, "watch", "--url", env["API_URL"], "--ws-url", env["WS_URL"], "--topic", topic, "--since", "0"],
+                                   stdout=open(out, "w"), stderr=subprocess.DEVNULL)
+        watchers.append((topic, out, process))
+
+    appliers = []
+    for number in range(4):
+        out = os.path.join(work, f"apply-{number}.jsonl")
+        process = subprocess.Popen([KIT, "apply", "--url", env["API_URL"], "--state", os.path.join(work, f"state-{number}")],
+                                   stdin=subprocess.PIPE, stdout=open(out, "w"), stderr=subprocess.DEVNULL, text=True)
+        appliers.append((number, out, process, []))
+    feeding = threading.Event()
+    feeding.set()
+
+    def feed_lines(number, process, labels):
+        while feeding.is_set():
+            label = f"kit{number}-{len(labels) + 1}"
+            body = {"work_session_id": sessions[number], "label": label, **MARKER}
+            process.stdin.write(json.dumps({"method": "POST", "path": "/markers", "body": body}) + "\n")
+            process.stdin.flush()
+            labels.append(label)
+            time.sleep(0.04)
+        process.stdin.close()
+    feeders = [threading.Thread(target=feed_lines, args=(n, p, labels), daemon=True) for n, _, p, labels in appliers]
+    for feeder in feeders:
+        feeder.start()
+
+    time.sleep(4)
+    # The kill must cut some of the watchers: HAProxy spreads them over both gateways.
+    on_gateway1 = current_sessions("websocket", "gateway1")
+    if on_gateway1 == 0:
+        problems.append("no watcher was connected to gateway1 when it was killed")
+    subprocess.run([CLUSTER, "kill-api"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "kill-gateway"], check=True, capture_output=True)
+    marked_down = eventually("HAProxy marking api1 and gateway1 down", 20,
+                             lambda: server_states("api").get("api1") == "DOWN"
+                             and server_states("websocket").get("gateway1") == "DOWN")
+    time.sleep(6)
+    feeding.clear()
+    for feeder in feeders:
+        feeder.join(timeout=10)
+    for number, out, process, labels in appliers:
+        try:
+            code = process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            problems.append(f"apply {number} did not settle its {len(labels)} lines within 120 s")
+            continue
+        if code != 0:
+            problems.append(f"apply {number} exited {code}")
+        settled = lines_of(out)
+        numbers = sorted(line["line"] for line in settled)
+        if numbers != list(range(1, len(labels) + 1)):
+            problems.append(f"apply {number}: {len(settled)} lines settled of {len(labels)}, numbers {numbers[:3]}...")
+        failed = [line for line in settled if line["status"] not in (200, 201)]
+        if failed:
+            problems.append(f"apply {number}: {len(failed)} lines settled non-2xx, e.g. {failed[0]}")
+
+    # Every label exactly once in its session's log; every watcher has the feed's list.
+    expected = {topic: feed(api, topic) for topic in {topic for topic, _, _ in watchers}}
+    for number, _, _, labels in appliers:
+        status, markers = api.call("GET", f"/api/v1/markers?work_session_id={sessions[number]}", timeout=30)
+        assert status == 200, (status, markers)
+        counts = {}
+        for marker in markers:
+            counts[marker["label"]] = counts.get(marker["label"], 0) + 1
+        missing = [label for label in labels if counts.get(label, 0) == 0]
+        doubled = [label for label, count in counts.items() if count > 1]
+        if missing or doubled:
+            problems.append(f"session of apply {number}: {len(missing)} markers missing, {len(doubled)} made twice")
+
+    def caught_up():
+        return all(len(lines_of(out)) >= len(expected[topic]) for topic, out, _ in watchers)
+    try:
+        eventually("every watcher at the head of its topic", 60, caught_up, step=0.2)
+    except AssertionError as error:
+        problems.append(str(error))
+    for topic, out, process in watchers:
+        process.send_signal(signal.SIGTERM)
+        try:
+            if process.wait(timeout=10) != 0:
+                problems.append(f"watch of {topic} exited {process.returncode} on SIGTERM")
+        except subprocess.TimeoutExpired:
+            process.kill()
+            problems.append(f"watch of {topic} ignored SIGTERM")
+        got = [(event["position"], event["topic_seq"]) for event in lines_of(out) if event.get("op") == "event"]
+        want = [(position, seq) for position, seq, _, _ in expected[topic]]
+        if got != want:
+            problems.append(f"a watcher of {topic} printed {len(got)} events against the feed's {len(want)}")
+
+    # Both instances back, and HAProxy sending to them again.
+    cluster("up")
+    try:
+        eventually("api1 and gateway1 up again in HAProxy", 30,
+                   lambda: server_states("api").get("api1") == "UP" and server_states("websocket").get("gateway1") == "UP")
+    except AssertionError as error:
+        problems.append(str(error))
+    writes = sum(len(labels) for *_, labels in appliers)
+    print(f"instances failover: api1 and gateway1 killed, HAProxy marked both down {marked_down:.1f} s later; "
+          f"{writes} writes by 4 kit clients all settled 2xx, none made twice; 8 kit watchers ({on_gateway1} on gateway1 "
+          f"when it died) got each of {sum(len(e) for e in expected.values())} events of 4 topics once, in order")
+    report("instances failover", problems)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""A network partition of the Postgres primary on deploy/local/cluster (issue 36): its
+Patroni loses etcd (`cluster partition-postgres-primary` cuts its own relay to etcd)
+while it and its Postgres keep running, under 8 keyed writers through HAProxy.
+
+- the cut-off primary demotes itself: within Patroni's ttl it refuses writes (read-only,
+  or down), so two nodes never take writes at once;
+- the standby, which still sees etcd, is promoted, and writes through HAProxy answer 2xx
+  again;
+- every write answered 2xx is in the log exactly once (so none went to the cut-off node
+  after the new primary took over), and `verify --chain` passes;
+- healed (`cluster heal`), the old primary rejoins as a standby.
+"""
+import os, subprocess, sys, time
+from urllib.parse import urlparse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_support import API, CLUSTER, Writers, cluster, eventually, feed, new_sessions, report, verify
+
+
+def node_port(env, node):
+    hosts = urlparse(env["DATABASE_URL_MULTIHOST"]).netloc.split("@")[-1].split(",")
+    return hosts[int(node[2:]) - 1].rsplit(":", 1)[1]
+
+
+def takes_writes(port):
+    """Whether the node accepts a write now (a temporary table: nothing it keeps)."""
+    run = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc",
+                          "CREATE TEMP TABLE partition_probe (i int); INSERT INTO partition_probe VALUES (1)"],
+                         capture_output=True, text=True, timeout=10)
+    return run.returncode == 0
+
+
+def in_recovery(port):
+    run = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc",
+                          "SELECT pg_is_in_recovery()"], capture_output=True, text=True, timeout=10)
+    return run.returncode == 0 and run.stdout.strip() == "t"
+
+
+def main():
+    env = cluster("up", attempts=2)
+    api = API(env["API_URL"])
+    problems = []
+    sessions = new_sessions(api, 8, "partition")
+    writers = Writers(api, sessions, 8)
+    writers.start()
+    time.sleep(3)
+    cut_off = env["PG_PRIMARY"]
+    port = node_port(env, cut_off)
+    assert takes_writes(port), f"{cut_off} took no write before the partition"
+    subprocess.run([CLUSTER, "partition-postgres-primary"], check=True, capture_output=True)
+    cut_at = time.monotonic()
+    try:
+        demoted = eventually(f"{cut_off} refusing writes", 60, lambda: not takes_writes(port), step=0.2)
+        promoted = eventually("another node promoted", 60,
+                              lambda: cluster("env")["PG_PRIMARY"] not in ("none", cut_off), step=0.2) + demoted
+    except AssertionError as error:
+        writers.stop()
+        subprocess.run([CLUSTER, "heal"], capture_output=True)
+        report("partition", [str(error)])
+    first_ok = None
+    while first_ok is None and time.monotonic() - cut_at < 120:
+        with writers.lock:
+            after = [answered for *_, started, answered in writers.acknowledged if started > cut_at + promoted]
+        first_ok = min(after) if after else None
+        time.sleep(0.1)
+    if first_ok is None:
+        problems.append("no write answered 2xx within 120 s of the partition")
+    time.sleep(3)
+    writers.stop()
+    problems += writers.broken
+
+    keys = {}
+    for session in sessions:
+        for _, _, kind, key in feed(api, f"work_session:{session}"):
+            if key and kind == "marker.created":
+                keys[key] = keys.get(key, 0) + 1
+    lost = [key for key, *_ in writers.acknowledged if keys.get(key, 0) == 0]
+    doubled = [key for key, count in keys.items() if count > 1]
+    if lost:
+        problems.append(f"{len(lost)} acknowledged writes are not in the log (taken by the cut-off node?)")
+    if doubled:
+        problems.append(f"{len(doubled)} writes are in the log twice")
+    problems += verify(env["DATABASE_URL"])
+
+    subprocess.run([CLUSTER, "heal"], check=True, capture_output=True)
+    try:
+        eventually(f"{cut_off} back as a standby", 90, lambda: in_recovery(port), step=0.5)
+    except AssertionError as error:
+        problems.append(str(error))
+    recovery = f"{first_ok - cut_at:.1f} s" if first_ok else "never"
+    print(f"partition: {cut_off} cut off etcd; it refused writes {demoted:.1f} s later, another node was primary "
+          f"{promoted:.1f} s after the cut, the first 2xx write {recovery} after it; "
+          f"{len(writers.acknowledged)} writes acknowledged, {len(lost)} lost, {len(doubled)} doubled")
+    report("partition", problems)
+
+
+if __name__ == "__main__":
+    main()
