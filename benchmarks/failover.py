@@ -12,7 +12,9 @@ Idempotency-Key until 2xx) and 20 WebSocket subscribers resuming with `since`:
 - api, gateway: kill -9 of the first instance; restarted before the next round.
 
 Per round: time from the kill to the first 2xx of a write (or heartbeat) started after
-it, and writes retried; over all rounds: acknowledged writes lost and doubled (by key,
+it, the longest pause between two 2xx writes around it (for a partition, the cut-off
+primary goes on answering until it demotes itself, so this is its figure), and writes
+retried; over all rounds: acknowledged writes lost and doubled (by key,
 against the changes feed), and events missed or doubled by subscribers.
 
 Throughput: writes per second (16 writers, `--seconds` each way) through HAProxy with
@@ -96,15 +98,20 @@ def main():
             time.sleep(2)
             with writers.lock:
                 retried = writers.retries - retries_before
+                answered = sorted(at for *_, at in writers.acknowledged if at >= moment - 5)
+            # Writes never stop for long when nothing fails (8 writers); the longest pause
+            # between two 2xx answers around the kill is the outage writers saw.
+            gap = max((later - earlier for earlier, later in zip(answered, answered[1:])), default=None)
             if kind == "partition":
                 subprocess.run([CLUSTER, "heal"], check=True, capture_output=True)
             # The node or instance comes back before the next round (the standby streaming,
             # the Sentinels seeing a healthy replica: `up` waits for both).
             restarted = time.monotonic()
             cluster("up")
-            rounds.append({"recovered_seconds": recovered, "retries": retried, "rejoin_seconds": time.monotonic() - restarted,
+            rounds.append({"recovered_seconds": recovered, "retries": retried, "write_gap_seconds": gap, "rejoin_seconds": time.monotonic() - restarted,
                            "primary_before": before["PG_PRIMARY"], "master_before": before["REDIS_MASTER"]})
             print(f"{kind} {number + 1}: recovered in {recovered if recovered is None else round(recovered, 1)} s, "
+                  f"longest pause between 2xx writes {gap if gap is None else round(gap, 1)} s, "
                   f"{retried} retries, back in {rounds[-1]['rejoin_seconds']:.1f} s", flush=True)
         kinds[kind] = rounds
     writers.stop()

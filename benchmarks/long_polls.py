@@ -15,6 +15,8 @@ import argparse, asyncio, json, re, threading, time
 from sync import serve
 from write_path import exchange, fresh_database, machine, psql, request
 
+# Seconds before reading pg_stat_database: an idle backend flushes its counts only after
+# 10 s (Postgres 15's PGSTAT_IDLE_INTERVAL), so a shorter wait undercounts.
 SETTLE = 11
 
 
@@ -39,7 +41,10 @@ async def hold_polls(port, topic, since, count, ready, done):
             await asyncio.wait_for(reader.read(1), timeout=40)
         except asyncio.TimeoutError:
             pass
-        writer.close()
+        finally:
+            # Also when cancelled: a poll left open holds the server's graceful stop for
+            # its whole wait (30 s).
+            writer.close()
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
     ready.set()
     while not done.is_set():
@@ -61,12 +66,12 @@ def writes(port, session, rate, seconds):
     return made
 
 
-def window(url, port, busy, rate, seconds):
-    time.sleep(SETTLE)
+def window(url, port, busy, rate, seconds, settle):
+    time.sleep(settle)
     before = transactions(url)
     checks, woken = metric(port, "roboscope_changes_head_checks_total"), metric(port, "roboscope_changes_wakeups_total")
     made = writes(port, busy, rate, seconds)
-    time.sleep(SETTLE)
+    time.sleep(settle)
     return {"transactions": transactions(url) - before, "writes": made,
             "head_checks": metric(port, "roboscope_changes_head_checks_total") - checks,
             "wakeups": metric(port, "roboscope_changes_wakeups_total") - woken}
@@ -79,6 +84,8 @@ def main():
     parser.add_argument("--polls", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=100)
     parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--settle", type=float, default=SETTLE,
+                        help="seconds for Postgres to count the transactions (shorter undercounts; the quick run's 2)")
     parser.add_argument("--output")
     args = parser.parse_args()
     url = fresh_database(args.admin_url, "roboscope_bench_polls")
@@ -90,7 +97,7 @@ def main():
         topic = f"work_session:{quiet}"
         head = request(port, "GET", f"/api/v1/changes?topic={topic}&since=0")[1]["next_since"]
 
-        without = window(url, port, busy, args.rate, args.seconds)
+        without = window(url, port, busy, args.rate, args.seconds, args.settle)
 
         ready, done = threading.Event(), threading.Event()
         polls = threading.Thread(target=lambda: asyncio.run(hold_polls(port, topic, head, args.polls, ready, done)))
@@ -100,7 +107,7 @@ def main():
         while metric(port, "roboscope_changes_waiting") < args.polls and time.time() < deadline:
             time.sleep(0.2)
         waiting = int(metric(port, "roboscope_changes_waiting"))
-        with_polls = window(url, port, busy, args.rate, args.seconds)
+        with_polls = window(url, port, busy, args.rate, args.seconds, args.settle)
         still = int(metric(port, "roboscope_changes_waiting"))
         done.set()
         polls.join()

@@ -59,7 +59,12 @@ def main():
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
     ws_port = free_port()
     server, port, _, session_id = start_server(args.binary, "--database-url", args.database_url, "--redis-url", args.redis_url,
-                                               "--ws-port", str(ws_port), "--ws-presence-grace", "1")
+                                               "--ws-port", str(ws_port), "--ws-presence-grace", "1",
+                                               # One trusted load generator measures throughput: the per-connection
+                                               # bounds against hostile clients (20 ops/s, 16 presences, 1,000 users a
+                                               # session) would refuse it after a second.
+                                               "--ws-op-rate", "1000000", "--ws-max-presence", "10000",
+                                               "--presence-max-users", "1000000")
     try:
         ws_runs = []
         for _ in range(args.repeat):
