@@ -7,14 +7,14 @@ Idempotency-Key until 2xx) and 20 WebSocket subscribers resuming with `since`:
 
 - postgres: kill -9 of the primary's machine (Patroni and Postgres); the killed node
   rejoins (`cluster up`) before the next round;
-- partition: the primary's Patroni cut off etcd; healed before the next round;
+- partition: the primary's Patroni cut off etcd; healed once the other node is primary,
+  and the cut-off node rejoins before the next round; recovery is the first 2xx of a
+  write started after the promotion (the cut-off node answers until it demotes itself);
 - redis: kill -9 of the Redis master; recovery is the first heartbeat answered 200;
 - api, gateway: kill -9 of the first instance; restarted before the next round.
 
 Per round: time from the kill to the first 2xx of a write (or heartbeat) started after
-it, the longest pause between two 2xx writes around it (for a partition, the cut-off
-primary goes on answering until it demotes itself, so this is its figure), and writes
-retried; over all rounds: acknowledged writes lost and doubled (by key,
+it, the longest pause between two 2xx writes around it, and writes retried; over all rounds: acknowledged writes lost and doubled (by key,
 against the changes feed), and events missed or doubled by subscribers.
 
 Throughput: writes per second (16 writers, `--seconds` each way) through HAProxy with
@@ -93,8 +93,20 @@ def main():
                        "redis": "kill-redis-master", "api": "kill-api", "gateway": "kill-gateway"}[kind]
             subprocess.run([CLUSTER, command], check=True, capture_output=True)
             moment = time.monotonic()
-            recovered = (presence_back(api, sessions[0], moment) if kind == "redis"
-                         else first_write_after(writers, moment))
+            if kind == "redis":
+                recovered = presence_back(api, sessions[0], moment)
+            elif kind == "partition":
+                # The cut-off primary answers until it demotes itself: recovery is the
+                # first 2xx of a write started once the other node is primary.
+                promoted = None
+                while promoted is None and time.monotonic() - moment < 90:
+                    if cluster("env")["PG_PRIMARY"] not in ("none", before["PG_PRIMARY"]):
+                        promoted = time.monotonic()
+                    time.sleep(0.1)
+                after = first_write_after(writers, promoted) if promoted else None
+                recovered = promoted - moment + after if after is not None else None
+            else:
+                recovered = first_write_after(writers, moment)
             time.sleep(2)
             with writers.lock:
                 retried = writers.retries - retries_before

@@ -711,8 +711,9 @@ def failover(r, data):
     r.add(machine_line(data) + f" ({data.get('build', '')} build) On `deploy/local/cluster`, {data['rounds']} rounds of "
           "each kind under 8 keyed writers and 20 WebSocket subscribers (`benchmarks/failover.py`). Recovery: from the kill "
           "to the first 2xx of a write started after it (for Redis, of a heartbeat); pause: the longest time with no "
-          "write answered 2xx around the kill (for a partition the cut-off primary answers until it demotes itself, so "
-          "recovery looks instant there and the pause is its figure); back: until `cluster up` has the "
+          "write answered 2xx around the kill; for a partition, recovery counts from the cut to the first 2xx of a write "
+          "started once the other node is primary (the cut-off node answers until it demotes itself); back: until "
+          "`cluster up` has the "
           "node or instance running again (a standby streaming, a replica in sync).", "",
           "| kind | recovery, median [min-max] s | longest pause between 2xx writes, median [min-max] s | "
           "retries per round (median) | back, median s |",

@@ -36,6 +36,9 @@ public struct GatewayConfiguration: Sendable {
     public var presenceGrace: Duration = .seconds(5)
     /// How long a heartbeat keeps a user present (the REST presence window).
     public var presenceWindow: Duration = .seconds(30)
+    /// A standby the tailer reads catch-ups on once it has caught up with their topic
+    /// (`--read-database-url`; `StandbyReads`); nil reads them on the primary.
+    public var readDatabaseURL: String?
     /// Serve `/api/v1/ws/echo` (for the conformance suite).
     public var echo = false
     /// Most events a `since` may replay before the client is told to reload over REST.

@@ -56,6 +56,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
     @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
     @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
+    @Option(name: Settings.readDatabaseURL.name, help: Settings.readDatabaseURL.help) var readDatabaseURLFlag: String?
     @Option(name: Settings.allowedHosts.name, help: Settings.allowedHosts.help) var allowedHostsFlag: String?
     @Option(name: Settings.allowedOrigins.name, help: Settings.allowedOrigins.help) var allowedOriginsFlag: String?
     @Option(name: Settings.trustedProxies.name, help: Settings.trustedProxies.help) var trustedProxiesFlag: String?
@@ -87,6 +88,7 @@ struct Serve: AsyncParsableCommand {
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
     func presenceMaxUsers() throws -> Int { try Settings.presenceMaxUsers.value(presenceMaxUsersFlag) }
     func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
+    func readDatabaseURL() throws -> String? { try Settings.readDatabaseURL.resolve(readDatabaseURLFlag) }
     func allowedHosts() throws -> [String] {
         (try Settings.allowedHosts.resolve(allowedHostsFlag) ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
@@ -203,6 +205,12 @@ struct Serve: AsyncParsableCommand {
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis, pool]
+        // Catch-up reads on a standby when it has caught up (docs/operations.md).
+        let standbyURL = try readDatabaseURL()
+        let standby = standbyURL.map {
+            PostgresPool(url: $0, size: role.runsAPI ? max(2, (try? poolSize()) ?? 2) : 1, statementTimeout: timeouts.requests, logger: logger)
+        }
+        if let standby { services.append(standby) }
         if redisEndpoint.usesSentinels {
             services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
         }
@@ -214,6 +222,7 @@ struct Serve: AsyncParsableCommand {
             timeTravel: TimeTravel(pool: reports),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
+        api.standby = standby
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
         let authentication = try await auth.verifier(logger: logger)
         let verifier = authentication?.0
@@ -261,6 +270,7 @@ struct Serve: AsyncParsableCommand {
             configuration.allowedOrigins = try allowedOrigins()
             configuration.trustedProxies = try trustedProxies()
             configuration.presenceMaxUsers = try presenceMaxUsers()
+            configuration.readDatabaseURL = standbyURL
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
                 presence: presence, logger: logger

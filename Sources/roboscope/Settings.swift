@@ -103,6 +103,9 @@ enum Settings {
     // Common to every subcommand.
     static let databaseURL = Setting<String>("database-url", env: "DATABASE_URL", default: "postgres://roboscope@127.0.0.1:55432/roboscope",
                                              "the event log and projections (all subcommands)")
+    static let readDatabaseURL = Setting<String>("read-database-url", env: "ROBOSCOPE_READ_DATABASE_URL", default: nil,
+                                                 shown: "unset: every read on the primary",
+                                                 "a standby (hot standby) for catch-up reads: changes-feed pages and WebSocket catch-ups go there when it has every event of their topic that the primary has, else to the primary")
     static let redisURL = Setting<String>("redis-url", env: "REDIS_URL", default: "redis://127.0.0.1:56379/0",
                                           "presence and locks, `redis://[:password@]host[:port][/db]`")
     static let redisSentinels = Setting<String>("redis-sentinels", env: "REDIS_SENTINELS", default: nil,
@@ -221,7 +224,7 @@ enum Settings {
 
     /// The reference's rows, in its order (flags without a value are listed too).
     static let reference: [SettingRow] = [
-        SettingRow(databaseURL), SettingRow(redisURL), SettingRow(redisSentinels), SettingRow(redisMasterName), SettingRow(schemaDirectory), SettingRow(logLevel), SettingRow(logFormat),
+        SettingRow(databaseURL), SettingRow(readDatabaseURL), SettingRow(redisURL), SettingRow(redisSentinels), SettingRow(redisMasterName), SettingRow(schemaDirectory), SettingRow(logLevel), SettingRow(logFormat),
         SettingRow(role),
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),

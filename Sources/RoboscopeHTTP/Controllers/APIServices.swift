@@ -34,6 +34,11 @@ public struct APIServices: Sendable {
             try await feed.heads(of: topics)
         }
     }
+    /// A standby the changes feed reads pages on once it has caught up with their topic
+    /// (`--read-database-url`; `StandbyReads`); nil reads everything on the primary.
+    public var standby: PostgresPool?
+    /// The changes feed over the primary and, when there is one, the standby.
+    var changesFeed: ChangesFeed { ChangesFeed(pool: store.pool, standby: standby) }
     /// The changes feed's pages read ahead for clients catching up (none by default).
     public var changesReadAhead = ChangesReadAhead(capacity: 0)
     /// What `GET /realtime` answers.

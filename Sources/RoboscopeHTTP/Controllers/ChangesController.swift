@@ -31,7 +31,7 @@ struct ChangesController {
         // Before the shared read-ahead: a page read ahead for one principal is never
         // handed to another that may not see its topic.
         try await services.gate.require(.read, on: topic, context, otherwise: Self.unknown(topic))
-        let feed = ChangesFeed(pool: services.store.pool)
+        let feed = services.changesFeed
         let readAhead = services.changesReadAhead
         let key = ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
         if let page = await readAhead.take(key) {

@@ -34,6 +34,10 @@ public enum StoreErrors {
             return DomainError(.alreadyExists, "key: another space has this key", field: "key")
         case ("23505", "events_stream_version_key"):
             return DomainError(.alreadyExists, "id: an entity with this id already exists", field: "id")
+        case ("25006", _):
+            // A demoted primary (failover or partition): its connection is replaced
+            // (`PGConnection.isOnStandby`) and the retry reaches the new primary.
+            return DomainError(.unavailable, "the database is read-only here: a failover is under way; retry")
         case ("57014", _), ("40P01", _), ("40001", _):
             return DomainError(.unavailable, "the database could not finish the request in time; retry")
         case (let state?, _) where state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57"):

@@ -4,11 +4,28 @@ import RoboscopeDomain
 /// order, read through the same query and decoder as the gateways' catch-up.
 public struct ChangesFeed: Sendable {
     public let pool: PostgresPool
+    /// A standby pages are read on when it has caught up with the topic (`StandbyReads`).
+    public let standby: PostgresPool?
     /// How many rows the connection's thread hands over at a time.
     static let batchSize = 64
 
-    public init(pool: PostgresPool) {
+    public init(pool: PostgresPool, standby: PostgresPool? = nil) {
         self.pool = pool
+        self.standby = standby
+    }
+
+    /// The standby when its prefix of the topic ends where the primary's does, else the
+    /// primary (also when the standby cannot answer).
+    func source(for topic: Topic) async throws -> PostgresPool {
+        guard let standby else { return pool }
+        let primaryHead = try await pool.translatingErrors { try DeliveryReader.head(of: topic, on: $0) }
+        if let standbyHead = try? await standby.translatingErrors({ try DeliveryReader.head(of: topic, on: $0) }),
+           StandbyReads.mayRead(primaryHead: primaryHead, standbyHead: standbyHead) {
+            StandbyReads.count("changes", .standby)
+            return standby
+        }
+        StandbyReads.count("changes", .primary)
+        return pool
     }
 
     /// One page: up to `limit` events after `since`, each folded into `page` by `add`, the
@@ -24,8 +41,9 @@ public struct ChangesFeed: Sendable {
         _ topic: Topic, since: Int64, limit: Int, into page: Page,
         adding add: @escaping @Sendable (inout Page, Delivery) throws -> Void
     ) async throws -> (page: Page, last: Int64?, hasMore: Bool)? {
+        let source = try await source(for: topic)
         let (batches, sink) = AsyncThrowingStream<RowBatch, any Error>.makeStream()
-        async let read = Self.finishing(sink, pool.translatingErrors { connection -> (count: Int, exists: Bool) in
+        async let read = Self.finishing(sink, source.translatingErrors { connection -> (count: Int, exists: Bool) in
             var count = 0
             var batch: [TopicRow] = []
             try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in

@@ -38,7 +38,15 @@ public final class PGConnection {
         PQfinish(handle)
     }
 
-    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    /// Set when a statement is refused because the server is read-only (SQLSTATE 25006):
+    /// it was a primary and is a standby now (a demoted or partitioned primary behind a
+    /// proxy that has not cut it yet, or a multi-host URL's first host after a failover).
+    /// Nothing written can succeed here again, so the connection counts as broken and its
+    /// pool replaces it: the next connect finds the primary (HAProxy's check, or libpq's
+    /// `target_session_attrs=read-write`).
+    private(set) var isOnStandby = false
+
+    public var isBroken: Bool { isOnStandby || PQstatus(handle) != CONNECTION_OK }
 
     /// Runs one statement with parameters (`$1`, `$2`, …); nil is SQL NULL.
     @discardableResult
@@ -119,9 +127,11 @@ public final class PGConnection {
             if isBroken {
                 throw PGError(.connection, message)
             }
+            let sqlState = field(Int32(UInt8(ascii: "C")))
+            if sqlState == "25006" { isOnStandby = true }
             throw PGError(
                 .statement, message,
-                sqlState: field(Int32(UInt8(ascii: "C"))),
+                sqlState: sqlState,
                 detail: field(Int32(UInt8(ascii: "D"))),
                 constraint: field(Int32(UInt8(ascii: "n")))
             )
