@@ -4,6 +4,9 @@ client, keyed writers that retry until 2xx, WebSocket subscribers that resume wi
 import asyncio, base64, http.client, json, os, random, socket, struct, subprocess, sys, threading, time, uuid
 from urllib.parse import urlparse
 
+# A marker's corners, for the tests' writes.
+MARKER = {"p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTER = os.path.join(REPO, "deploy", "local", "cluster")
 
@@ -77,7 +80,7 @@ class Writers:
             session = self.sessions[rng.randrange(len(self.sessions))]
             key = str(uuid.uuid4())
             body = {"work_session_id": session, "label": f"w{number}-{sequence}",
-                    "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
+                    **MARKER}
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline:
                 started = time.monotonic()
@@ -185,6 +188,12 @@ def feed(api, topic):
         since = page["next_since"]
         if not page["has_more"]:
             return events
+
+
+def node_port(env, node):
+    """The Postgres port of node `pg1` or `pg2` (from the cluster's multi-host URL)."""
+    hosts = urlparse(env["DATABASE_URL_MULTIHOST"]).netloc.split("@")[-1].split(",")
+    return hosts[int(node[2:]) - 1].rsplit(":", 1)[1]
 
 
 def binary():

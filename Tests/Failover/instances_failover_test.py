@@ -17,9 +17,8 @@ port, a line every 40 ms. A few seconds in, `api1` and `gateway1` get SIGKILL. T
 import json, os, signal, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, report, server_states
+from cluster_support import MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, report, server_states
 
-MARKER = {"p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
 KIT = os.environ.get("ROBOSCOPE_CLIENT_BINARY", os.path.join(REPO, ".build/debug/roboscope-client"))
 
 

@@ -12,15 +12,9 @@ while it and its Postgres keep running, under 8 keyed writers through HAProxy.
 - healed (`cluster heal`), the old primary rejoins as a standby.
 """
 import os, subprocess, sys, time
-from urllib.parse import urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import API, CLUSTER, Writers, cluster, eventually, feed, new_sessions, report, verify
-
-
-def node_port(env, node):
-    hosts = urlparse(env["DATABASE_URL_MULTIHOST"]).netloc.split("@")[-1].split(",")
-    return hosts[int(node[2:]) - 1].rsplit(":", 1)[1]
+from cluster_support import API, CLUSTER, Writers, node_port, cluster, eventually, feed, new_sessions, report, verify
 
 
 def takes_writes(port):

@@ -16,10 +16,7 @@ op (held open), and an enforced lock taken by ana. After it:
 import os, subprocess, sys, threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import API, BlockingWebSocket, CLUSTER, cluster, eventually, new_sessions, report
-
-MARKER = {"p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
-
+from cluster_support import MARKER, API, BlockingWebSocket, CLUSTER, cluster, eventually, new_sessions, report
 
 def role(port):
     run = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", port, "ROLE"], capture_output=True, text=True)

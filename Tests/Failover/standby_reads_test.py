@@ -12,14 +12,10 @@ catch-ups on the streaming standby. Then:
 - replay resumed, reads go back to the standby.
 """
 import http.client, os, subprocess, sys
-from urllib.parse import urlparse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, BlockingWebSocket, binary, cluster, eventually, feed, free_port, new_sessions, ready,
+from cluster_support import (API, MARKER, BlockingWebSocket, node_port, binary, cluster, eventually, feed, free_port, new_sessions, ready,
                              record_pid, report)
-
-MARKER = {"p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
-
 
 def reads(api, reader, source):
     """roboscope_catch_up_reads_total{reader, source} of the instance."""
@@ -58,9 +54,7 @@ def catch_up(ws_url, topic):
 def main():
     env = cluster("up", attempts=2)
     problems = []
-    primary = env["PG_PRIMARY"]
-    hosts = urlparse(env["DATABASE_URL_MULTIHOST"]).netloc.split("@")[-1].split(",")
-    standby_port = hosts[1 if primary == "pg1" else 0].rsplit(":", 1)[1]
+    standby_port = node_port(env, "pg2" if env["PG_PRIMARY"] == "pg1" else "pg1")
     assert psql(standby_port, "SELECT pg_is_in_recovery()") == "t", "the standby is not in recovery"
 
     http_port, ws_port = free_port(), free_port()
