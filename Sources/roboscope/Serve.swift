@@ -205,11 +205,12 @@ struct Serve: AsyncParsableCommand {
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis, pool]
-        // Catch-up reads on a standby when it has caught up (docs/operations.md).
+        // Catch-up reads on a standby when it has caught up (docs/operations.md): the
+        // changes feed's pool here; a gateway's tailer keeps its own connection.
         let standbyURL = try readDatabaseURL()
-        let standby = standbyURL.map {
-            PostgresPool(url: $0, size: role.runsAPI ? max(2, (try? poolSize()) ?? 2) : 1, statementTimeout: timeouts.requests, logger: logger)
-        }
+        let standby = role.runsAPI
+            ? try standbyURL.map { PostgresPool(url: $0, size: try poolSize(), statementTimeout: timeouts.requests, logger: logger) }
+            : nil
         if let standby { services.append(standby) }
         if redisEndpoint.usesSentinels {
             services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
