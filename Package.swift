@@ -55,9 +55,10 @@ let package = Package(
         .systemLibrary(name: "CLinuxSystem"),
         // The system's zlib, for permessage-deflate in the WebSocket codec (the server's
         // gateway and the kit's Linux socket transport): docs/websocket.md, "Compression".
+        // No pkg-config: zlib's header and library are where every compiler looks (Debian's
+        // zlib1g-dev, Apple's SDKs), and an app adding the kit sees no pkg-config warning.
         .systemLibrary(
             name: "CZlib",
-            pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
         // Marker geometry and distance ticks: pure, shared by the server and RoboscopeKit.
@@ -141,6 +142,8 @@ let package = Package(
             name: "RoboscopeKit",
             dependencies: [
                 "RoboscopeGeometry",
+                // gzip for request bodies (`RequestCompression`), on every platform.
+                "CZlib",
                 // The WebSocket client of Linux (SocketWebSocketTransport); Apple
                 // platforms use URLSessionWebSocketTask.
                 .target(name: "WebSocketCodec", condition: .when(platforms: [.linux])),

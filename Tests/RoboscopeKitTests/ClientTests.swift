@@ -32,6 +32,23 @@ import RoboscopeKit
         #expect(sleeps.allSatisfy { $0 >= .seconds(1) })
     }
 
+    @Test func aLargeBodyGoesGzippedAndTheInMemoryServiceReadsIt() async throws {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        // Over the 1 KiB threshold (a key the service ignores pads it), then under it.
+        let large: [String: JSONValue] = [
+            "id": .string(UUID().uuidString), "work_session_id": .string(session.uuidString), "label": "large", "padding": .string(String(repeating: "pipe ", count: 400)),
+            "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
+        ]
+        let body = try JSONEncoder().encode(large)
+        #expect(try await client.send(method: "POST", path: "/markers", body: body, key: "large").status == 201)
+        _ = try await client.createMarker(NewMarker(workSessionID: session, label: "small", corners: Self.quad))
+        let posts = await service.requests.filter { $0.method == "POST" }
+        #expect(posts.map { $0.headers["Content-Encoding"] } == ["gzip", nil])
+        #expect(try #require(posts.first?.body).count < body.count / 4, "the padding compresses")
+        #expect(await service.markers(in: session).compactMap(\.label).sorted() == ["large", "small"])
+    }
+
     @Test func fourHundredsAreNeverRetriedAndComeTyped() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)

@@ -23,6 +23,9 @@ public struct RoboscopeConfiguration: Sendable {
     /// to the transport. The kit's own bound, measured on `clock`: a transport that
     /// never answers (a network that accepts and stays silent) cannot hold a call.
     public var requestTimeout: Duration?
+    /// Large request bodies go gzip-compressed (`Content-Encoding: gzip`); `.off` sends
+    /// every body as it is.
+    public var requestCompression = RequestCompression()
 
     /// Everything but `baseURL` has a default: `URLSession` for HTTP, the platform's WebSocket
     /// transport, the system clock, six attempts per call, unlimited reconnects.
@@ -383,11 +386,14 @@ public final class RoboscopeClient: Sendable {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         var refreshedToken = false
+        // Compressed once: every retry sends the same bytes with the same key.
+        let (body, contentEncoding) = body.map { configuration.requestCompression.encode($0) } ?? (nil, nil)
         while true {
             if Task.isCancelled { throw RoboscopeError.cancelled }
             var headers = extraHeaders
             headers["Accept"] = "application/json"
             if body != nil { headers["Content-Type"] = "application/json" }
+            if let contentEncoding { headers["Content-Encoding"] = contentEncoding }
             if let key { headers["Idempotency-Key"] = key }
             if let ifMatch { headers["If-Match"] = String(ifMatch) }
             if let user = configuration.userID { headers["X-User-Id"] = user }

@@ -189,6 +189,15 @@ public actor InMemoryService {
             let status = failures.removeFirst()
             return Self.error(status, "injected failure", headers: status == 503 ? ["Retry-After": "1"] : [:])
         }
+        // `requests` keeps what came on the wire; the routes read the body as the server
+        // does, inflated (or refused when it is not gzip).
+        var request = request
+        if request.headers["Content-Encoding"] == "gzip", let body = request.body {
+            guard let inflated = RequestCompression.gunzip(body) else {
+                return Self.error(400, "Content-Encoding: not a gzip stream")
+            }
+            request.body = inflated
+        }
         let key = request.headers["Idempotency-Key"]
         let actor = request.headers["X-User-Id"] ?? "anonymous"
         if let key, let answer = answers["\(actor)\n\(key)"] {
