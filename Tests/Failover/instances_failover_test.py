@@ -4,7 +4,9 @@
 
 Eight `roboscope-client watch` processes follow four work sessions through HAProxy's
 WebSocket port; four `roboscope-client apply` processes create markers through its HTTP
-port, a line every 40 ms. A few seconds in, `api1` and `gateway1` get SIGKILL. Then:
+port, a line every 100 ms (a debug build of `apply` spends about 20 ms of CPU a line;
+faster, four of them would hold both cores). A few seconds in, `api1` and `gateway1`
+get SIGKILL. Then:
 
 - HAProxy marks both down (its checks) and sends nothing more to them;
 - every `apply` settles every line 2xx and exits 0: writes cut with their instance were
@@ -58,7 +60,7 @@ def main():
             process.stdin.write(json.dumps({"method": "POST", "path": "/markers", "body": body}) + "\n")
             process.stdin.flush()
             labels.append(label)
-            time.sleep(0.04)
+            time.sleep(0.1)
         process.stdin.close()
     feeders = [threading.Thread(target=feed_lines, args=(n, p, labels), daemon=True) for n, _, p, labels in appliers]
     for feeder in feeders:
