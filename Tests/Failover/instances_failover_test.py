@@ -66,7 +66,9 @@ def main():
     for feeder in feeders:
         feeder.start()
 
-    time.sleep(4)
+    # Under way: every watcher has printed and every apply has settled lines.
+    eventually("the kit clients under way", 30, lambda: all(lines_of(out) for _, out, _ in watchers)
+               and all(len(lines_of(out)) >= 10 for _, out, _, _ in appliers))
     # The kill must cut some of the watchers: HAProxy spreads them over both gateways.
     on_gateway1 = current_sessions("websocket", "gateway1")
     if on_gateway1 == 0:
@@ -76,7 +78,10 @@ def main():
     marked_down = eventually("HAProxy marking api1 and gateway1 down", 20,
                              lambda: server_states("api").get("api1") == "DOWN"
                              and server_states("websocket").get("gateway1") == "DOWN")
-    time.sleep(6)
+    # Writing goes on through the survivors for a while before the lines stop.
+    settled = sum(len(lines_of(out)) for _, out, _, _ in appliers)
+    eventually("writes settled through the surviving instances", 60,
+               lambda: sum(len(lines_of(out)) for _, out, _, _ in appliers) >= settled + 100, step=0.5)
     feeding.clear()
     for feeder in feeders:
         feeder.join(timeout=10)

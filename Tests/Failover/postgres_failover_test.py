@@ -66,13 +66,8 @@ def main():
     # committed (replicated to the standby) just before; the recovery is the first 2xx
     # of an attempt that started after this point.
     killed_at = time.monotonic()
-    first_ok = None
-    while first_ok is None and time.monotonic() - killed_at < 120:
-        with writers.lock:
-            after = [answered for *_, started, answered in writers.acknowledged if started > killed_at]
-        first_ok = min(after) if after else None
-        time.sleep(0.1)
-    assert first_ok is not None, "no write answered 2xx within 120 s of the kill"
+    recovered = first_write_after(writers, killed_at)
+    assert recovered is not None, "no write answered 2xx within 120 s of the kill"
     multihost_ok = first_write_after(multihost_writers, killed_at)
     time.sleep(args.after)
     writers.stop()
@@ -127,19 +122,17 @@ def main():
 
     # The old primary rejoins as a standby.
     cluster("up")
-    rejoined = False
-    for _ in range(150):
+    def rejoined():
         status_text = subprocess.run([CLUSTER, "status"], capture_output=True, text=True).stdout
         primary = cluster("env")["PG_PRIMARY"]
-        if primary not in ("none", killed_primary) and f"patroni-{killed_primary}: up" in status_text:
-            rejoined = True
-            break
-        time.sleep(0.2)
-    if not rejoined:
-        problems.append(f"{killed_primary} did not rejoin as a standby")
+        return primary not in ("none", killed_primary) and f"patroni-{killed_primary}: up" in status_text
+    try:
+        eventually(f"{killed_primary} back as a standby", 30, rejoined, step=0.2)
+    except AssertionError as error:
+        problems.append(str(error))
 
     print(f"failover: {killed_primary} killed; the first 2xx of a write started after the kill "
-          f"{first_ok - killed_at:.1f} s after it; "
+          f"{recovered:.1f} s after it; "
           f"on the multi-host URL {multihost_ok or 0:.1f} s; "
           f"{len(acknowledged)} writes acknowledged, {writers.retries + multihost_writers.retries} retries, "
           f"{sum(1 for k, *_ in acknowledged if keys_in_log.get(k, 0) == 0)} lost, {len(doubled)} doubled; "

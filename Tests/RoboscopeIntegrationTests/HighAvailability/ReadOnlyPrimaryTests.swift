@@ -19,28 +19,23 @@ import Testing
         try admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)'")
         // The first writes may meet the terminated connections (503, unreachable); then
         // the pool's new sessions refuse them as read-only.
-        var answer: (status: Int, message: String)?
-        for _ in 0..<50 {
+        var answer: (status: Int, message: String, retryAfter: String?)?
+        try await eventually("an answer other than the terminated connections' 503", within: 5) {
             let write = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
             let message = write.json["error"]?["message"]?.string ?? ""
-            if write.status != 503 || message.contains("read-only") {
-                answer = (write.status, message)
-                #expect(write.header("Retry-After") != nil)
-                break
-            }
-            try await Task.sleep(for: .milliseconds(100))
+            guard write.status != 503 || message.contains("read-only") else { return false }
+            answer = (write.status, message, write.header("Retry-After"))
+            return true
         }
         #expect(answer?.status == 503, "a read-only server is a failover under way, not a server error: \(String(describing: answer))")
+        #expect(answer?.retryAfter != nil)
 
         // Writable again (the new primary): the read-only sessions stay read-only for as
         // long as they live, so writes succeed again only if the pool replaced them.
         try admin.execute("ALTER DATABASE \(database) RESET default_transaction_read_only")
-        var recovered = false
-        for _ in 0..<100 where !recovered {
-            recovered = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"]).status == 201
-            if !recovered { try await Task.sleep(for: .milliseconds(100)) }
+        try await eventually("writes succeed again without a restart", within: 10) {
+            try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"]).status == 201
         }
-        #expect(recovered, "writes succeed again without a restart")
         #expect(await server.terminate() == 0)
     }
 }
