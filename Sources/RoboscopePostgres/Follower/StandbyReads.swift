@@ -21,6 +21,14 @@ public enum StandbyReads {
 
     /// Counts where a catch-up read went: `reader` is `changes` or `websocket`.
     public static func count(_ reader: String, _ source: Source) {
-        Counter(label: "roboscope_catch_up_reads_total", dimensions: [("reader", reader), ("source", source.rawValue)]).increment()
+        counters["\(reader)/\(source.rawValue)"]?.increment()
     }
+
+    /// Made once: a page of the feed counts one read, and no counter is built per page.
+    private static let counters = Dictionary(uniqueKeysWithValues: ["changes", "websocket"].flatMap { reader in
+        [Source.standby, .primary].map { source in
+            ("\(reader)/\(source.rawValue)",
+             Counter(label: "roboscope_catch_up_reads_total", dimensions: [("reader", reader), ("source", source.rawValue)]))
+        }
+    })
 }
