@@ -49,6 +49,10 @@ def delaying_relay(target, delay):
     to `target`, every chunk held `delay` seconds in each direction; returns the port."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
+    # Listening before the port is handed back: the relay's thread may not have reached
+    # start_server when the caller connects, and a bound socket that is not yet listening
+    # refuses (what failed CI once).
+    listener.listen(64)
     port = listener.getsockname()[1]
 
     async def pipe(reader, writer):
