@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The WebSocket gateway as a service: a listening socket, one event loop per
-/// thread, the log tailer and the presence thread. On graceful shutdown (SIGTERM) it
+/// thread, the log tailer, the catch-up reader and the presence thread. On graceful shutdown (SIGTERM) it
 /// stops accepting, closes every connection with 1001, and waits for the close
 /// handshakes (at most a few seconds).
 public final class Gateway: Service, Sendable {
@@ -26,6 +26,7 @@ public final class Gateway: Service, Sendable {
         let hub = Hub(
             configuration: configuration, logger: logger, registry: registry, metrics: metrics,
             tailer: try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics, logger: logger),
+            catchUps: try CatchUpReader(databaseURL: databaseURL, configuration: configuration, metrics: metrics, logger: logger),
             presence: try PresenceWorker(endpoint: redis, store: presence, configuration: configuration, registry: registry, logger: logger))
         // The shards reach the tailer and the presence thread through the hub, and
         // those two reach the shards through their lists, set before any thread starts.
@@ -43,6 +44,7 @@ public final class Gateway: Service, Sendable {
 
     public func run() async throws {
         hub.tailer.start()
+        hub.catchUps.start()
         hub.presence.start()
         for shard in shards {
             shard.loop.start()
@@ -68,6 +70,7 @@ public final class Gateway: Service, Sendable {
         }
         close(listener)
         await hub.tailer.stop()
+        await hub.catchUps.stop()
         await hub.presence.stop()
         hub.logger.info("gateway stopped", metadata: ["metrics": "\(hub.metrics.snapshot)"])
     }

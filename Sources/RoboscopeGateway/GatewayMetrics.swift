@@ -23,8 +23,9 @@ public final class GatewayMetrics: Sendable {
     private let messagesCounter = Counter(label: "roboscope_ws_messages_sent_total")
     private let slowCounter = Counter(label: "roboscope_ws_slow_consumers_total")
     private let lagGauge = Gauge(label: "roboscope_ws_lag_positions")
-    /// Subscriptions the tailer served, by outcome: `granted`, `refused`, or `withdrawn`
-    /// (skipped or cut short because the client unsubscribed or left meanwhile).
+    /// Subscriptions answered, by outcome: `granted`, `refused`, or `withdrawn` (skipped
+    /// by the tailer, or its grant dropped, because the client unsubscribed or left
+    /// meanwhile).
     private let grantCounters = [
         "granted": Counter(label: "roboscope_ws_subscribe_answers_total", dimensions: [("outcome", "granted")]),
         "refused": Counter(label: "roboscope_ws_subscribe_answers_total", dimensions: [("outcome", "refused")]),
@@ -40,6 +41,10 @@ public final class GatewayMetrics: Sendable {
         "catch_up": Counter(label: "roboscope_ws_deflate_runs_total", dimensions: [("kind", "catch_up")]),
     ]
     private let deflateInCounter = Counter(label: "roboscope_ws_deflate_bytes_in_total")
+    /// Pages of subscriptions' catch-ups read (each asked when its socket drained), and
+    /// their events.
+    private let catchUpPagesCounter = Counter(label: "roboscope_ws_catch_up_pages_total")
+    private let catchUpEventsCounter = Counter(label: "roboscope_ws_catch_up_events_total")
     private let deflateOutCounter = Counter(label: "roboscope_ws_deflate_bytes_out_total")
 
     /// Every series at zero from the start (a fresh gateway's dashboards show 0, not "no data").
@@ -53,6 +58,13 @@ public final class GatewayMetrics: Sendable {
         for counter in deflateCounters.values { counter.increment(by: 0) }
         deflateInCounter.increment(by: 0)
         deflateOutCounter.increment(by: 0)
+        catchUpPagesCounter.increment(by: 0)
+        catchUpEventsCounter.increment(by: 0)
+    }
+
+    func catchUpPage(events: Int) {
+        catchUpPagesCounter.increment()
+        catchUpEventsCounter.increment(by: events)
     }
 
     /// `runs` payloads of `kind` compressed from `bytesIn` to `bytesOut` bytes.

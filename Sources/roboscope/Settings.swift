@@ -126,7 +126,7 @@ enum Settings {
     static let httpPort = Setting<Int>("http-port", env: "ROBOSCOPE_HTTP_PORT", default: 8080, "REST, probes, `/metrics` and `/console`")
     static let wsPort = Setting<Int>("ws-port", env: "ROBOSCOPE_WS_PORT", default: 8081, "the WebSocket gateway")
     static let poolSize = Setting<Int>("db-pool-size", env: "ROBOSCOPE_DB_POOL_SIZE", default: 16,
-                                       "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus its tailer's own)")
+                                       "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus one each for its log tailer and its catch-up reader)")
     static let statementTimeout = Setting<Double>("db-statement-timeout", env: "ROBOSCOPE_DB_STATEMENT_TIMEOUT", default: 10,
                                                   "seconds a request's statement (reads, writes, the changes feed) may run before Postgres cancels it (503 with `Retry-After`)")
     static let reportStatementTimeout = Setting<Double>("db-report-statement-timeout", env: "ROBOSCOPE_DB_REPORT_STATEMENT_TIMEOUT", default: 120,

@@ -11,8 +11,8 @@ import Testing
         Box(SubscriptionGrant(topic: topic, since: since, head: head, maxCatchUpEvents: limit))
     }
 
-    func granted(_ step: SubscriptionGrant.Step) -> (position: Int64, topicSeq: Int64?, covered: Int64?)? {
-        if case .grant(let position, let topicSeq, let covered) = step { return (position, topicSeq, covered) }
+    func granted(_ step: SubscriptionGrant.Step) -> (position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?)? {
+        if case .grant(let position, let topicSeq, let covered, let catchUp) = step { return (position, topicSeq, covered, catchUp) }
         return nil
     }
 
@@ -29,28 +29,26 @@ import Testing
         #expect(answer?.position == 500)
         #expect(answer?.topicSeq == 40)
         #expect(answer?.covered == nil)
+        #expect(answer?.catchUp == nil)
     }
 
-    @Test func aCatchUpReadsPagesUntilTheHeadThenAnnouncesIt() {
+    @Test func aCatchUpIsCountedFromTheTopicsSequenceAndHandedOnUnread() {
         let grant = grant(since: 100)
-        guard case .read(after: 100) = grant.value.start() else { Issue.record("expected a read after 100"); return }
-        guard case .read(after: 300) = grant.mutate({ $0.read(count: 30, last: 300) }) else { Issue.record("expected a second page"); return }
-        let answer = granted(grant.mutate { $0.read(count: 10, last: 500) })
+        guard case .askSequence(atOrBefore: 100) = grant.value.start() else { Issue.record("expected the sequence at 100"); return }
+        let answer = granted(grant.value.sequence(atSince: 12))
         #expect(answer?.position == 500)
         #expect(answer?.topicSeq == 40)
         #expect(answer?.covered == 100)
-        #expect(grant.value.caughtUp == 40)
+        #expect(answer?.catchUp == CatchUpRange(after: 100, through: 500, events: 28))
     }
 
-    @Test func anEmptyPageEndsTheCatchUp() {
-        let grant = grant(since: 100)
-        #expect(granted(grant.mutate { $0.read(count: 0, last: nil) })?.position == 500)
+    @Test func sinceBeforeTheTopicsFirstEventCatchesUpOnAllOfIt() {
+        #expect(granted(grant(since: 0).value.sequence(atSince: nil))?.catchUp == CatchUpRange(after: 0, through: 500, events: 40))
     }
 
     @Test func tooManyEventsSinceIsRefusedWithTheWayToCatchUp() {
-        let grant = grant(since: 100, limit: 50)
-        #expect(granted(grant.mutate { $0.read(count: 50, last: 300) }) == nil)
-        let error = refused(grant.mutate { $0.read(count: 1, last: 301) })
+        #expect(granted(grant(since: 100, limit: 28).value.sequence(atSince: 12))?.catchUp?.events == 28, "at the limit")
+        let error = refused(grant(since: 100, limit: 27).value.sequence(atSince: 12))
         #expect(error?.code == .tooFarBehind)
         #expect(error?.field == "since")
         #expect(error?.message.contains("GET /api/v1/changes?topic=\(topic)&since=100") == true)

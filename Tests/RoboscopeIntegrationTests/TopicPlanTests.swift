@@ -100,6 +100,14 @@ import RoboscopeDomain
                 #expect(head.contains("Index Scan Backward using events_work_session_idx"), "\(head)")
                 #expect(!head.contains("events_pkey"), "\(head)")
             }
+            // A subscription's catch-up size: the topic's number at `since`, walked back the same way.
+            for settings in [nil, Self.genericPlan] {
+                let sequence = try Self.plan(DeliveryReader.sequenceStatement(topic), [topic.id, Int64(5000)], settings: settings, on: connection)
+                #expect(sequence.contains("Index Scan Backward using events_work_session_idx"), "\(sequence)")
+                #expect(!sequence.contains("events_pkey"), "\(sequence)")
+            }
+            #expect(try DeliveryReader.sequence(of: topic, atOrBefore: 5000, on: connection) == 5000)
+            #expect(try DeliveryReader.sequence(of: topic, atOrBefore: 0, on: connection) == nil)
 
             #expect(try DeliveryReader.head(of: topic, on: connection) == TopicHead(position: 10000, topicSeq: 10000))
             let rows = try DeliveryReader.topic(topic, after: 9990, limit: 1000, on: connection)

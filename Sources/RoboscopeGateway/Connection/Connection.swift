@@ -34,6 +34,8 @@ final class Connection: LoopHandler {
 
     /// Topics this connection receives (the shard keeps the fan-out side).
     var subscriptions: ConnectionSubscriptions
+    /// Catch-ups of its granted subscriptions still being paged to it.
+    var catchUps: ConnectionCatchUps
     var presence: Set<PresenceKey> = []
     /// `presence` ops whose session is being looked up.
     var presenceLookUps = 0
@@ -55,6 +57,11 @@ final class Connection: LoopHandler {
         self.shard = shard
         subscriptions = ConnectionSubscriptions(limit: shard.configuration.maxSubscriptionsPerConnection,
                                                 inFlightLimit: shard.configuration.maxPendingSubscriptions)
+        // A page is asked for while less than a quarter of the bound waits, and holds at
+        // most another quarter (and one event): a client reading as fast as it can is
+        // never closed by its catch-up, and one that stops costs no more reads.
+        let quarter = max(1, shard.configuration.maxBufferedBytes / 4)
+        catchUps = ConnectionCatchUps(lowWater: min(256 << 10, quarter), pageBytes: min(256 << 10, quarter))
         opBudget = TokenBucket(rate: shard.configuration.opRate, burst: shard.configuration.opBurst, now: Shard.seconds(now))
         machine = ConnectionStateMachine(
             now: now, pingInterval: shard.configuration.pingInterval, maxBufferedBytes: shard.configuration.maxBufferedBytes)
@@ -237,20 +244,20 @@ final class Connection: LoopHandler {
         }
     }
 
-    /// Queues a subscription's catch-up, in order, and returns the bytes queued. When the
-    /// client let the server keep its context, the burst is compressed as one stream (each
-    /// event may refer to the ones before it: marker events repeat their field names and
-    /// ids), by a compressor made for this burst and dropped after it. Nothing else is
-    /// queued between its frames, so the client's window holds exactly what ours did.
-    func enqueueCatchUp(_ frames: [SharedFrame]) -> Int {
-        guard !isClosed else { return 0 }
+    /// Queues a page of a subscription's catch-up, in order. When the client let the
+    /// server keep its context, the page is compressed as one stream (each event may refer
+    /// to the ones before it: marker events repeat their field names and ids), by a
+    /// compressor made for this page and dropped after it. Nothing else is queued between
+    /// its frames, so the client's window holds exactly what ours did.
+    func enqueueCatchUp(_ frames: [SharedFrame]) {
+        guard !isClosed else { return }
         guard let deflate, deflate.serverContextTakeover, frames.count > 1,
               let window = deflate.serverCompressionWindow, let settings = shard.configuration.deflate else {
             for frame in frames { enqueue(frame) }
-            return frames.reduce(0) { $0 + $1.count }
+            return
         }
         let deflater = MessageDeflater(windowBits: window, keepsContext: true)
-        var queued = 0, runs = 0, bytesIn = 0, bytesOut = 0
+        var runs = 0, bytesIn = 0, bytesOut = 0
         for frame in frames {
             var sent = frame
             if let payload = frame.payload, let opcode = frame.opcode, payload.count >= settings.threshold {
@@ -259,19 +266,13 @@ final class Connection: LoopHandler {
                 runs += 1; bytesIn += payload.count; bytesOut += compressed.count
             }
             outbound.append(sent)
-            queued += sent.count
         }
         shard.hub.metrics.deflated("catch_up", runs: runs, bytesIn: bytesIn, bytesOut: bytesOut)
-        return queued
-    }
-
-    /// Bytes of a subscription's catch-up that do not count as a slow reader.
-    func allowCatchUp(_ bytes: Int) {
-        machine.allowCatchUp(bytes: bytes)
     }
 
     /// Writes what the socket takes. A client that leaves more than the bound queued
-    /// (beyond a catch-up in progress) is closed as too slow, without slowing anyone else.
+    /// (with the live frames held behind a catch-up) is closed as too slow, without
+    /// slowing anyone else; one whose socket drained gets its catch-up's next page.
     func flush() {
         guard !isClosed else { return }
         let drained: Bool
@@ -280,7 +281,7 @@ final class Connection: LoopHandler {
         } catch {
             return terminate()
         }
-        if machine.flushed(queuedBytes: outbound.byteCount) {
+        if machine.flushed(queuedBytes: outbound.byteCount + catchUps.heldBytes) {
             shard.slowConsumerClosed()
             return close(.tryAgainLater, "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
         }
@@ -297,6 +298,7 @@ final class Connection: LoopHandler {
             watchingWritable = true
             shard.loop.modify(fd, events: Epoll.readable | Epoll.writable)
         }
+        if !catchUps.isEmpty { shard.askNextPage(for: self) }
     }
 
     // MARK: Time

@@ -61,9 +61,6 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
     private(set) var state: State
     private var lastHeard: Instant
     private var pingSentAt: Instant?
-    /// Bytes of subscription catch-ups still allowed on top of the bound: a replay is
-    /// bounded by `maxCatchUpEvents`, and must not count as a slow reader.
-    private(set) var catchUpAllowance = 0
     private(set) var authentication: Authentication = .valid(until: nil)
 
     init(now: Instant, pingInterval: Duration, maxBufferedBytes: Int) {
@@ -136,15 +133,10 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         }
     }
 
-    mutating func allowCatchUp(bytes: Int) {
-        catchUpAllowance += bytes
-    }
-
-    /// A write left `queuedBytes` behind; true when the reader is too slow to keep
-    /// (the caller closes it with 1013).
+    /// A write left `queuedBytes` behind (with what waits behind a catch-up); true when
+    /// the reader is too slow to keep (the caller closes it with 1013).
     mutating func flushed(queuedBytes: Int) -> Bool {
-        catchUpAllowance = min(catchUpAllowance, queuedBytes)
-        return isOpen && queuedBytes > maxBufferedBytes + catchUpAllowance
+        isOpen && queuedBytes > maxBufferedBytes
     }
 
     /// Time passed.

@@ -16,8 +16,9 @@ struct LiveItem: Sendable {
 /// What the tailer answers to a subscription.
 enum SubscribeOutcome: Sendable {
     /// `position` (and `topicSeq`, when known): the topic's newest event the client has
-    /// once `catchUp` is sent; `covered`: live events of the topic up to this position
-    /// are already the client's (its `since`).
-    case granted(position: Int64, topicSeq: Int64?, catchUp: [SharedFrame], covered: Int64?)
+    /// once its catch-up is sent; `covered`: live events of the topic up to this position
+    /// are already the client's (its `since`); `catchUp`: the events to page to it first,
+    /// read up to `until` (the live cursor at the grant).
+    case granted(position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?, until: LogCursor, head: TopicHead?)
     case refused(DomainError)
 }

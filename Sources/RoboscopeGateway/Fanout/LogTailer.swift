@@ -52,12 +52,6 @@ final class LogTailer: @unchecked Sendable {
     private var live = LiveSequence(batchSize: LogTailer.batchSize)
     private var cursor: LogCursor? { live.cursor }
     static let batchSize = 500
-    /// The standby's connection for catch-ups (`configuration.readDatabaseURL`), on the
-    /// tailer's thread; after a failure, not tried again for `standbyRetry`, so that a
-    /// dead standby costs grants no connect timeouts.
-    private var standby: PGConnection?
-    private var nextStandbyAttempt = ContinuousClock.now
-    static let standbyRetry: Duration = .seconds(5)
 
     init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, metrics: GatewayMetrics, logger: Logger) throws {
         self.databaseURL = databaseURL
@@ -208,6 +202,9 @@ final class LogTailer: @unchecked Sendable {
         }
     }
 
+    /// Decides a subscription with a few index probes, never reading its catch-up: that
+    /// is paged by the catch-up reader as the client's socket drains, so live delivery
+    /// does not wait for it.
     private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
         // Withdrawn (unsubscribed, or its connection closed) while it waited: nobody
         // wants its answer, and it costs no read.
@@ -222,11 +219,9 @@ final class LogTailer: @unchecked Sendable {
             }
             guard request.principal.scopes.contains(.read) else { return refuse(request, .forbidden(needing: .read)) }
             let head = try DeliveryReader.head(of: request.topic, until: cursor, on: connection)
-            var grant = SubscriptionGrant(
+            let grant = SubscriptionGrant(
                 topic: request.topic, since: request.since, head: head ?? .empty,
                 maxCatchUpEvents: configuration.maxCatchUpEvents)
-            var reader = configuration.readDatabaseURL == nil ? connection : catchUpConnection(request.topic, head: head, primary: connection)
-            var catchUp: [SharedFrame] = []
             var step = grant.start()
             while true {
                 switch step {
@@ -234,25 +229,15 @@ final class LogTailer: @unchecked Sendable {
                     step = grant.newest(try DeliveryReader.newestPosition(on: connection))
                 case .askExists:
                     step = grant.exists(try DeliveryReader.exists(request.topic, on: connection))
-                case .read(let after):
-                    guard !request.grant.isWithdrawn else { return refuse(request, .withdrawn) }
-                    let rows: [Delivery]
-                    do {
-                        rows = try DeliveryReader.topic(request.topic, after: after, until: cursor, limit: 1000, on: reader)
-                    } catch where reader !== connection {
-                        // The standby failed mid catch-up: the primary reads the same rows.
-                        dropStandby(error)
-                        reader = connection
-                        rows = try DeliveryReader.topic(request.topic, after: after, until: cursor, limit: 1000, on: reader)
-                    }
-                    catchUp.append(contentsOf: rows.compactMap { render($0, request.topic) })
-                    step = grant.read(count: rows.count, last: rows.last?.cursor.position)
+                case .askSequence(let position):
+                    step = grant.sequence(atSince: try DeliveryReader.sequence(of: request.topic, atOrBefore: position, on: connection))
                 case .refuse(let error):
                     return refuse(request, error)
-                case .grant(let position, let topicSeq, let covered):
+                case .grant(let position, let topicSeq, let covered, let catchUp):
+                    // Counted by the shard: granted if still wanted there, else withdrawn.
                     registry.insert(request.topic)
-                    metrics.answered("granted")
-                    let outcome = SubscribeOutcome.granted(position: position, topicSeq: topicSeq, catchUp: catchUp, covered: covered)
+                    let outcome = SubscribeOutcome.granted(
+                        position: position, topicSeq: topicSeq, covered: covered, catchUp: catchUp, until: cursor, head: head)
                     let shard = request.shard
                     shard.loop.execute { shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: outcome) }
                     return
@@ -262,40 +247,6 @@ final class LogTailer: @unchecked Sendable {
             refuse(request, .unavailableDatabase)
             throw error
         }
-    }
-
-    /// The standby's connection when its prefix of the topic ends where the primary's
-    /// does at the cursor (`StandbyReads`), else the primary's.
-    private func catchUpConnection(_ topic: Topic, head: TopicHead?, primary: PGConnection) -> PGConnection {
-        if standby == nil, let url = configuration.readDatabaseURL, ContinuousClock.now >= nextStandbyAttempt {
-            do {
-                standby = try PGConnection(url)
-            } catch {
-                dropStandby(error)
-            }
-        }
-        guard let standby else {
-            StandbyReads.count("websocket", .primary)
-            return primary
-        }
-        do {
-            if StandbyReads.mayRead(primaryHead: head, standbyHead: try DeliveryReader.head(of: topic, until: cursor, on: standby)) {
-                StandbyReads.count("websocket", .standby)
-                return standby
-            }
-        } catch {
-            dropStandby(error)
-        }
-        StandbyReads.count("websocket", .primary)
-        return primary
-    }
-
-    private func dropStandby(_ error: any Error) {
-        if standby != nil || ContinuousClock.now >= nextStandbyAttempt {
-            logger.warning("standby unreachable for catch-ups; reading them on the primary", metadata: ["error": "\(error)"])
-        }
-        standby = nil
-        nextStandbyAttempt = ContinuousClock.now + Self.standbyRetry
     }
 
     private func refuse(_ request: SubscribeRequest, _ error: DomainError) {

@@ -21,10 +21,8 @@ final class Shard: @unchecked Sendable {
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
-    /// Per topic, its subscribers here, each with the position up to which the topic's
-    /// live events are already its own (its `since`), so fan-out needs no
-    /// per-connection lookup.
-    private var subscribers: [Topic: [UInt64: (connection: Connection, covered: Int64?, presenceChanges: Bool)]] = [:]
+    /// Per topic, its subscribers here, so fan-out needs no per-connection lookup.
+    private var subscribers: [Topic: [UInt64: Subscriber]] = [:]
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
     private(set) var isShuttingDown = false
@@ -170,6 +168,7 @@ final class Shard: @unchecked Sendable {
     func removed(_ connection: Connection) {
         loop.deregister(connection.fd)
         connections[connection.id] = nil
+        connection.catchUps.cancelAll()
         for topic in connection.subscriptions.closed() {
             unlink(connection, from: topic)
         }
@@ -182,6 +181,7 @@ final class Shard: @unchecked Sendable {
     }
 
     private func unlink(_ connection: Connection, from topic: Topic) {
+        connection.catchUps.cancel(topic)
         subscribers[topic]?[connection.id] = nil
         if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
         hub.registry.remove(topic)
@@ -382,29 +382,69 @@ final class Shard: @unchecked Sendable {
         }
     }
 
-    /// The tailer's answer to a subscription, run in order with live deliveries: the
-    /// catch-up goes out before any live event the tailer read after granting it.
+    /// The tailer's answer to a subscription, run in order with live deliveries: live
+    /// events the tailer reads after granting it are held back until its catch-up, paged
+    /// by the catch-up reader, is sent.
     func settle(connectionID: UInt64, grant: PendingGrant, outcome: SubscribeOutcome) {
         let topic = grant.topic
         let granted = if case .granted = outcome { true } else { false }
         guard let connection = connections[connectionID],
               connection.subscriptions.settled(grant, granted: granted, connectionOpen: connection.isOpen) == .answer else {
-            if granted { hub.registry.remove(topic) }
+            // Withdrawn after the tailer looked: a grant costs a few index probes, and its
+            // catch-up is never read.
+            if granted {
+                hub.registry.remove(topic)
+                hub.metrics.answered("withdrawn")
+            }
             return
         }
         switch outcome {
         case .refused(let error):
             reply(connection, ServerMessage.error(error, topic: topic))
-        case .granted(let position, let topicSeq, let catchUp, let covered):
+        case .granted(let position, let topicSeq, let covered, let catchUp, let until, let head):
+            hub.metrics.answered("granted")
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
-            connection.allowCatchUp(connection.enqueueCatchUp(catchUp))
-            charge(connection, catchUpEvents: catchUp.count)
-            subscribers[topic, default: [:]][connectionID] = (connection, covered, grant.presenceChanges)
+            subscribers[topic, default: [:]][connectionID] = Subscriber(
+                connection: connection, covered: covered, presenceChanges: grant.presenceChanges, catchingUp: catchUp != nil)
+            if let catchUp {
+                charge(connection, catchUpEvents: catchUp.events)
+                connection.catchUps.start(topic, grant: grant, range: catchUp, until: until, head: head)
+                askNextPage(for: connection)
+            }
             connection.flush()
             if topic.kind == .workSession {
                 hub.presence.snapshot(of: topic, shard: self, connectionID: connectionID)
             }
         }
+    }
+
+    /// Asks the catch-up reader for the connection's next page, if its socket has room.
+    func askNextPage(for connection: Connection) {
+        guard connection.isOpen, let ask = connection.catchUps.nextAsk(queuedBytes: connection.queuedBytes) else { return }
+        hub.catchUps.request(CatchUpPageRequest(shard: self, connectionID: connection.id, ask: ask))
+    }
+
+    /// A page of a catch-up came from the reader: queued (as one compressed stream when
+    /// the client keeps our context), and either the next asked for as the socket
+    /// drains, or, the catch-up done, the live frames held meanwhile queued after it.
+    func catchUpPage(_ page: CatchUpPage, connectionID: UInt64, grant: PendingGrant) {
+        guard let connection = connections[connectionID], connection.isOpen else { return }
+        guard case .page(let frames, let last, let onStandby) = page else {
+            connection.catchUps.cancel(grant.topic)
+            return connection.close(.internalError, "the catch-up of \(grant.topic) could not be read: reconnect with since")
+        }
+        switch connection.catchUps.arrived(grant, last: last, onStandby: onStandby) {
+        case .stale:
+            return askNextPage(for: connection)
+        case .more:
+            connection.enqueueCatchUp(frames)
+        case .completed(let held):
+            connection.enqueueCatchUp(frames)
+            for frame in held { connection.enqueue(frame) }
+            subscribers[grant.topic]?[connectionID]?.catchingUp = false
+        }
+        // Writing asks for the next page once the socket has taken enough.
+        connection.flush()
     }
 
     private func unsubscribe(_ connection: Connection, _ topic: Topic) {
@@ -438,15 +478,21 @@ final class Shard: @unchecked Sendable {
         var compressedForms: [DeflatedKey: SharedFrame] = [:]
         for item in items {
             guard let receivers = subscribers[item.topic] else { continue }
-            for (connection, covered, presenceChanges) in receivers.values {
-                if let covered, let position = item.position, position <= covered { continue }
+            for receiver in receivers.values {
+                let connection = receiver.connection
+                if let covered = receiver.covered, let position = item.position, position <= covered { continue }
                 var frame = item.frame
-                if item.isPresence, presenceChanges {
+                if item.isPresence, receiver.presenceChanges {
                     guard let delta = item.presenceDelta else { continue }
                     frame = delta
                 }
-                connection.enqueue(frame, sharing: &compressedForms)
-                undeliveredMessages += 1
+                // Held frames count against the slow-reader bound: the flush checks it.
+                if receiver.catchingUp {
+                    connection.catchUps.hold(frame, for: item.topic)
+                } else {
+                    connection.enqueue(frame, sharing: &compressedForms)
+                    undeliveredMessages += 1
+                }
                 if !connection.flushPending {
                     connection.flushPending = true
                     dirty.append(connection)
@@ -498,6 +544,17 @@ final class Shard: @unchecked Sendable {
     func terminateAll() {
         for connection in Array(connections.values) { connection.terminate() }
     }
+}
+
+/// A connection subscribed to a topic, as the fan-out sees it.
+struct Subscriber {
+    let connection: Connection
+    /// Live events of the topic up to this position are already its own (its `since`).
+    let covered: Int64?
+    /// `"presence": "changes"`: joins and leaves, not the whole list.
+    let presenceChanges: Bool
+    /// Its catch-up is being paged: live frames are held until it is sent.
+    var catchingUp: Bool
 }
 
 /// Accepts on the listening socket for one shard.

@@ -209,6 +209,25 @@ public enum DeliveryReader {
         return TopicHead(position: try row.int64(0), topicSeq: try row.int64(1))
     }
 
+    /// The topic's sequence number of its newest event at or before `position` (nil when
+    /// the topic has none there): how many events a catch-up from `position` skips, so that
+    /// the head's number minus it is the catch-up's size (a topic is numbered without gaps).
+    /// One probe of the topic's index, walked back from `position`.
+    public static func sequence(of topic: Topic, atOrBefore position: Int64, on connection: PGConnection) throws -> Int64? {
+        let result = try connection.query(prepared: sequenceStatement(topic), [topic.id, position])
+        guard result.rowCount == 1 else { return nil }
+        return try RowReader(result, row: 0, source: "eventlog.events").int64(0)
+    }
+
+    /// `$1` the topic's id, `$2` the position.
+    static func sequenceStatement(_ topic: Topic) -> String {
+        """
+        SELECT \(sequenceColumn(topic)) FROM eventlog.events
+        WHERE \(membership(topic)) AND position <= $2::bigint
+        ORDER BY \(topicOrder(topic, descending: true)) LIMIT 1
+        """
+    }
+
     /// `$1` the topic's id, `$2`/`$3` the cursor or nulls.
     static func headStatement(_ topic: Topic) -> String {
         """

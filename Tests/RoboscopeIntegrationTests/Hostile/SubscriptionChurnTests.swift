@@ -28,7 +28,9 @@ import WebSocketCodec
         let topic = "work_session:\(Fixtures.id(session))"
         let granted = "roboscope_ws_subscribe_answers_total{outcome=\"granted\"}"
         let withdrawn = "roboscope_ws_subscribe_answers_total{outcome=\"withdrawn\"}"
+        let pages = "roboscope_ws_catch_up_pages_total"
         let (grantedBefore, withdrawnBefore) = (try await server.metric(granted), try await server.metric(withdrawn))
+        let pagesBefore = try await server.metric(pages)
 
         // 150 subscribe-since-0 / unsubscribe pairs in one write, as the review's probe sent.
         let hostile = try WebSocketClient(port: server.wsPort)
@@ -55,12 +57,14 @@ import WebSocketCodec
         #expect(answers.filter { $0["op"] == "subscribed" || $0["op"] == "event" }.isEmpty, "nothing was served")
         #expect(answers.filter { $0["op"] == "unsubscribed" }.count == accepted)
 
-        // Every accepted grant is answered as withdrawn; none was granted (and so none read
-        // its 1,000 events).
+        // Every accepted grant is answered as withdrawn (skipped by the tailer, or decided
+        // and then dropped by the shard); none was granted, and no page of its 1,000 events
+        // was read.
         try await eventually("the tailer answers every withdrawn grant", within: 20) {
             try await server.metric(withdrawn) - withdrawnBefore == accepted
         }
         #expect(try await server.metric(granted) == grantedBefore)
+        #expect(try await server.metric(pages) == pagesBefore)
         // The hostile connection, its grants answered, may subscribe again (now, before the
         // server's ping goes unanswered by a socket nobody reads).
         try hostile.send(["op": "subscribe", "topic": .string(topic)])
