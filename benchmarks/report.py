@@ -636,6 +636,41 @@ def soak(r, data):
              (data["growth_last_two_thirds_mib"] < 2) if full else None)
 
 
+def hostile(r, data, polls):
+    r.add("## Hostile clients", "")
+    if not data:
+        r.missing("hostile clients", "deploy/local/bench hostile")
+    else:
+        r.add(machine_line(data) + f" {data['subscribers']:,} well-behaved subscribers of one work session while "
+              f"{data['rate']:g} writes/s come for {data['seconds']:g} s, quiet and then with 20 hostile connections "
+              f"(subscription churn and slow readers on a topic of {data['topic_events']:,} events, presence spam, "
+              "long-poll floods), in alternating runs on one server.", "",
+              "| run | p50 | p99 | delivered | peak RSS | ops refused | catch-up pages read | slow readers closed |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for name in ("quiet", "hostile"):
+            for run in data["runs"][name]:
+                g = run["gateway"]
+                r.add(f"| {name} | {run['latency_ms_p50']:.1f} ms | {run['latency_ms_p99']:.1f} ms | "
+                      f"{run['deliveries_matched']:,}/{run['deliveries_expected']:,} | {run['server_rss_kib_peak'] / 1024:.0f} MiB | "
+                      f"{g['rate_limited']:,.0f} | {g['catch_up_pages']:,.0f} | {g['slow_consumers_closed']:,.0f} |")
+        r.add("")
+        full = data["subscribers"] >= 1000
+        r.target("hostile clients: well-behaved p99, hostile / quiet", f"{data['p99_ratio']:.2f}", "≤ 1.5",
+                 (data["p99_ratio"] <= 1.5) if full else None)
+        r.target("hostile clients: server peak RSS, hostile - quiet", f"{data['rss_peak_difference_mib']:.1f} MiB", "≤ 64 MiB",
+                 (data["rss_peak_difference_mib"] <= 64) if full else None)
+        r.target("hostile clients: every event delivered to the well-behaved", str(data["all_delivered"]["hostile"]), "all",
+                 data["all_delivered"]["hostile"] if full else None)
+    if not polls:
+        return r.missing("idle long polls", "deploy/local/bench polls")
+    r.add(machine_line(polls) + f" {polls['waiting']:,} idle long polls on one session while another takes "
+          f"{polls['rate']:g} writes/s for {polls['seconds']:g} s: Postgres's committed transactions per write with the "
+          f"polls against without ({polls['with_polls']['transactions']:,} for {polls['with_polls']['writes']:,} writes, "
+          f"{polls['without_polls']['transactions']:,} for {polls['without_polls']['writes']:,}).", "")
+    r.target(f"idle long polls ({polls['waiting']:,}): transactions per write with / without", f"{polls['ratio']:.3f}",
+             "≤ 1.1", (polls["ratio"] <= 1.1) if polls["polls"] >= 1000 else None)
+
+
 def compression(r, bytes_data, deflate_data, shaped_data):
     r.add("## Bytes on the wire", "")
     if not bytes_data:
@@ -760,6 +795,7 @@ def main():
         build(sections, load(args.results, name))
     compression(sections, load(args.results, "bytes_on_the_wire"), load(args.results, "deflate_fanout"),
                 load(args.results, "shaped_catch_up"))
+    hostile(sections, load(args.results, "hostile"), load(args.results, "long_polls"))
     failover(sections, load(args.results, "failover"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",
