@@ -17,6 +17,7 @@ import Glibc
 final class Shard: @unchecked Sendable {
     let loop: EventLoop
     let configuration: GatewayConfiguration
+    let policy: AdmissionPolicy
     unowned let hub: Hub
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
@@ -37,6 +38,7 @@ final class Shard: @unchecked Sendable {
     init(index: Int, hub: Hub) throws {
         self.hub = hub
         configuration = hub.configuration
+        policy = AdmissionPolicy(configuration: hub.configuration)
         loop = try EventLoop(name: "ws-loop-\(index)")
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
         loop.onTick = { [unowned self] now in tick(now) }
@@ -105,64 +107,28 @@ final class Shard: @unchecked Sendable {
         case authenticated(validUntil: ContinuousClock.Instant?)
     }
 
-    /// Decides whether an upgrade may proceed, and for whom.
+    /// Decides whether an upgrade may proceed, and for whom (`AdmissionPolicy`), counting
+    /// the connection against the client a trusted proxy names.
     func admit(_ request: UpgradeRequest, connection: Connection) -> Admission {
-        if isShuttingDown { return .refused(UpgradeRejection(status: 503, message: "server is shutting down")) }
-        switch request.path {
-        case "/api/v1/ws": break
-        case "/api/v1/ws/echo" where configuration.echo: break
-        default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
-        }
-        if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
-            return .refused(UpgradeRejection(status: 403, message: "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"))
-        }
-        if let client = configuration.trustedProxies.clientAddress(peer: connection.peer, forwardedFor: request.headers["x-forwarded-for"]),
-           client != connection.client {
+        let client = policy.client(of: request, peer: connection.peer)
+        if client != connection.client {
             hub.clients.remove(connection.client)
             hub.clients.insert(client)
             connection.client = client
         }
-        if hub.clients.count(of: connection.client) > configuration.maxConnectionsPerClient {
-            return .refused(UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client"))
-        }
-        guard let verifier = configuration.authentication else {
-            connection.principal = .unauthenticated(actor: "anonymous", tenant: configuration.defaultTenant)
-            return .authenticated(validUntil: nil)
-        }
-        // Browsers cannot set the header on a WebSocket: they send the `auth` op instead.
-        guard let authorization = request.headers["authorization"] else { return .awaitingToken }
-        switch verified { try verifier.verify(authorization: authorization) } {
-        case .success(let principal):
+        switch policy.decide(request, connectionsOfClient: hub.clients.count(of: client), isShuttingDown: isShuttingDown) {
+        case .refused(let rejection):
+            return .refused(rejection)
+        case .awaitingToken:
+            return .awaitingToken
+        case .admitted(let principal):
             connection.principal = principal
             return .authenticated(validUntil: validUntil(of: principal))
-        case .failure(let refusal):
-            return .refused(UpgradeRejection(status: 401, message: refusal.reason))
         }
     }
 
-    /// A token's verdict; an unknown `kid` asks for the key set early (the next attempt
-    /// may find the key).
-    private func verified(_ verify: () throws -> Principal) -> Result<Principal, TokenRefusal> {
-        do {
-            return .success(try verify())
-        } catch let failure as AuthenticationFailure {
-            return .failure(TokenRefusal(reason: failure.reason))
-        } catch {
-            if let verifier = configuration.authentication, let source = verifier.keySource {
-                Task { await source.refreshEarly(into: verifier) }
-            }
-            return .failure(TokenRefusal(reason: "token kid is not in the key set"))
-        }
-    }
-
-    /// The instant on the loop's clock at which `principal`'s token stops holding (its
-    /// `exp` plus the leeway every request gets).
     private func validUntil(of principal: Principal) -> ContinuousClock.Instant? {
-        guard let expiresAt = principal.expiresAt else { return nil }
-        let leeway = configuration.authentication?.rules.leeway ?? 0
-        let wallNow = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded(.down))
-        let remaining = expiresAt.microsecondsSinceEpoch + Int64(leeway * 1_000_000) - wallNow
-        return now.advanced(by: .microseconds(remaining))
+        policy.validUntil(of: principal, now: now, wallNow: Date())
     }
 
     func removed(_ connection: Connection) {
@@ -270,7 +236,7 @@ final class Shard: @unchecked Sendable {
             return reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: nil))
         }
         let principal: Principal
-        switch verified({ try verifier.verify(token: token) }) {
+        switch policy.verified({ try verifier.verify(token: token) }) {
         case .success(let verified): principal = verified
         case .failure(let refusal): return connection.close(.unauthorized, refusal.reason)
         }
@@ -580,11 +546,6 @@ final class Acceptor: LoopHandler {
             }
         }
     }
-}
-
-/// Why a token was refused (the reason goes into a 401 or a 4001 close).
-struct TokenRefusal: Error {
-    var reason: String
 }
 
 extension DomainError.Code {

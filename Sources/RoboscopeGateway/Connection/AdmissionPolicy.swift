@@ -1,0 +1,85 @@
+import Foundation
+import RoboscopeAuth
+import RoboscopeDomain
+import WebSocketCodec
+
+/// Who may open a socket, and as whom: the upgrade's path, its `Origin`, the client's
+/// connection cap and its token; and what a token (on the upgrade or in an `auth` op)
+/// is worth. The shard asks and carries the answer out (counting the client, setting
+/// the connection's principal); nothing here touches a socket or a shard, so tests
+/// decide upgrades alone (`AdmissionPolicyTests`).
+struct AdmissionPolicy: Sendable {
+    let configuration: GatewayConfiguration
+
+    enum Decision {
+        case refused(UpgradeRejection)
+        /// No `Authorization` header, authentication on: the `auth` op must follow.
+        case awaitingToken
+        /// The connection acts for `principal` (anonymous in the default tenant without
+        /// authentication).
+        case admitted(Principal)
+    }
+
+    /// The address a connection counts against: the client a trusted proxy names in
+    /// `X-Forwarded-For`, else the peer.
+    func client(of request: UpgradeRequest, peer: String) -> String {
+        configuration.trustedProxies.clientAddress(peer: peer, forwardedFor: request.headers["x-forwarded-for"]) ?? peer
+    }
+
+    /// Whether the upgrade proceeds; `connectionsOfClient`: the client's open connections,
+    /// this one included.
+    func decide(_ request: UpgradeRequest, connectionsOfClient: Int, isShuttingDown: Bool) -> Decision {
+        if isShuttingDown { return .refused(UpgradeRejection(status: 503, message: "server is shutting down")) }
+        switch request.path {
+        case "/api/v1/ws": break
+        case "/api/v1/ws/echo" where configuration.echo: break
+        default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
+        }
+        if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
+            return .refused(UpgradeRejection(status: 403, message: "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"))
+        }
+        if connectionsOfClient > configuration.maxConnectionsPerClient {
+            return .refused(UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client"))
+        }
+        guard let verifier = configuration.authentication else {
+            return .admitted(.unauthenticated(actor: "anonymous", tenant: configuration.defaultTenant))
+        }
+        // Browsers cannot set the header on a WebSocket: they send the `auth` op instead.
+        guard let authorization = request.headers["authorization"] else { return .awaitingToken }
+        switch verified({ try verifier.verify(authorization: authorization) }) {
+        case .success(let principal): return .admitted(principal)
+        case .failure(let refusal): return .refused(UpgradeRejection(status: 401, message: refusal.reason))
+        }
+    }
+
+    /// A token's verdict; an unknown `kid` asks for the key set early (the next attempt
+    /// may find the key).
+    func verified(_ verify: () throws -> Principal) -> Result<Principal, TokenRefusal> {
+        do {
+            return .success(try verify())
+        } catch let failure as AuthenticationFailure {
+            return .failure(TokenRefusal(reason: failure.reason))
+        } catch {
+            if let verifier = configuration.authentication, let source = verifier.keySource {
+                Task { await source.refreshEarly(into: verifier) }
+            }
+            return .failure(TokenRefusal(reason: "token kid is not in the key set"))
+        }
+    }
+
+    /// The instant at which `principal`'s token stops holding: its `exp` plus the leeway
+    /// every request gets, on the clock of `now` (`wallNow` is the same moment as wall time).
+    func validUntil<Instant: InstantProtocol>(of principal: Principal, now: Instant, wallNow: Date) -> Instant?
+    where Instant.Duration == Duration {
+        guard let expiresAt = principal.expiresAt else { return nil }
+        let leeway = configuration.authentication?.rules.leeway ?? 0
+        let wallMicroseconds = Int64((wallNow.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let remaining = expiresAt.microsecondsSinceEpoch + Int64(leeway * 1_000_000) - wallMicroseconds
+        return now.advanced(by: .microseconds(remaining))
+    }
+}
+
+/// Why a token was refused (the reason goes into a 401 or a 4001 close).
+struct TokenRefusal: Error {
+    var reason: String
+}
