@@ -217,10 +217,12 @@ def main():
         head = newest(port, topic)
         for _ in range(args.repeat):
             for name in ("quiet", "hostile"):
+                # Counted from before the hostile clients connect: the slow readers' pages are
+                # read as they subscribe.
+                before = gateway_counts(port)
                 hostile = Hostile(port, ws_port, topic, head) if name == "hostile" else None
                 if hostile:
                     hostile.start()
-                before = gateway_counts(port)
                 memory = PeakMemory(server.pid)
                 run = load(args.load, mode="gateway", ws_port=ws_port, http_port=port, session=session,
                            connections=args.subscribers, threads=2, seconds=args.seconds, rate=args.rate, writers=1,

@@ -50,7 +50,8 @@ struct ChangesController {
             return Self.answer(found, since: since)
         }
         let subject = RequestIdentity.keyOwner(context)
-        if let refusal = watch.refusal(for: subject) { throw refusal }
+        if let refusal = watch.admit(subject) { throw refusal }
+        defer { watch.leave(subject) }
         // The time it holds a connection is what a poll costs (docs/operations.md#rate-limit).
         defer { services.budgets.charge(context, cost: (ContinuousClock.now - started).secondsDouble) }
         // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
@@ -63,7 +64,7 @@ struct ChangesController {
             while true {
                 let remaining = deadline - ContinuousClock.now
                 guard remaining > .zero else { return Self.answer(found, since: since) }
-                let moved = await watch.wait(topic: topic, since: since, subject: subject, seen: seen, timeout: remaining)
+                let moved = await watch.wait(topic: topic, since: since, seen: seen, timeout: remaining)
                 try Task.checkCancellation()
                 seen = watch.signal.current
                 guard moved else { continue }

@@ -10,20 +10,23 @@ import Synchronization
 /// `interval`, and wakes only the polls whose topic moved past their `since`.
 ///
 /// Waiting polls are bounded: `maxWaiting` in the process (past it 503, the process is
-/// full) and `maxPerSubject` per subject (past it 429, that client holds enough).
+/// full) and `maxPerSubject` per subject (past it 429, that client holds enough). A poll
+/// takes its place (`admit`) before it waits and gives it back (`leave`) when it ends, in
+/// one step each under the lock: a burst of polls sent at once cannot overshoot.
 final class ChangeWatch: Sendable {
     typealias Heads = @Sendable ([Topic]) async throws -> [Topic: Int64]
 
     private struct Waiter {
         var topic: Topic
         var since: Int64
-        var subject: String
         var continuation: CheckedContinuation<Bool, Never>
     }
 
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
-        var perSubject: [String: Int] = [:]
+        /// Places taken by admitted polls, per subject and in all.
+        var admitted: [String: Int] = [:]
+        var admittedCount = 0
         var nextID: UInt64 = 0
         var looping = false
     }
@@ -53,27 +56,41 @@ final class ChangeWatch: Sendable {
         wakeups.increment(by: 0)
     }
 
-    /// Polls waiting now.
-    var waiting: Int { state.withLock { $0.waiters.count } }
+    /// Polls admitted to wait now.
+    var waiting: Int { state.withLock { $0.admittedCount } }
 
-    /// Whether one more poll of `subject` may wait: nil if so, else the refusal.
-    func refusal(for subject: String) -> DomainError? {
+    /// Takes a place for one more poll of `subject`: nil if it may wait (it calls `leave`
+    /// when it ends), else the refusal.
+    func admit(_ subject: String) -> DomainError? {
         state.withLock { state in
-            if state.waiters.count >= maxWaiting {
+            if state.admittedCount >= maxWaiting {
                 return DomainError(.unavailable, "\(maxWaiting) long polls are waiting on this server already; retry shortly")
             }
-            if state.perSubject[subject, default: 0] >= maxPerSubject {
+            if state.admitted[subject, default: 0] >= maxPerSubject {
                 return DomainError(.rateLimited, "\(maxPerSubject) long polls of yours are waiting already; retry when one answers",
                                    field: "wait", details: ["retry_after": .integer(1)])
             }
+            state.admitted[subject, default: 0] += 1
+            state.admittedCount += 1
+            waitingGauge.record(state.admittedCount)
             return nil
+        }
+    }
+
+    /// An admitted poll of `subject` ended: its place is free.
+    func leave(_ subject: String) {
+        state.withLock { state in
+            state.admitted[subject, default: 1] -= 1
+            if state.admitted[subject] == 0 { state.admitted[subject] = nil }
+            state.admittedCount -= 1
+            waitingGauge.record(state.admittedCount)
         }
     }
 
     /// Waits until `topic` has an event after `since` (true), `timeout` passes or the
     /// task is cancelled (false). `seen`: the signal's count read before the caller read
     /// the topic; a bump since then answers at once (the read may have missed it).
-    func wait(topic: Topic, since: Int64, subject: String, seen: UInt64, timeout: Duration) async -> Bool {
+    func wait(topic: Topic, since: Int64, seen: UInt64, timeout: Duration) async -> Bool {
         let id = state.withLock { state -> UInt64 in
             state.nextID &+= 1
             return state.nextID
@@ -87,10 +104,7 @@ final class ChangeWatch: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 let (startLoop, now): (Bool, Bool) = state.withLock { state in
                     if Task.isCancelled { return (false, true) }
-                    state.waiters[id] = Waiter(topic: topic, since: since, subject: subject, continuation: continuation)
-                    state.perSubject[subject, default: 0] += 1
-                    // Recorded under the lock: the last value written is the count now.
-                    waitingGauge.record(state.waiters.count)
+                    state.waiters[id] = Waiter(topic: topic, since: since, continuation: continuation)
                     let start = !state.looping
                     state.looping = true
                     return (start, false)
@@ -106,11 +120,7 @@ final class ChangeWatch: Sendable {
 
     private func resume(_ id: UInt64, with moved: Bool) {
         let waiter = state.withLock { state -> Waiter? in
-            guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
-            state.perSubject[waiter.subject, default: 1] -= 1
-            if state.perSubject[waiter.subject] == 0 { state.perSubject[waiter.subject] = nil }
-            waitingGauge.record(state.waiters.count)
-            return waiter
+            state.waiters.removeValue(forKey: id)
         }
         guard let waiter else { return }
         if moved { wakeups.increment() }

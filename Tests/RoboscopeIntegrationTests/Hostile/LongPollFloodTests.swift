@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Long polls of the changes feed that cannot make the service slow for others: woken
@@ -70,4 +71,41 @@ import Testing
         for poll in greedy + others { #expect(try await poll.value.status == 200) }
         try await eventually("nobody waits", within: 10) { try await Self.waiting(server) == 0 }
     }
+
+    /// A burst of one subject's polls sent all at once (the hostile benchmark's flood saw
+    /// 328 waiting against a cap of 100): the cap holds however they interleave.
+    @Test func aBurstOfPollsSentAtOnceIsHeldToTheSubjectsCap() async throws {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        let client = server.client
+        let path = "/api/v1/changes?topic=\(topic)&since=\(head)&wait=25"
+        let refusals = Tally()
+        let burst = (0..<40).map { _ in
+            Task { () -> Int in
+                let status = try await client.send("GET", path, headers: ["X-User-Id": "bursty"]).status
+                if status == 429 { refusals.add() }
+                return status
+            }
+        }
+        // Thirty are refused at once; the ten admitted wait for the next event.
+        try await eventually("thirty of the burst are refused", within: 20) { refusals.count == 30 }
+        #expect(try await Self.waiting(server) == 10, "the subject's cap, never more")
+        _ = try await fixtures.marker(in: session)
+        var statuses: [Int] = []
+        for poll in burst { statuses.append(try await poll.value) }
+        #expect(statuses.filter { $0 == 200 }.count == 10)
+        #expect(statuses.filter { $0 == 429 }.count == 30)
+        try await eventually("nobody waits", within: 10) { try await Self.waiting(server) == 0 }
+    }
+}
+
+
+/// A count several tasks add to.
+final class Tally: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func add() { value.withLock { $0 += 1 } }
 }
