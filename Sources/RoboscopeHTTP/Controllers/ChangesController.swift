@@ -34,6 +34,12 @@ struct ChangesController {
         let feed = services.changesFeed
         let readAhead = services.changesReadAhead
         let key = ChangesReadAhead.Key(topic: topic, since: since, limit: limit)
+        // A poll takes its place before it reads: one past its subject's (or the process's)
+        // cap is refused without costing a read, however a flood of them interleaves.
+        let subject = RequestIdentity.keyOwner(context)
+        let watch = wait > 0 ? services.changeWatch : nil
+        if let watch, let refusal = watch.admit(subject) { throw refusal }
+        defer { watch?.leave(subject) }
         if let page = await readAhead.take(key) {
             services.budgets.charge(context, cost: Self.cost(bytes: page.messages.count))
             await Self.readAhead(after: page.last, of: key, feed: feed, into: readAhead)
@@ -46,12 +52,9 @@ struct ChangesController {
         let found = try await Self.read(key, feed: feed, readingAheadInto: readAhead)
         // A catch-up costs its size: a token for every 64 KiB beyond the request's own.
         services.budgets.charge(context, cost: Self.cost(bytes: found.messages.count))
-        guard found.last == nil, wait > 0, let watch = services.changeWatch else {
+        guard found.last == nil, let watch else {
             return Self.answer(found, since: since)
         }
-        let subject = RequestIdentity.keyOwner(context)
-        if let refusal = watch.admit(subject) { throw refusal }
-        defer { watch.leave(subject) }
         // The time it holds a connection is what a poll costs (docs/operations.md#rate-limit).
         defer { services.budgets.charge(context, cost: (ContinuousClock.now - started).secondsDouble) }
         // Nothing yet: the poll waits. A client that goes away ends it at once (the handler
