@@ -23,7 +23,7 @@ final class Shard: @unchecked Sendable {
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
     /// Per topic, its subscribers here, so fan-out needs no per-connection lookup.
-    private var subscribers: [Topic: [UInt64: Subscriber]] = [:]
+    private var fanout = FanoutTable<Connection>()
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
     private(set) var isShuttingDown = false
@@ -148,8 +148,7 @@ final class Shard: @unchecked Sendable {
 
     private func unlink(_ connection: Connection, from topic: Topic) {
         connection.catchUps.cancel(topic)
-        subscribers[topic]?[connection.id] = nil
-        if subscribers[topic]?.isEmpty == true { subscribers[topic] = nil }
+        fanout.remove(connection.id, from: topic)
         hub.registry.remove(topic)
     }
 
@@ -370,8 +369,8 @@ final class Shard: @unchecked Sendable {
         case .granted(let position, let topicSeq, let covered, let catchUp, let until, let head):
             hub.metrics.answered("granted")
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
-            subscribers[topic, default: [:]][connectionID] = Subscriber(
-                connection: connection, covered: covered, presenceChanges: grant.presenceChanges, catchingUp: catchUp != nil)
+            fanout.add(connectionID, connection, to: topic, covered: covered, presenceChanges: grant.presenceChanges,
+                       catchingUp: catchUp != nil)
             if let catchUp {
                 charge(connection, catchUpEvents: catchUp.events)
                 connection.catchUps.start(topic, grant: grant, range: catchUp, until: until, head: head)
@@ -407,7 +406,7 @@ final class Shard: @unchecked Sendable {
         case .completed(let held):
             connection.enqueueCatchUp(frames)
             for frame in held { connection.enqueue(frame) }
-            subscribers[grant.topic]?[connectionID]?.catchingUp = false
+            fanout.caughtUp(connectionID, on: grant.topic)
         }
         // Writing asks for the next page once the socket has taken enough.
         connection.flush()
@@ -443,21 +442,14 @@ final class Shard: @unchecked Sendable {
         // The batch's items hold their frames, so an identifier is not reused within it.
         var compressedForms: [DeflatedKey: SharedFrame] = [:]
         for item in items {
-            guard let receivers = subscribers[item.topic] else { continue }
-            for receiver in receivers.values {
-                let connection = receiver.connection
-                if let covered = receiver.covered, let position = item.position, position <= covered { continue }
-                var frame = item.frame
-                if item.isPresence, receiver.presenceChanges {
-                    guard let delta = item.presenceDelta else { continue }
-                    frame = delta
-                }
-                // Held frames count against the slow-reader bound: the flush checks it.
-                if receiver.catchingUp {
-                    connection.catchUps.hold(frame, for: item.topic)
-                } else {
+            fanout.route(item) { connection, delivery in
+                switch delivery {
+                case .send(let frame):
                     connection.enqueue(frame, sharing: &compressedForms)
                     undeliveredMessages += 1
+                case .hold(let frame):
+                    // Held frames count against the slow-reader bound: the flush checks it.
+                    connection.catchUps.hold(frame, for: item.topic)
                 }
                 if !connection.flushPending {
                     connection.flushPending = true
@@ -510,17 +502,6 @@ final class Shard: @unchecked Sendable {
     func terminateAll() {
         for connection in Array(connections.values) { connection.terminate() }
     }
-}
-
-/// A connection subscribed to a topic, as the fan-out sees it.
-struct Subscriber {
-    let connection: Connection
-    /// Live events of the topic up to this position are already its own (its `since`).
-    let covered: Int64?
-    /// `"presence": "changes"`: joins and leaves, not the whole list.
-    let presenceChanges: Bool
-    /// Its catch-up is being paged: live frames are held until it is sent.
-    var catchingUp: Bool
 }
 
 /// Accepts on the listening socket for one shard.
