@@ -11,9 +11,8 @@ final class Hub: Sendable {
     let tailer: LogTailer
     let catchUps: CatchUpReader
     let presence: PresenceWorker
-    /// Ops per subject (`tenant/subject`) and per tenant, gateway-wide.
-    let subjectBudgets: SubjectBudgets
-    let tenantBudgets: SubjectBudgets
+    /// Ops per connection, subject and tenant.
+    let budgets: OpBudgets
 
     init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
          tailer: LogTailer, catchUps: CatchUpReader, presence: PresenceWorker) {
@@ -24,7 +23,6 @@ final class Hub: Sendable {
         self.tailer = tailer
         self.catchUps = catchUps
         self.presence = presence
-        subjectBudgets = SubjectBudgets(rate: configuration.subjectOpRate, burst: configuration.subjectOpBurst)
-        tenantBudgets = SubjectBudgets(rate: configuration.tenantOpRate, burst: max(1, configuration.tenantOpRate * 2))
+        budgets = OpBudgets(configuration: configuration)
     }
 }

@@ -189,40 +189,15 @@ final class Shard: @unchecked Sendable {
         }
     }
 
-    /// Every op costs one of the connection's tokens and one of its subject's
-    /// (docs/websocket.md "Limits"); nil when both had one.
+    /// Every op costs a token of the connection, and with authentication on of its
+    /// subject and tenant (`OpBudgets`); nil when each had one.
     private func overBudget(_ connection: Connection) -> DomainError? {
-        let seconds = Self.seconds(now)
-        if let wait = connection.opBudget.take(now: seconds) {
-            return DomainError(.rateLimited, "more than \(configuration.opRate.formatted()) ops a second on this connection; retry in \(wait) s",
-                               details: ["retry_after": .integer(Int64(wait)), "limit": .string("connection")])
-        }
-        // Without authentication every connection is `anonymous`, and before its first
-        // `auth` op a connection has no subject yet: the per-connection bound is the fair one.
-        guard configuration.authentication != nil, connection.isAuthenticated else { return nil }
-        let subject = "\(connection.principal.tenant)/\(connection.principal.subject)"
-        if let wait = hub.subjectBudgets.take(for: subject, now: seconds) {
-            return DomainError(.rateLimited, "more than \(configuration.subjectOpRate.formatted()) ops a second for \(connection.principal.subject); retry in \(wait) s",
-                               details: ["retry_after": .integer(Int64(wait)), "limit": .string("subject")])
-        }
-        if let wait = hub.tenantBudgets.take(for: connection.principal.tenant, now: seconds) {
-            return DomainError(.rateLimited, "more than \(configuration.tenantOpRate.formatted()) ops a second for tenant \(connection.principal.tenant); retry in \(wait) s",
-                               details: ["retry_after": .integer(Int64(wait)), "limit": .string("tenant")])
-        }
-        return nil
+        hub.budgets.take(&connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil, now: Self.seconds(now))
     }
 
-    /// A catch-up costs its size, as the changes feed's does: an op for every 100 events
-    /// beyond the `subscribe` that asked for it, charged to the connection and, with
-    /// authentication on, to its subject and tenant (into debt).
     private func charge(_ connection: Connection, catchUpEvents events: Int) {
-        let cost = Double(events) / 100
-        guard cost > 0 else { return }
-        let seconds = Self.seconds(now)
-        connection.opBudget.charge(cost, now: seconds)
-        guard configuration.authentication != nil, connection.isAuthenticated else { return }
-        hub.subjectBudgets.charge(cost, for: "\(connection.principal.tenant)/\(connection.principal.subject)", now: seconds)
-        hub.tenantBudgets.charge(cost, for: connection.principal.tenant, now: seconds)
+        hub.budgets.charge(&connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil,
+                           catchUpEvents: events, now: Self.seconds(now))
     }
 
     /// The `auth` op: the first token of a connection upgraded without one, or a fresh
