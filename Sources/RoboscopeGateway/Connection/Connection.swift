@@ -172,7 +172,7 @@ final class Connection: LoopHandler {
             guard isOpen else { return }
             switch mode {
             case .echo: send(SharedFrame(opcode, payload: payload))
-            case .api: shard.received(opcode, payload, from: self)
+            case .api: shard.dispatcher.received(opcode, payload, from: self)
             }
         case .ping(let payload):
             if isOpen { send(SharedFrame(FrameEncoder.frame(.pong, payload))) }

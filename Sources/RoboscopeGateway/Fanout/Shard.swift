@@ -10,8 +10,11 @@ import CLinuxSystem
 import Glibc
 #endif
 
-/// The connections of one event loop and what they subscribe to. Everything here
-/// runs on the loop's thread; other threads reach it through `loop.execute`.
+/// The connections of one event loop and what they subscribe to: it accepts them,
+/// admits their upgrades (`AdmissionPolicy`), settles their subscriptions, queues their
+/// catch-up pages and fans live items out to them (`FanoutTable`). What their messages
+/// mean is the `ProtocolDispatcher`'s. Everything here runs on the loop's thread; other
+/// threads reach it through `loop.execute`.
 ///
 /// `@unchecked Sendable`: that confinement makes it safe, which the compiler cannot see.
 final class Shard: @unchecked Sendable {
@@ -19,6 +22,8 @@ final class Shard: @unchecked Sendable {
     let configuration: GatewayConfiguration
     let policy: AdmissionPolicy
     unowned let hub: Hub
+    /// The subscription protocol of this shard's connections.
+    private(set) lazy var dispatcher = ProtocolDispatcher(shard: self)
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
@@ -127,7 +132,7 @@ final class Shard: @unchecked Sendable {
         }
     }
 
-    private func validUntil(of principal: Principal) -> ContinuousClock.Instant? {
+    func validUntil(of principal: Principal) -> ContinuousClock.Instant? {
         policy.validUntil(of: principal, now: now, wallNow: Date())
     }
 
@@ -146,180 +151,21 @@ final class Shard: @unchecked Sendable {
         hub.metrics.closed()
     }
 
-    private func unlink(_ connection: Connection, from topic: Topic) {
+    func unlink(_ connection: Connection, from topic: Topic) {
         connection.catchUps.cancel(topic)
         fanout.remove(connection.id, from: topic)
         hub.registry.remove(topic)
     }
 
-    // MARK: Client messages
-
-    func received(_ opcode: Opcode, _ payload: [UInt8], from connection: Connection) {
-        guard opcode == .text else {
-            guard connection.isAuthenticated else { return connection.close(.unauthorized, "authenticate first, in a text frame") }
-            return reply(connection, ServerMessage.error(DomainError(.malformedRequest, "send JSON in text frames, not binary")))
-        }
-        let request: ClientRequest
-        do {
-            request = try ClientRequest.parse(payload)
-        } catch let error as DomainError {
-            guard connection.isAuthenticated else { return connection.close(.unauthorized, "authenticate first: \(error.message)") }
-            return reply(connection, ServerMessage.error(error))
-        } catch {
-            return reply(connection, ServerMessage.error(DomainError(.malformedRequest, "\(error)")))
-        }
-        if !connection.isAuthenticated {
-            guard case .auth = request else {
-                return connection.close(.unauthorized, "authenticate first: send {\"op\": \"auth\", \"token\": ...}")
-            }
-        }
-        if let refusal = overBudget(connection) {
-            hub.metrics.rateLimited()
-            return reply(connection, ServerMessage.error(refusal))
-        }
-        switch request {
-        case .auth(let token):
-            authenticate(connection, token: token)
-        case .subscribe(let topic, let since, let presenceChanges):
-            subscribe(connection, topic, since: since, presenceChanges: presenceChanges)
-        case .unsubscribe(let topic):
-            unsubscribe(connection, topic)
-        case .presence(let session, let user):
-            presence(connection, session, user: user)
-        }
+    /// The open connection `id`, if it is still here.
+    func connection(_ id: UInt64) -> Connection? {
+        connections[id]
     }
 
-    /// Every op costs a token of the connection, and with authentication on of its
-    /// subject and tenant (`OpBudgets`); nil when each had one.
-    private func overBudget(_ connection: Connection) -> DomainError? {
-        hub.budgets.take(&connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil, now: Self.seconds(now))
-    }
-
+    /// A catch-up costs its size in the op budgets (`OpBudgets.charge`).
     private func charge(_ connection: Connection, catchUpEvents events: Int) {
         hub.budgets.charge(&connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil,
                            catchUpEvents: events, now: Self.seconds(now))
-    }
-
-    /// The `auth` op: the first token of a connection upgraded without one, or a fresh
-    /// token for an open one. A refresh keeps the subject and tenant (else 4003), and
-    /// ends the subscriptions and presence the new token no longer covers.
-    private func authenticate(_ connection: Connection, token: String) {
-        guard let verifier = configuration.authentication else {
-            // Nothing to check: say whom the connection acts for, as with a token.
-            let principal = connection.principal
-            return reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: nil))
-        }
-        let principal: Principal
-        switch policy.verified({ try verifier.verify(token: token) }) {
-        case .success(let verified): principal = verified
-        case .failure(let refusal): return connection.close(.unauthorized, refusal.reason)
-        }
-        let previous = connection.principal
-        let wasAuthenticated = connection.isAuthenticated
-        if wasAuthenticated, principal.subject != previous.subject || principal.tenant != previous.tenant {
-            return connection.close(.forbidden, "a refreshed token must name the same subject and tenant")
-        }
-        connection.authenticated(as: principal, validUntil: validUntil(of: principal))
-        reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: principal.expiresAt))
-        if wasAuthenticated, principal.narrows(previous) {
-            withdraw(from: connection)
-        }
-    }
-
-    /// Ends what the connection's (narrowed) principal no longer covers: subscriptions
-    /// it may not read (`unsubscribed`, reason `forbidden`) and presence it may not hold.
-    /// Each place is looked up once more, and judged by the principal the connection has
-    /// when the answer comes (a later refresh may have widened it again).
-    private func withdraw(from connection: Connection) {
-        let id = connection.id
-        for topic in connection.subscriptions.active.union(connection.subscriptions.pending.keys) {
-            hub.tailer.lookUp(Places.stream(of: topic), for: self) { [self] place in
-                guard let connection = connections[id], connection.isOpen else { return }
-                let principal = connection.principal
-                if let place, principal.sees(place), principal.scopes.contains(.read) { return }
-                switch connection.subscriptions.unsubscribed(topic) {
-                case .unlink: unlink(connection, from: topic)
-                case .cancelled: break
-                case .notSubscribed: return
-                }
-                reply(connection, ServerMessage.unsubscribed(topic, reason: "forbidden"))
-            }
-        }
-        for key in connection.presence {
-            hub.tailer.lookUp(StreamRef(.workSession, key.workSessionID), for: self) { [self] place in
-                guard let connection = connections[id], connection.isOpen else { return }
-                let principal = connection.principal
-                if let place, principal.sees(place), principal.scopes.contains(.write) { return }
-                guard connection.presence.remove(key) != nil else { return }
-                hub.presence.release(key)
-            }
-        }
-    }
-
-    /// Rule 5: presence acts for the subject, takes `write`, and a session the
-    /// principal may not see is refused as an unknown one.
-    private func presence(_ connection: Connection, _ session: EntityID, user: String?) {
-        let principal = connection.principal
-        let authenticated = configuration.authentication != nil
-        if authenticated, let named = user, named != principal.subject {
-            return reply(connection, ServerMessage.error(DomainError(.forbidden, "user_id: presence is for the token's subject only")))
-        }
-        guard let user = authenticated ? principal.subject : user else {
-            return reply(connection, ServerMessage.error(DomainError.invalid("user_id", "is required")))
-        }
-        let key = PresenceKey(workSessionID: session, user: user)
-        // Look-ups under way count: a burst of ops cannot queue more of them on the tailer.
-        if let refusal = presenceCapped(connection, adding: key, pending: connection.presenceLookUps) {
-            return reply(connection, ServerMessage.error(refusal))
-        }
-        connection.presenceLookUps += 1
-        let id = connection.id
-        hub.tailer.lookUp(StreamRef(.workSession, session), for: self) { [self] place in
-            guard let connection = connections[id], connection.isOpen else { return }
-            connection.presenceLookUps -= 1
-            // Judged by the principal of now: a refresh may have narrowed it meanwhile.
-            do {
-                try connection.principal.require(.write, in: place, otherwise: DomainError(.notFound, "work session \(session) not found",
-                                                                                field: "work_session_id"))
-            } catch let error as DomainError {
-                return reply(connection, ServerMessage.error(error))
-            } catch {
-                return
-            }
-            // Asked again while the look-up ran: the cap holds for what is inserted.
-            if let refusal = presenceCapped(connection, adding: key) { return reply(connection, ServerMessage.error(refusal)) }
-            if connection.presence.insert(key).inserted {
-                hub.presence.hold(key, shard: self, connectionID: connection.id)
-            } else {
-                reply(connection, ServerMessage.present(workSessionID: session, user: user))
-            }
-        }
-    }
-
-    /// At most `--ws-max-presence` presences per connection (a session each with
-    /// authentication on; without, a session and user each).
-    private func presenceCapped(_ connection: Connection, adding key: PresenceKey, pending: Int = 0) -> DomainError? {
-        guard !connection.presence.contains(key), connection.presence.count + pending >= configuration.maxPresencePerConnection else {
-            return nil
-        }
-        return DomainError(.tooManyPresences, "at most \(configuration.maxPresencePerConnection) presences per connection",
-                           field: "work_session_id")
-    }
-
-    /// The presence thread found the session full: the connection does not hold `key`.
-    func presenceRefused(_ key: PresenceKey, connectionID: UInt64) {
-        guard let connection = connections[connectionID], connection.presence.remove(key) != nil else { return }
-        reply(connection, ServerMessage.error(DomainError.presenceFull(configuration.presenceMaxUsers)))
-    }
-
-    private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?, presenceChanges: Bool) {
-        switch connection.subscriptions.requested(topic, presenceChanges: presenceChanges) {
-        case .failure(let refusal):
-            reply(connection, ServerMessage.error(refusal, topic: topic))
-        case .success(let grant):
-            hub.tailer.request(SubscribeRequest(
-                shard: self, connectionID: connection.id, grant: grant, since: since, principal: connection.principal))
-        }
     }
 
     /// The tailer's answer to a subscription, run in order with live deliveries: live
@@ -387,19 +233,7 @@ final class Shard: @unchecked Sendable {
         connection.flush()
     }
 
-    private func unsubscribe(_ connection: Connection, _ topic: Topic) {
-        switch connection.subscriptions.unsubscribed(topic) {
-        case .unlink:
-            unlink(connection, from: topic)
-        case .cancelled:
-            break
-        case .notSubscribed:
-            return reply(connection, ServerMessage.error(DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
-        }
-        reply(connection, ServerMessage.unsubscribed(topic))
-    }
-
-    private func reply(_ connection: Connection, _ message: [UInt8]) {
+    func reply(_ connection: Connection, _ message: [UInt8]) {
         connection.send(SharedFrame(text: message))
     }
 

@@ -168,7 +168,7 @@ final class PresenceWorker: @unchecked Sendable {
         for hold in waiting {
             if full.contains(hold.key) {
                 let key = hold.key
-                hold.shard.loop.execute { hold.shard.presenceRefused(key, connectionID: hold.connectionID) }
+                hold.shard.loop.execute { hold.shard.dispatcher.presenceRefused(key, connectionID: hold.connectionID) }
                 continue
             }
             let message = ServerMessage.present(workSessionID: hold.key.workSessionID, user: hold.key.user)
