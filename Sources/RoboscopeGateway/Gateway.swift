@@ -28,11 +28,9 @@ public final class Gateway: Service, Sendable {
             tailer: try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics, logger: logger),
             catchUps: try CatchUpReader(databaseURL: databaseURL, configuration: configuration, metrics: metrics, logger: logger),
             presence: try PresenceWorker(endpoint: redis, store: presence, configuration: configuration, registry: registry, logger: logger))
-        // The shards reach the tailer and the presence thread through the hub, and
-        // those two reach the shards through their lists, set before any thread starts.
+        // The shards reach the tailer and the presence thread through the hub; those two
+        // are handed the shards when their threads start.
         let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }
-        hub.tailer.shards = shards
-        hub.presence.shards = shards
         self.hub = hub
         self.shards = shards
         listener = try Socket.listen(host: configuration.host, port: configuration.port)
@@ -43,9 +41,9 @@ public final class Gateway: Service, Sendable {
     public var metrics: GatewayMetrics.Snapshot { hub.metrics.snapshot }
 
     public func run() async throws {
-        hub.tailer.start()
+        hub.tailer.start(delivering: shards)
         hub.catchUps.start()
-        hub.presence.start()
+        hub.presence.start(delivering: shards)
         for shard in shards {
             shard.loop.start()
             shard.listen(on: listener)

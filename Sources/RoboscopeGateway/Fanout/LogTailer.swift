@@ -32,14 +32,13 @@ enum TailerRequest: Sendable {
 /// at the cursor the next live read starts from.
 ///
 /// `@unchecked Sendable`: the cursor, the connection and the loop state live on the
-/// tailer's thread; `shards` is set before `start`, and other threads reach it only
-/// through `inbox`.
+/// tailer's thread (which is handed the shards it delivers to when it starts), and other
+/// threads reach it only through `inbox`.
 final class LogTailer: @unchecked Sendable {
     private let databaseURL: String
     private let configuration: GatewayConfiguration
     private let registry: TopicRegistry
     private let logger: Logger
-    var shards: [Shard] = []
     private let metrics: GatewayMetrics
     private var nextLagCheck = ContinuousClock.now
     private let inbox: Inbox<TailerRequest>
@@ -63,8 +62,9 @@ final class LogTailer: @unchecked Sendable {
         places = Places(pool: nil)
     }
 
-    func start() {
-        thread = JoinableThread(name: "ws-log-tailer") { [self] in run() }
+    /// Starts the tailer's thread, delivering to `shards`.
+    func start(delivering shards: [Shard]) {
+        thread = JoinableThread(name: "ws-log-tailer") { [self] in run(shards) }
     }
 
     func stop() async {
@@ -93,7 +93,7 @@ final class LogTailer: @unchecked Sendable {
 
     // MARK: The loop
 
-    private func run() {
+    private func run(_ shards: [Shard]) {
         var connection: PGConnection?
         var backoff = Backoff()
         while !stopped {
@@ -119,7 +119,7 @@ final class LogTailer: @unchecked Sendable {
             }
             do {
                 for request in takeRequests() { try serve(request, on: connection!) }
-                try readLive(on: connection!)
+                try readLive(on: connection!, to: shards)
                 try measureLag(on: connection!)
                 // A notification that came while the reads above ran is in libpq's queue
                 // already, not on the socket: waiting on the socket would sleep through it
@@ -137,7 +137,7 @@ final class LogTailer: @unchecked Sendable {
 
 
 
-    private func readLive(on connection: PGConnection) throws {
+    private func readLive(on connection: PGConnection, to shards: [Shard]) throws {
         var step = live.next(anyoneSubscribed: !registry.isEmpty)
         while true {
             switch step {
@@ -148,7 +148,7 @@ final class LogTailer: @unchecked Sendable {
                 return
             case .read(let after):
                 let batch = try DeliveryReader.live(after: after, limit: Self.batchSize, on: connection)
-                publish(batch)
+                publish(batch, to: shards)
                 step = live.delivered(count: batch.count, last: batch.last?.cursor)
             }
         }
@@ -167,7 +167,7 @@ final class LogTailer: @unchecked Sendable {
 
     /// Renders each event once per topic that has subscribers here, and hands the
     /// frames to every shard.
-    private func publish(_ batch: [Delivery]) {
+    private func publish(_ batch: [Delivery], to shards: [Shard]) {
         var items: [LiveItem] = []
         for delivery in batch {
             for topic in delivery.topics where registry.contains(topic) {

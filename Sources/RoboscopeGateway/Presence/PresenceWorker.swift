@@ -16,7 +16,8 @@ import Glibc
 /// - sweeps expired members of watched sessions, which announces their leaves.
 ///
 /// `@unchecked Sendable`: the holdings and both Redis connections live on the presence
-/// thread; `shards` is set before `start`, and other threads reach it only through `inbox`.
+/// thread (which is handed the shards it broadcasts to when it starts), and other threads
+/// reach it only through `inbox`.
 final class PresenceWorker: @unchecked Sendable {
     private enum Job {
         case hold(PresenceKey, shard: Shard, connectionID: UInt64)
@@ -29,7 +30,6 @@ final class PresenceWorker: @unchecked Sendable {
     private let configuration: GatewayConfiguration
     private let registry: TopicRegistry
     private let logger: Logger
-    var shards: [Shard] = []
     private let inbox: Inbox<Job>
     private var waker: Waker { inbox.waker }
     private var thread: JoinableThread?
@@ -47,8 +47,9 @@ final class PresenceWorker: @unchecked Sendable {
         inbox = try Inbox()
     }
 
-    func start() {
-        thread = JoinableThread(name: "ws-presence") { [self] in run() }
+    /// Starts the presence thread, broadcasting to `shards`.
+    func start(delivering shards: [Shard]) {
+        thread = JoinableThread(name: "ws-presence") { [self] in run(shards) }
     }
 
     func stop() async {
@@ -64,7 +65,7 @@ final class PresenceWorker: @unchecked Sendable {
 
     // MARK: The loop
 
-    private func run() {
+    private func run(_ shards: [Shard]) {
         var subscriber: RedisSubscriber?
         var commands: RedisConnection?
         var nextSweep = clock.now
@@ -105,7 +106,8 @@ final class PresenceWorker: @unchecked Sendable {
                     guard registry.contains(topic) else { continue }
                     let users = try store.users(session: session, on: commands!)
                     broadcast(topic, full: ServerMessage.presence(topic, users: users),
-                              delta: delta.isEmpty ? nil : ServerMessage.presence(topic, joined: delta.joined, left: delta.left))
+                              delta: delta.isEmpty ? nil : ServerMessage.presence(topic, joined: delta.joined, left: delta.left),
+                              to: shards)
                 }
             } catch {
                 logger.warning("gateway presence lost Redis; retrying", metadata: ["error": "\(error)"])
@@ -231,7 +233,7 @@ final class PresenceWorker: @unchecked Sendable {
 
     /// The full list for subscribers that asked for it (the default), the joins and
     /// leaves for those that subscribed with `"presence": "changes"`.
-    private func broadcast(_ topic: Topic, full: [UInt8], delta: [UInt8]?) {
+    private func broadcast(_ topic: Topic, full: [UInt8], delta: [UInt8]?, to shards: [Shard]) {
         let items = [LiveItem(topic: topic, position: nil, frame: SharedFrame(text: full),
                               presenceDelta: delta.map { SharedFrame(text: $0) }, isPresence: true)]
         for shard in shards {
