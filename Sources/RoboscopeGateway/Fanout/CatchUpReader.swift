@@ -153,7 +153,7 @@ final class CatchUpReader: @unchecked Sendable {
         for row in rows {
             if !frames.isEmpty, bytes >= ask.maxBytes { break }
             last = row.cursor.position
-            guard let frame = render(row, progress.topic) else { continue }
+            guard let frame = SharedFrame.event(row, on: progress.topic, logger: logger) else { continue }
             frames.append(frame)
             bytes += frame.count
         }
@@ -196,14 +196,5 @@ final class CatchUpReader: @unchecked Sendable {
         }
         standby = nil
         nextStandbyAttempt = ContinuousClock.now + Self.standbyRetry
-    }
-
-    private func render(_ delivery: Delivery, _ topic: Topic) -> SharedFrame? {
-        do {
-            return SharedFrame(text: try ServerMessage.change(delivery.change, topic: topic))
-        } catch {
-            logger.error("cannot render event", metadata: ["position": "\(delivery.cursor.position)", "error": "\(error)"])
-            return nil
-        }
     }
 }

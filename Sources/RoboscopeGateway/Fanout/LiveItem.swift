@@ -1,3 +1,4 @@
+import Logging
 import RoboscopePostgres
 import RoboscopeDomain
 
@@ -21,4 +22,17 @@ enum SubscribeOutcome: Sendable {
     /// read up to `until` (the live cursor at the grant).
     case granted(position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?, until: LogCursor, head: TopicHead?)
     case refused(DomainError)
+}
+
+extension SharedFrame {
+    /// An event as a topic's subscribers get it (`ServerMessage.change`), rendered once
+    /// for all of them; nil, logged, for an event that cannot be rendered.
+    static func event(_ delivery: Delivery, on topic: Topic, logger: Logger) -> SharedFrame? {
+        do {
+            return SharedFrame(text: try ServerMessage.change(delivery.change, topic: topic))
+        } catch {
+            logger.error("cannot render event", metadata: ["position": "\(delivery.cursor.position)", "error": "\(error)"])
+            return nil
+        }
+    }
 }

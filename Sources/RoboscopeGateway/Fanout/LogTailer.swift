@@ -135,8 +135,6 @@ final class LogTailer: @unchecked Sendable {
         }
     }
 
-
-
     private func readLive(on connection: PGConnection, to shards: [Shard]) throws {
         var step = live.next(anyoneSubscribed: !registry.isEmpty)
         while true {
@@ -171,22 +169,13 @@ final class LogTailer: @unchecked Sendable {
         var items: [LiveItem] = []
         for delivery in batch {
             for topic in delivery.topics where registry.contains(topic) {
-                guard let frame = render(delivery, topic) else { continue }
+                guard let frame = SharedFrame.event(delivery, on: topic, logger: logger) else { continue }
                 items.append(LiveItem(topic: topic, position: delivery.cursor.position, frame: frame))
             }
         }
         guard !items.isEmpty else { return }
         for shard in shards {
             shard.loop.execute { shard.deliver(items) }
-        }
-    }
-
-    private func render(_ delivery: Delivery, _ topic: Topic) -> SharedFrame? {
-        do {
-            return SharedFrame(text: try ServerMessage.change(delivery.change, topic: topic))
-        } catch {
-            logger.error("cannot render event", metadata: ["position": "\(delivery.cursor.position)", "error": "\(error)"])
-            return nil
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import RoboscopeDomain
 import Testing
 
 /// Long polls of the changes feed that cannot make the service slow for others: woken
@@ -9,6 +10,16 @@ import Testing
 
     static func waiting(_ server: ServerProcess) async throws -> Int {
         try await server.metric("roboscope_changes_waiting")
+    }
+
+    /// The shared server, a new work session on it, and the path of a 25 s poll at its head.
+    static func pollOnANewSession() async throws -> (ServerProcess, Fixtures, JSONValue, String) {
+        let (server, _) = try await Self.server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        return (server, fixtures, session, "/api/v1/changes?topic=\(topic)&since=\(head)&wait=25")
     }
 
     @Test func idlePollsOnOneTopicAreNotWokenByWritesToAnother() async throws {
@@ -48,13 +59,8 @@ import Testing
     }
 
     @Test func pollsPastTheSubjectsAndTheProcesssCapAreRefused() async throws {
-        let (server, _) = try await Self.server.get()
-        let fixtures = Fixtures(client: server.client)
-        let session = try await fixtures.session(in: try await fixtures.space())
-        let topic = "work_session:\(Fixtures.id(session))"
-        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        let (server, fixtures, session, path) = try await Self.pollOnANewSession()
         let client = server.client
-        let path = "/api/v1/changes?topic=\(topic)&since=\(head)&wait=25"
         let greedy = (0..<10).map { _ in Task { try await client.send("GET", path, headers: ["X-User-Id": "greedy"]) } }
         try await eventually("ten polls of one subject wait", within: 20) { try await Self.waiting(server) == 10 }
         let refused = try await client.send("GET", path, headers: ["X-User-Id": "greedy"])
@@ -75,13 +81,8 @@ import Testing
     /// A burst of one subject's polls sent all at once (the hostile benchmark's flood saw
     /// 328 waiting against a cap of 100): the cap holds however they interleave.
     @Test func aBurstOfPollsSentAtOnceIsHeldToTheSubjectsCap() async throws {
-        let (server, _) = try await Self.server.get()
-        let fixtures = Fixtures(client: server.client)
-        let session = try await fixtures.session(in: try await fixtures.space())
-        let topic = "work_session:\(Fixtures.id(session))"
-        let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
+        let (server, fixtures, session, path) = try await Self.pollOnANewSession()
         let client = server.client
-        let path = "/api/v1/changes?topic=\(topic)&since=\(head)&wait=25"
         let refusals = Tally()
         let burst = (0..<40).map { _ in
             Task { () -> Int in
