@@ -20,7 +20,7 @@ import Testing
         // The first writes may meet the terminated connections (503, unreachable); then
         // the pool's new sessions refuse them as read-only.
         var answer: (status: Int, message: String, retryAfter: String?)?
-        try await eventually("an answer other than the terminated connections' 503", within: 5) {
+        try await eventually("an answer other than the terminated connections' 503", within: 30) {
             let write = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
             let message = write.json["error"]?["message"]?.string ?? ""
             guard write.status != 503 || message.contains("read-only") else { return false }
