@@ -36,7 +36,7 @@ final class ServerProcess: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = Self.binary
         process.arguments = [
-            "serve", "--database-url", databaseURL, "--redis-url", redisURL, "--host", "127.0.0.1", "--http-port", String(port),
+            "serve", "--database-url", TestDatabase.patient(databaseURL), "--redis-url", redisURL, "--host", "127.0.0.1", "--http-port", String(port),
             "--ws-port", String(wsPort), "--schema-dir", TestDatabase.schemaDirectory.path,
             "--log-level", "warning",
         ]

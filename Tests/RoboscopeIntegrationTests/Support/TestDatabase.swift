@@ -21,13 +21,20 @@ enum TestDatabase {
         return components.string!
     }
 
-    /// A connection for the test's own reads and set-up. Its connect may wait up to 15 s
-    /// (the service's default is 2 s): while dozens of suites create and migrate databases
-    /// at once, a backend can take longer than 2 s to start on this shared disk, and that
-    /// is the machine's load, not what a test checks. A URL that names its own timeout keeps it.
+    /// A connection for the test's own reads and set-up, with a patient connect.
     static func connect(_ url: String) throws -> PGConnection {
-        guard !url.contains("connect_timeout") else { return try PGConnection(url) }
-        return try PGConnection(url + (url.contains("?") ? "&" : "?") + "connect_timeout=15")
+        try PGConnection(patient(url))
+    }
+
+    /// `url` with a connect that may wait up to 15 s (the service's default is 2 s):
+    /// while dozens of suites create and migrate databases and start servers at once, a
+    /// backend can take longer than 2 s to start on this shared disk, and that is the
+    /// machine's load, not what a test checks. Servers under test get it too (one CI run
+    /// had a shared server's first write answer 503 "unreachable" for it). A URL that
+    /// names its own timeout keeps it.
+    static func patient(_ url: String) -> String {
+        guard !url.contains("connect_timeout") else { return url }
+        return url + (url.contains("?") ? "&" : "?") + "connect_timeout=15"
     }
 
     /// Creates a new database named after `label`, applies every migration, returns its URL
