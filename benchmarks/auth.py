@@ -4,7 +4,10 @@ with authentication off and one with it on (ES256 tokens from a JWK Set, a tenan
 scope), in alternating runs of the same round (the order swapped every round): the write path (POST /markers, 32
 clients, wrk), a list of 500 markers (8 clients, wrk) and fan-out to N WebSocket
 subscribers of one work session (gateway-load, writers flat out). Reports each figure
-off and on, and on/off per round (issue 33's target: at least 0.95).
+off and on, and on/off per round (issue 33's target: at least 0.95), the median of the
+rounds' ratios. Next to each throughput, the loaded server's own CPU per request (or per
+message delivered) from /proc: on this shared machine a round's throughput swings by a
+third with what else runs, the CPU a request costs the server much less.
 
 ES256 without a Python crypto package: openssl makes the key and signs; the DER
 signature is turned into JOSE's r||s here. Started by deploy/local/bench; prints and
@@ -79,6 +82,12 @@ def start(binary, database_url, *extra):
     raise SystemExit("the server did not start")
 
 
+def cpu_seconds(pid):
+    """User and system CPU seconds of a process so far (/proc/<pid>/stat)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def fixtures(port, token, markers):
     """A space, a session to write into, and a session holding `markers` markers."""
     space = call(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"}, token)
@@ -99,8 +108,8 @@ def main():
     parser.add_argument("--load", required=True, help="the gateway-load binary")
     parser.add_argument("--markers", type=int, default=500)
     parser.add_argument("--subscribers", type=int, default=1000)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--output", default=os.path.join(HERE, "results", "auth.json"))
     args = parser.parse_args()
 
@@ -131,22 +140,33 @@ def main():
                     environment = dict(os.environ, BENCH_SESSION_IDS=writes, BENCH_IDEMPOTENCY_KEYS="1")
                     if tokens[mode]:
                         environment["BENCH_AUTHORIZATION"] = f"Bearer {tokens[mode]}"
+                    cpu = [cpu_seconds(server.pid)]
                     write = run_wrk(f"http://127.0.0.1:{port}/api/v1/markers", 32, args.seconds, script="post_marker.lua",
                                     env=environment)
+                    cpu.append(cpu_seconds(server.pid))
                     listing = run_wrk(f"http://127.0.0.1:{port}/api/v1/markers?work_session_id={listed}", 8, args.seconds,
                                       script="get_with_token.lua", env=environment)
+                    cpu.append(cpu_seconds(server.pid))
                     options = dict(mode="gateway", ws_port=ws_port, http_port=port, session=fanout, server_pid=server.pid,
                                    connections=args.subscribers, threads=2, seconds=args.seconds, rate=0, writers=4)
                     if tokens[mode]:
                         options["token"] = tokens[mode]
                     fan = load(args.load, **options)
+                    cpu.append(cpu_seconds(server.pid))
+                    per = lambda index, count: (cpu[index + 1] - cpu[index]) * 1e6 / max(1, count)
                     assert fan["subscribed"] == args.subscribers, f"{mode}: {fan['subscribed']} of {args.subscribers} subscribed"
                     figures[mode] = {"write_rps": write["requests_per_second"], "write_non_2xx": write["non_2xx"],
                                      "list_rps": listing["requests_per_second"], "list_non_2xx": listing["non_2xx"],
                                      "fanout_messages_per_second": fan["messages_per_second"],
-                                     "fanout_matched": fan.get("deliveries_matched"), "fanout_expected": fan.get("deliveries_expected")}
+                                     "fanout_matched": fan.get("deliveries_matched"), "fanout_expected": fan.get("deliveries_expected"),
+                                     "write_cpu_us": per(0, write["requests_per_second"] * args.seconds),
+                                     "list_cpu_us": per(1, listing["requests_per_second"] * args.seconds),
+                                     "fanout_cpu_us": per(2, fan["messages_received"])}
+                # Throughput on/off; CPU off/on, so that for both, below 1 is what authorization costs.
                 figures["ratio"] = {name: figures["on"][name] / figures["off"][name]
                                     for name in ("write_rps", "list_rps", "fanout_messages_per_second") if figures["off"][name]}
+                figures["ratio"].update({name: figures["off"][name] / figures["on"][name]
+                                         for name in ("write_cpu_us", "list_cpu_us", "fanout_cpu_us") if figures["on"][name]})
                 rounds.append(figures)
         finally:
             for server, _, _ in servers.values():
@@ -169,6 +189,9 @@ def main():
           f"on/off {m['ratio']['list_rps']:.3f}")
     print(f"  fan-out to {args.subscribers} subscribers: {m['off']['fanout_messages_per_second']:.0f} vs "
           f"{m['on']['fanout_messages_per_second']:.0f} messages/s, on/off {m['ratio']['fanout_messages_per_second']:.3f}")
+    print("  server CPU per request (per message for fan-out), off vs on, off/on: "
+          + ", ".join(f"{label} {m['off'][name]:.0f} vs {m['on'][name]:.0f} µs ({m['ratio'][name]:.3f})"
+                      for label, name in (("write", "write_cpu_us"), ("list", "list_cpu_us"), ("fan-out", "fanout_cpu_us"))))
     print(f"  non-2xx: {sum(r[mode]['write_non_2xx'] + r[mode]['list_non_2xx'] for r in rounds for mode in ('off', 'on'))}")
     print(f"wrote {args.output}")
 

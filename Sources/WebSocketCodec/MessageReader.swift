@@ -27,6 +27,10 @@ public struct MessageReader: Sendable {
         case close(CloseCode?, String)
         /// The peer broke the protocol: close with this code and reason, then stop.
         case fail(CloseCode, String)
+        /// A compressed message as it arrived (RSV1), fragments joined: only from a reader
+        /// whose `Compression` leaves inflation to its caller, which must bound what it
+        /// inflates and check text as UTF-8 itself.
+        case compressed(Opcode, [UInt8])
     }
 
     public let role: Role
@@ -58,9 +62,14 @@ public struct MessageReader: Sendable {
         /// The peer's window carries from message to message: the inflater lives as long
         /// as the connection. Without, each compressed message gets one for its own time.
         public var peerKeepsContext: Bool
+        /// Compressed messages are handed over as they are (`Output.compressed`): for a
+        /// caller that inflates elsewhere, such as a load generator that holds many
+        /// connections receiving the same broadcast byte for byte and inflates one copy.
+        public var leavesInflationToCaller: Bool
 
-        public init(peerKeepsContext: Bool) {
+        public init(peerKeepsContext: Bool, leavesInflationToCaller: Bool = false) {
             self.peerKeepsContext = peerKeepsContext
+            self.leavesInflationToCaller = leavesInflationToCaller
         }
     }
 
@@ -225,6 +234,11 @@ public struct MessageReader: Sendable {
             guard current.fin, let opcode = messageOpcode else { return }
             var complete = message
             message = []
+            if messageCompressed, compression?.leavesInflationToCaller == true {
+                messageOpcode = nil
+                messageCompressed = false
+                return emit(.compressed(opcode, complete))
+            }
             if messageCompressed {
                 switch inflate(complete) {
                 case .success(let inflated): complete = inflated

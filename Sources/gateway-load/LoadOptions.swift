@@ -24,8 +24,19 @@ struct LoadOptions: Sendable {
     var serverPID: Int32 = 0
     /// A bearer token for the upgrades and the writes (a server with authentication on).
     var token: String?
-    /// Offer permessage-deflate (as RoboscopeKit does) and inflate what arrives.
-    var deflate = false
+    /// Whether to offer permessage-deflate, and how what arrives is inflated.
+    var deflate = Deflate.off
+
+    enum Deflate {
+        case off
+        /// RoboscopeKit's offer; every connection inflates every message it receives.
+        case everyCopy
+        /// The offer with `server_no_context_takeover`, so that each message inflates on
+        /// its own: a thread inflates each distinct message once and finds the copies
+        /// other connections receive by their bytes, as if each device inflated on its
+        /// own CPU rather than on the two cores the server runs on.
+        case distinctMessages
+    }
 
     /// The header line carrying `token`, or nothing.
     var authorizationLine: String { token.map { "Authorization: Bearer \($0)\r\n" } ?? "" }
@@ -33,7 +44,7 @@ struct LoadOptions: Sendable {
     static let usage = """
         gateway-load --mode gateway|reference|presence --ws-port P [--ws-path /api/v1/ws] --http-port P
                      --connections N [--threads T] [--session UUID[,UUID...]] [--rate R] [--writers W]
-                     [--seconds S] [--hold] [--server-pid PID] [--token JWT] [--deflate]
+                     [--seconds S] [--hold] [--server-pid PID] [--token JWT] [--deflate | --deflate-shared]
         Opens N WebSocket connections (in gateway mode each subscribed to one of the
         sessions, in turn), posts writes over HTTP (spread over the sessions in turn), and
         prints one JSON object: delivery latency from the HTTP response to receipt at
@@ -42,7 +53,9 @@ struct LoadOptions: Sendable {
         time, each for a user it has not held yet (so each costs the gateway a heartbeat
         in Redis), the next as soon as the last is answered, for S seconds: the JSON
         gives the answers per second. --deflate offers permessage-deflate on every
-        connection (a connection the server does not agree it with counts as not opened).
+        connection (a connection the server does not agree it with counts as not opened)
+        and inflates every message; --deflate-shared offers it with server_no_context_takeover
+        and inflates each distinct message once per thread (the copies found by their bytes).
         """
 
     static func parse(_ arguments: [String]) -> LoadOptions? {
@@ -50,7 +63,8 @@ struct LoadOptions: Sendable {
         var iterator = arguments.makeIterator()
         while let flag = iterator.next() {
             if flag == "--hold" { options.holdOnly = true; continue }
-            if flag == "--deflate" { options.deflate = true; continue }
+            if flag == "--deflate" { options.deflate = .everyCopy; continue }
+            if flag == "--deflate-shared" { options.deflate = .distinctMessages; continue }
             guard let value = iterator.next() else { return nil }
             switch flag {
             case "--mode": guard let mode = Mode(rawValue: value) else { return nil }; options.mode = mode

@@ -28,6 +28,8 @@ final class Subscribers: Sendable {
         /// Presence mode: `present` answers and errors received.
         let presents = Atomic<Int>(0)
         let errors = Atomic<Int>(0)
+        /// `--deflate-shared`: distinct compressed messages inflated (the rest were copies).
+        let inflations = Atomic<Int>(0)
     }
 
     private let readers: [Reader]
@@ -69,11 +71,11 @@ final class Subscribers: Sendable {
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n" + options.authorizationLine
-            + (options.deflate ? "Sec-WebSocket-Extensions: \(PerMessageDeflate.clientOffer)\r\n" : "") + "\r\n"
+            + (Self.offer(options.deflate).map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n"
         guard Blocking.writeAll(fd, Array(request.utf8)),
               let (head, end) = Blocking.readUntil(fd, { UpgradeParser.headEnd($0) }),
               head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count,
-              !options.deflate || String(decoding: head, as: UTF8.self).contains("permessage-deflate") else {
+              Self.agreed(options.deflate, head: String(decoding: head, as: UTF8.self)) else {
             close(fd)
             return nil
         }
@@ -83,6 +85,23 @@ final class Subscribers: Sendable {
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         return fd
+    }
+
+    private static func offer(_ deflate: LoadOptions.Deflate) -> String? {
+        switch deflate {
+        case .off: nil
+        case .everyCopy: PerMessageDeflate.clientOffer
+        case .distinctMessages: "permessage-deflate; server_no_context_takeover; client_max_window_bits"
+        }
+    }
+
+    /// Whether the upgrade's answer agreed what the run needs.
+    private static func agreed(_ deflate: LoadOptions.Deflate, head: String) -> Bool {
+        switch deflate {
+        case .off: true
+        case .everyCopy: head.contains("permessage-deflate")
+        case .distinctMessages: head.contains("permessage-deflate") && head.contains("server_no_context_takeover")
+        }
     }
 
     func start() {
@@ -112,6 +131,7 @@ final class Subscribers: Sendable {
     var presentCount: Int { readers.reduce(0) { $0 + $1.presents.load(ordering: .relaxed) } }
     var errorCount: Int { readers.reduce(0) { $0 + $1.errors.load(ordering: .relaxed) } }
     var messageCount: Int { readers.reduce(0) { $0 + $1.messages.load(ordering: .relaxed) } }
+    var inflationCount: Int { readers.reduce(0) { $0 + $1.inflations.load(ordering: .relaxed) } }
     var deliveryCount: Int { readers.reduce(0) { $0 + $1.deliveries.load(ordering: .relaxed) } }
 
     private static let created = Array(#""type":"marker.created""#.utf8)
@@ -131,7 +151,14 @@ final class Subscribers: Sendable {
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var sockets: [Int32: MessageReader] = [:]
         // The gateway keeps its context for the kit's offer; an inflater per connection then.
-        let compression = options.deflate ? MessageReader.Compression(peerKeepsContext: true) : nil
+        let compression: MessageReader.Compression? = switch options.deflate {
+        case .off: nil
+        case .everyCopy: MessageReader.Compression(peerKeepsContext: true)
+        case .distinctMessages: MessageReader.Compression(peerKeepsContext: false, leavesInflationToCaller: true)
+        }
+        // `.distinctMessages`: each compressed message inflated once, by its bytes (bounded).
+        let inflater = MessageInflater(keepsContext: false)
+        var inflated: [[UInt8]: [UInt8]] = [:]
         for fd in reader.sockets.withLock({ $0 }) {
             sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20, compression: compression)
         }
@@ -163,6 +190,19 @@ final class Subscribers: Sendable {
                 var answered = 0
                 buffer[..<count].withUnsafeBytes { bytes in
                     sockets[fd]?.feed(bytes) { output in
+                        var output = output
+                        if case .compressed(let opcode, let compressed) = output {
+                            if let payload = inflated[compressed] {
+                                output = .message(opcode, payload)
+                            } else if let payload = try? inflater.inflate(compressed, limit: 64 << 20) {
+                                if inflated.count >= 4096 { inflated.removeAll(keepingCapacity: true) }
+                                inflated[compressed] = payload
+                                reader.inflations.add(1, ordering: .relaxed)
+                                output = .message(opcode, payload)
+                            } else {
+                                output = .fail(.invalidPayload, "does not inflate")
+                            }
+                        }
                         switch output {
                         case .message(_, let payload):
                             reader.messages.add(1, ordering: .relaxed)

@@ -46,6 +46,7 @@ if options.mode == .presence {
     result["presence_per_second"] = Double(answered) / seconds
     result["presence_errors"] = subscribers.errorCount
     result["closed_during_run"] = closed
+    if options.deflate == .distinctMessages { result["messages_inflated"] = subscribers.inflationCount }
 } else if options.holdOnly {
     usleep(UInt32(options.seconds * 1_000_000))
     let (_, _, closed) = subscribers.finish()
@@ -110,6 +111,7 @@ if options.mode == .presence {
     result["latency_ms_p99"] = percentile(0.99)
     result["latency_ms_max"] = latencies.last.map { Double($0) / 1000 } ?? 0
     result["closed_during_run"] = closed
+    if options.deflate == .distinctMessages { result["messages_inflated"] = subscribers.inflationCount }
     result["sessions"] = max(1, options.sessions.count)
 }
 let json = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])

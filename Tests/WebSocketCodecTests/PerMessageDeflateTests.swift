@@ -40,6 +40,17 @@ private let hello = Array("Hello".utf8)
         #expect(readCompressed(fragmented, byteByByte: true) == [.message(.text, hello)])
     }
 
+    @Test func aReaderThatLeavesInflationToItsCallerHandsOverTheCompressedBytes() throws {
+        let fragmented: [UInt8] = [0x41, 0x03, 0xF2, 0x48, 0xCD, 0x80, 0x04, 0xC9, 0xC9, 0x07, 0x00]
+        let plain = FrameEncoder.frame(.text, hello)
+        let caller = MessageReader.Compression(peerKeepsContext: false, leavesInflationToCaller: true)
+        for byteByByte in [false, true] {
+            #expect(read(fragmented + plain, max: 1 << 20, byteByByte: byteByByte, role: .client, compression: caller)
+                == [.compressed(.text, [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00]), .message(.text, hello)])
+        }
+        #expect(try MessageInflater(keepsContext: false).inflate([0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], limit: 5) == hello)
+    }
+
     @Test func anEmptyMessageIsOneByteWithAndWithoutContext() {
         for keepsContext in [false, true] {
             let deflater = MessageDeflater(windowBits: 15, keepsContext: keepsContext)

@@ -176,7 +176,8 @@ final class Connection: LoopHandler {
             }
         case .ping(let payload):
             if isOpen { send(SharedFrame(FrameEncoder.frame(.pong, payload))) }
-        case .pong:
+        case .pong, .compressed:
+            // `.compressed` never comes: the gateway's readers inflate for themselves.
             break
         case .close(let code, _):
             switch machine.peerClosed(now: shard.now, outboundEmpty: outbound.isEmpty) {

@@ -193,7 +193,8 @@ actor SocketWebSocketConnection: WebSocketConnection {
                 continuation.yield(String(decoding: payload, as: UTF8.self))
             case .ping(let payload):
                 try? writer.frame(.pong, payload)
-            case .pong:
+            case .pong, .compressed:
+                // `.compressed` never comes: this reader inflates for itself.
                 break
             case .close(let code, let reason):
                 ended = ended ?? RoboscopeError.transport("closed by the server (\(code.map { "\($0)" } ?? "no code")\(reason.isEmpty ? "" : ": \(reason)"))")
