@@ -158,7 +158,7 @@ final class Subscribers: Sendable {
         }
         // `.distinctMessages`: each compressed message inflated once, by its bytes (bounded).
         let inflater = MessageInflater(keepsContext: false)
-        var inflated: [[UInt8]: [UInt8]] = [:]
+        var inflated: [CompressedMessage: [UInt8]] = [:]
         for fd in reader.sockets.withLock({ $0 }) {
             sockets[fd] = MessageReader(role: .client, maxMessageSize: 64 << 20, compression: compression)
         }
@@ -192,11 +192,12 @@ final class Subscribers: Sendable {
                     sockets[fd]?.feed(bytes) { output in
                         var output = output
                         if case .compressed(let opcode, let compressed) = output {
-                            if let payload = inflated[compressed] {
+                            let key = CompressedMessage(bytes: compressed)
+                            if let payload = inflated[key] {
                                 output = .message(opcode, payload)
                             } else if let payload = try? inflater.inflate(compressed, limit: 64 << 20) {
                                 if inflated.count >= 4096 { inflated.removeAll(keepingCapacity: true) }
-                                inflated[compressed] = payload
+                                inflated[key] = payload
                                 reader.inflations.add(1, ordering: .relaxed)
                                 output = .message(opcode, payload)
                             } else {
@@ -236,5 +237,16 @@ final class Subscribers: Sendable {
                 }
             }
         }
+    }
+}
+
+/// A compressed message as a dictionary key, hashed in one pass over its bytes (an
+/// array of bytes hashes byte by byte, which cost the load generator more than the
+/// inflation it saves).
+private struct CompressedMessage: Hashable {
+    let bytes: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 }

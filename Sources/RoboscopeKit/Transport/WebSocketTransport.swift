@@ -16,13 +16,11 @@ public protocol WebSocketConnection: Sendable {
     func close() async
 }
 
-/// The transport every platform has: `URLSessionWebSocketTask` on Apple platforms,
-/// `SocketWebSocketTransport` elsewhere (FoundationNetworking's WebSocket needs a
-/// libcurl built with WebSocket support, which Linux distributions do not ship).
+/// The transport that works here, chosen at run time: `URLSessionWebSocketTask` when
+/// the system's URLSession speaks WebSocket (Apple platforms; Linux with a libcurl built
+/// with WebSocket support), else the kit's socket transport (Debian's and Ubuntu's
+/// libcurl are built without it, and FoundationNetworking then answers "WebSockets not
+/// supported by libcurl"). See `SelectedWebSocketTransport`.
 public func defaultWebSocketTransport() -> any WebSocketTransport {
-    #if canImport(Darwin)
-    return URLSessionWebSocketTransport()
-    #else
-    return SocketWebSocketTransport()
-    #endif
+    SelectedWebSocketTransport()
 }
