@@ -17,6 +17,7 @@ import argparse, base64, json, os, statistics, subprocess, sys, tempfile, time, 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from deflate_fanout import cpu_seconds  # noqa: E402
 from gateway import load  # noqa: E402
 from write_path import free_port, machine, run_wrk  # noqa: E402
 
@@ -80,12 +81,6 @@ def start(binary, database_url, *extra):
         except OSError:
             time.sleep(0.1)
     raise SystemExit("the server did not start")
-
-
-def cpu_seconds(pid):
-    """User and system CPU seconds of a process so far (/proc/<pid>/stat)."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def fixtures(port, token, markers):

@@ -46,7 +46,6 @@ if options.mode == .presence {
     result["presence_per_second"] = Double(answered) / seconds
     result["presence_errors"] = subscribers.errorCount
     result["closed_during_run"] = closed
-    if options.deflate == .distinctMessages { result["messages_inflated"] = subscribers.inflationCount }
 } else if options.holdOnly {
     usleep(UInt32(options.seconds * 1_000_000))
     let (_, _, closed) = subscribers.finish()

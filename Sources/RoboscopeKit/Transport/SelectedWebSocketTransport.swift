@@ -17,7 +17,9 @@ import FoundationNetworking
 public struct SelectedWebSocketTransport: WebSocketTransport {
     /// What a connection of this process goes through, once decided.
     public enum Choice: Sendable, Equatable {
+        /// `URLSessionWebSocketTransport`.
         case urlSession
+        /// `SocketWebSocketTransport` (Linux).
         case socket
     }
 
@@ -48,6 +50,7 @@ public struct SelectedWebSocketTransport: WebSocketTransport {
 
     private static let decided = Decision()
 
+    /// The transport of this process: decided at its first connection.
     public init() {}
 
     /// The transport connections go through here (asks the system the first time).
@@ -57,6 +60,7 @@ public struct SelectedWebSocketTransport: WebSocketTransport {
         return decided.settle(WebSocketSupport.choose(from: candidates, urlSessionSupported: supported))
     }
 
+    /// Connects through the chosen transport.
     public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
         switch await Self.choice() {
         case .urlSession:

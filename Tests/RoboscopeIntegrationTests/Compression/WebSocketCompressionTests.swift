@@ -68,8 +68,10 @@ import WebSocketCodec
             // From the start, so that the space's creation (which a busy tailer may not
             // have reached yet) arrives, and is counted, before the baseline.
             try socket.send(["op": "subscribe", "topic": topic, "since": 0])
-            _ = try await socket.next(op: "subscribed")
-            #expect(try await socket.next(op: "event")["type"] == "space.created")
+            _ = try await socket.next(op: "subscribed", timeout: 30)
+            // A catch-up, read on the catch-up reader's thread: up to 30 s, as `catchUp`
+            // waits (one run under a doubled load missed 5 s).
+            #expect(try await socket.next(op: "event", timeout: 30)["type"] == "space.created")
             sockets.append(socket)
         }
         let runs = try await server.metric("roboscope_ws_deflate_runs_total{kind=\"shared\"}")
