@@ -5,6 +5,7 @@ import Synchronization
 /// and, later, exported as metrics).
 public final class GatewayMetrics: Sendable {
     private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0, withdrawnGrants: 0))
+    private let waitingCatchUps = Mutex(0)
 
     public struct Snapshot: Sendable, CustomStringConvertible {
         public var openConnections: Int
@@ -45,6 +46,9 @@ public final class GatewayMetrics: Sendable {
     /// their events.
     private let catchUpPagesCounter = Counter(label: "roboscope_ws_catch_up_pages_total")
     private let catchUpEventsCounter = Counter(label: "roboscope_ws_catch_up_events_total")
+    /// Connections whose catch-up reads have stopped until their socket drains: a client
+    /// that reads nothing costs no reads (and a test can wait for that, not for a time).
+    private let catchUpsWaitingGauge = Gauge(label: "roboscope_ws_catch_ups_waiting_for_socket")
     private let deflateOutCounter = Counter(label: "roboscope_ws_deflate_bytes_out_total")
 
     /// Every series at zero from the start (a fresh gateway's dashboards show 0, not "no data").
@@ -60,6 +64,16 @@ public final class GatewayMetrics: Sendable {
         deflateOutCounter.increment(by: 0)
         catchUpPagesCounter.increment(by: 0)
         catchUpEventsCounter.increment(by: 0)
+        catchUpsWaitingGauge.record(0)
+    }
+
+    /// A connection's catch-up started (+1) or stopped (-1) waiting for its socket.
+    func catchUpWaitingForSocket(_ delta: Int) {
+        let now = waitingCatchUps.withLock { count in
+            count += delta
+            return count
+        }
+        catchUpsWaitingGauge.record(now)
     }
 
     func catchUpPage(events: Int) {

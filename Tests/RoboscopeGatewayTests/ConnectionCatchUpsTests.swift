@@ -38,6 +38,20 @@ import Testing
         #expect(next?.progress.onStandby == true, "where the first page was read")
     }
 
+    @Test func aCatchUpWaitsForItsSocketOnlyWhenNoPageIsAskedAndTheSocketIsFull() {
+        let catchUps = catchUps()
+        #expect(!catchUps.value.waitsForSocket(queuedBytes: 5000), "no catch-up, nothing waits")
+        let grant = start(catchUps, a)
+        #expect(catchUps.value.waitsForSocket(queuedBytes: 1000))
+        #expect(!catchUps.value.waitsForSocket(queuedBytes: 999), "room: the next page is asked instead")
+        _ = catchUps.mutate { $0.nextAsk(queuedBytes: 0) }
+        #expect(!catchUps.value.waitsForSocket(queuedBytes: 5000), "a page is being read")
+        _ = catchUps.mutate { $0.arrived(grant, last: 120, onStandby: false) }
+        #expect(catchUps.value.waitsForSocket(queuedBytes: 5000))
+        catchUps.value.cancel(a)
+        #expect(!catchUps.value.waitsForSocket(queuedBytes: 5000), "unsubscribed")
+    }
+
     @Test func liveFramesAreHeldUntilTheCatchUpEndsAndCountUntilThen() {
         let catchUps = catchUps()
         let grant = start(catchUps, a)

@@ -36,6 +36,8 @@ final class Connection: LoopHandler {
     var subscriptions: ConnectionSubscriptions
     /// Catch-ups of its granted subscriptions still being paged to it.
     var catchUps: ConnectionCatchUps
+    /// Counted in `roboscope_ws_catch_ups_waiting_for_socket` (the shard keeps it true).
+    var catchUpWaitsForSocket = false
     var presence: Set<PresenceKey> = []
     /// `presence` ops whose session is being looked up.
     var presenceLookUps = 0

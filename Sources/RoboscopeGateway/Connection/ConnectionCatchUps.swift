@@ -75,6 +75,12 @@ struct ConnectionCatchUps {
         return PageAsk(progress: first, maxBytes: pageBytes)
     }
 
+    /// Whether the next page waits for the socket: a catch-up is under way, no page is
+    /// being read, and the socket still has `lowWater` bytes or more to take.
+    func waitsForSocket(queuedBytes: Int) -> Bool {
+        asked == nil && !queue.isEmpty && queuedBytes >= lowWater
+    }
+
     /// A live frame of `topic`, whose catch-up is under way: kept until it is sent.
     mutating func hold(_ frame: SharedFrame, for topic: Topic) {
         guard let index = queue.firstIndex(where: { $0.topic == topic }) else { return }

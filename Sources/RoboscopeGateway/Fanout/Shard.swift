@@ -140,6 +140,7 @@ final class Shard: @unchecked Sendable {
         loop.deregister(connection.fd)
         connections[connection.id] = nil
         connection.catchUps.cancelAll()
+        countWaitingForSocket(connection)
         for topic in connection.subscriptions.closed() {
             unlink(connection, from: topic)
         }
@@ -153,6 +154,7 @@ final class Shard: @unchecked Sendable {
 
     func unlink(_ connection: Connection, from topic: Topic) {
         connection.catchUps.cancel(topic)
+        countWaitingForSocket(connection)
         fanout.remove(connection.id, from: topic)
         hub.registry.remove(topic)
     }
@@ -206,8 +208,18 @@ final class Shard: @unchecked Sendable {
 
     /// Asks the catch-up reader for the connection's next page, if its socket has room.
     func askNextPage(for connection: Connection) {
-        guard connection.isOpen, let ask = connection.catchUps.nextAsk(queuedBytes: connection.queuedBytes) else { return }
-        hub.catchUps.request(CatchUpPageRequest(shard: self, connectionID: connection.id, ask: ask))
+        if connection.isOpen, let ask = connection.catchUps.nextAsk(queuedBytes: connection.queuedBytes) {
+            hub.catchUps.request(CatchUpPageRequest(shard: self, connectionID: connection.id, ask: ask))
+        }
+        countWaitingForSocket(connection)
+    }
+
+    /// Keeps `roboscope_ws_catch_ups_waiting_for_socket` true to the connection's state.
+    func countWaitingForSocket(_ connection: Connection) {
+        let waiting = connection.isOpen && connection.catchUps.waitsForSocket(queuedBytes: connection.queuedBytes)
+        guard waiting != connection.catchUpWaitsForSocket else { return }
+        connection.catchUpWaitsForSocket = waiting
+        hub.metrics.catchUpWaitingForSocket(waiting ? 1 : -1)
     }
 
     /// A page of a catch-up came from the reader: queued (as one compressed stream when

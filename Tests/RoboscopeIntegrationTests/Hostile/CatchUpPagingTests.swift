@@ -43,14 +43,10 @@ import Testing
         while seen["type"] != "marker.created" { seen = try await watcher.next(op: "event", timeout: 20) }
         #expect(seen["data"]?["id"] == elsewhere["id"])
 
-        // The reader stops once the sluggard's socket and queue are full: the pages read
-        // settle far short of the whole session (the kernel's buffers take some hundreds of KiB).
-        var settled = -1
-        try await eventually("the pages read settle", within: 20) {
-            let now = try await server.metric(pages)
-            defer { settled = now }
-            try await Task.sleep(for: .milliseconds(300))
-            return now == settled
+        // The reader stops once the sluggard's socket and queue are full, far short of the
+        // whole session (the kernel's buffers take some hundreds of KiB).
+        try await eventually("the sluggard's catch-up waits for its socket", within: 20) {
+            try await server.metric("roboscope_ws_catch_ups_waiting_for_socket") == 1
         }
         let read = try await server.metric(events) - eventsBefore
         #expect(read < Int(topicSeq) / 2, "\(read) of \(topicSeq) events read for a client that reads nothing")
@@ -67,5 +63,8 @@ import Testing
         #expect(positions == positions.sorted() && Set(positions).count == positions.count, "in order, none twice")
         #expect(positions.filter { $0 <= head }.count == Int(topicSeq), "the catch-up is the topic up to its head")
         #expect(positions.last! > head)
+        try await eventually("nothing waits once it has read", within: 20) {
+            try await server.metric("roboscope_ws_catch_ups_waiting_for_socket") == 0
+        }
     }
 }
