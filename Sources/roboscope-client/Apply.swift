@@ -65,8 +65,16 @@ actor ApplyRun {
         self.stateID = stateID
     }
 
+    /// Settles every line; returns whether one was not a mutation. Throws as soon as
+    /// sending fails for good (an outbox that cannot be written), input read or not.
     func run(lines: AsyncStream<String>) async throws -> Bool {
-        let sender = Task { try await send() }
+        let reader = Task { await read(lines) }
+        defer { reader.cancel() }
+        try await send()
+        return failedLines
+    }
+
+    private func read(_ lines: AsyncStream<String>) async {
         var number = 0
         for await line in lines {
             number += 1
@@ -74,8 +82,6 @@ actor ApplyRun {
         }
         inputDone = true
         work.signal()
-        try await sender.value
-        return failedLines
     }
 
     private func queue(_ line: String, number: Int) {
@@ -117,14 +123,14 @@ actor ApplyRun {
             }
             do {
                 let response = try await client.send(method: write.method, path: write.path, body: write.body, key: write.key)
-                settle(write, status: response.status, body: response.body)
+                try settle(write, status: response.status, body: response.body)
                 failures = 0
             } catch let error as RoboscopeError where error.isRetryable {
                 failures += 1
                 try await client.configuration.clock.sleep(for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
             } catch let error as RoboscopeError {
                 guard case .cancelled = error else {
-                    settle(write, status: Self.status(of: error), body: Data(Self.describe(error).utf8))
+                    try settle(write, status: Self.status(of: error), body: Data(Self.describe(error).utf8))
                     continue
                 }
                 throw error
@@ -133,11 +139,13 @@ actor ApplyRun {
     }
 
     /// Prints the line's answer, then removes it from the outbox (a crash in between
-    /// prints it again after the restart, with the service's stored answer).
-    private func settle(_ write: PendingWrite, status: Int, body: Data) {
+    /// prints it again after the restart, with the service's stored answer). An outbox
+    /// that cannot be written ends the run: carrying on would send the line again and
+    /// again, forever (its key keeps the service from applying it twice, nothing else).
+    private func settle(_ write: PendingWrite, status: Int, body: Data) throws {
         let json = body.isEmpty ? JSONValue.null : ((try? WireCoding.decoder().decode(JSONValue.self, from: body)) ?? .string(String(decoding: body, as: UTF8.self)))
         Output.json(["line": .integer(Int64(write.line ?? 0)), "status": .integer(Int64(status)), "body": json])
-        try? store.settle(write.key)
+        try store.settle(write.key)
     }
 
     static func status(of error: RoboscopeError) -> Int {

@@ -23,6 +23,9 @@ struct Connection: ParsableArguments {
     @Option(name: .customLong("token"), help: "A bearer token (services with authentication; env ROBOSCOPE_TOKEN).")
     var token: String?
 
+    @Flag(name: .customLong("log-requests"), help: "One JSON line on standard error as each HTTP attempt starts and ends.")
+    var logRequests = false
+
     func validate() throws {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw ValidationError("--url must be an http(s) URL such as http://127.0.0.1:8080")
@@ -32,10 +35,12 @@ struct Connection: ParsableArguments {
     func client(webSocketURL: URL? = nil) -> RoboscopeClient {
         // An empty variable is no token (not an empty bearer).
         let token = (token ?? ProcessInfo.processInfo.environment["ROBOSCOPE_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
-        return RoboscopeClient(RoboscopeConfiguration(
+        var configuration = RoboscopeConfiguration(
             baseURL: URL(string: url)!, webSocketURL: webSocketURL, userID: user,
             tokenProvider: token.map { StaticTokenProvider($0) }
-        ))
+        )
+        if logRequests { configuration.http = LoggedHTTPTransport(base: configuration.http) }
+        return RoboscopeClient(configuration)
     }
 }
 

@@ -16,17 +16,59 @@ get SIGKILL. Then:
   and resumed with `since`;
 - `cluster up` restarts both instances and HAProxy sends to them again.
 """
-import json, os, signal, subprocess, sys, tempfile, threading, time
+import atexit, json, os, signal, subprocess, sys, tempfile, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, report, server_states
+from cluster_support import (MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, record_pid, report,
+                             server_states)
 
 KIT = os.environ.get("ROBOSCOPE_CLIENT_BINARY", os.path.join(REPO, ".build/debug/roboscope-client"))
+
+
+# Every kit process this test started, killed when it ends however it ends: a failed
+# wait must not leave `apply` processes retrying against the next test's cluster.
+CHILDREN = []
+
+
+def start(arguments, **options):
+    process = subprocess.Popen(arguments, **options)
+    CHILDREN.append(process)
+    record_pid(process.pid)
+    return process
+
+
+@atexit.register
+def kill_children():
+    for process in CHILDREN:
+        if process.poll() is None:
+            process.kill()
 
 
 def lines_of(path):
     with open(path) as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def unanswered(work, number, env):
+    """What a stalled `apply` waits for: its attempts that never ended (its
+    `--log-requests` log), with what the cluster's logs say of their keys."""
+    attempts = lines_of(os.path.join(work, f"apply-{number}.log"))
+    open_attempts = {}
+    for attempt in attempts:
+        pending = open_attempts.setdefault((attempt["method"], attempt["path"], attempt.get("key")), [])
+        if attempt["event"] == "sent":
+            pending.append(attempt)
+        elif pending:
+            pending.pop()
+    waiting = [attempt for pending in open_attempts.values() for attempt in pending]
+    said = []
+    logs = os.path.join(os.path.dirname(env["HAPROXY_SOCKET"]), "logs")
+    for attempt in waiting[:3]:
+        for name in sorted(os.listdir(logs)):
+            with open(os.path.join(logs, name), errors="replace") as log:
+                said += [f"{name}: {line.strip()[:300]}" for line in log if attempt.get("key") and attempt["key"] in line]
+    return (f"attempts never ended: {waiting[:3]}; the last of its log: {attempts[-4:]}; "
+            f"the cluster's logs of those keys: {said[:10]}")
 
 
 def main():
@@ -40,15 +82,16 @@ def main():
     for number in range(8):
         topic = f"work_session:{sessions[number % 4]}"
         out = os.path.join(work, f"watch-{number}.jsonl")
-        process = subprocess.Popen([KIT, "watch", "--url", env["API_URL"], "--ws-url", env["WS_URL"], "--topic", topic, "--since", "0"],
+        process = start([KIT, "watch", "--url", env["API_URL"], "--ws-url", env["WS_URL"], "--topic", topic, "--since", "0"],
                                    stdout=open(out, "w"), stderr=subprocess.DEVNULL)
         watchers.append((topic, out, process))
 
     appliers = []
     for number in range(4):
         out = os.path.join(work, f"apply-{number}.jsonl")
-        process = subprocess.Popen([KIT, "apply", "--url", env["API_URL"], "--state", os.path.join(work, f"state-{number}")],
-                                   stdin=subprocess.PIPE, stdout=open(out, "w"), stderr=subprocess.DEVNULL, text=True)
+        process = start([KIT, "apply", "--url", env["API_URL"], "--state", os.path.join(work, f"state-{number}"), "--log-requests"],
+                                   stdin=subprocess.PIPE, stdout=open(out, "w"), stderr=open(os.path.join(work, f"apply-{number}.log"), "w"),
+                                   text=True)
         appliers.append((number, out, process, []))
     feeding = threading.Event()
     feeding.set()
@@ -67,7 +110,7 @@ def main():
         feeder.start()
 
     # Under way: every watcher has printed and every apply has settled lines.
-    eventually("the kit clients under way", 30, lambda: all(lines_of(out) for _, out, _ in watchers)
+    eventually("the kit clients under way", 60, lambda: all(lines_of(out) for _, out, _ in watchers)
                and all(len(lines_of(out)) >= 10 for _, out, _, _ in appliers))
     # The kill must cut some of the watchers: HAProxy spreads them over both gateways.
     on_gateway1 = current_sessions("websocket", "gateway1")
@@ -90,7 +133,8 @@ def main():
             code = process.wait(timeout=120)
         except subprocess.TimeoutExpired:
             process.kill()
-            problems.append(f"apply {number} did not settle its {len(labels)} lines within 120 s")
+            problems.append(f"apply {number} did not settle its {len(labels)} lines within 120 s "
+                            f"({len(lines_of(out))} settled); {unanswered(work, number, env)}")
             continue
         if code != 0:
             problems.append(f"apply {number} exited {code}")

@@ -178,6 +178,24 @@ struct SilentTransport: HTTPTransport {
     }
 }
 
+/// A network that takes requests and never ends them, not even when cancelled (as a
+/// swift-corelibs-foundation URLSession data task did once after its cancel).
+final class DeafTransport: HTTPTransport, @unchecked Sendable {
+    let sent = SentCount()
+    private let lock = NSLock()
+    private var openCount = 0
+
+    /// Sends that have not ended (all of them).
+    var open: Int { lock.withLock { openCount } }
+
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        lock.withLock { openCount += 1 }
+        await sent.add()
+        await withCheckedContinuation { (_: CheckedContinuation<Void, Never>) in }
+        throw RoboscopeError.transport("unreachable")
+    }
+}
+
 actor SentCount {
     private(set) var value = 0
     func add() { value += 1 }
@@ -209,6 +227,31 @@ extension ClientTests {
             #expect(failure.timedOut)
         }
         #expect(await silent.sent.value == 2)
+    }
+
+    /// A transport that loses its cancel cannot hold a call: each attempt ends at its
+    /// timeout and is retried, though the sends it abandoned never end.
+    @Test func anAttemptWhoseTransportIgnoresTheCancelStillTimesOut() async throws {
+        let deaf = DeafTransport()
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, userID: "tester",
+            retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 2),
+            http: deaf, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
+        let call = Task { try await client.createSpace(NewSpace(key: "k", name: "n")) }
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(5))
+        await clock.waitForSleepers()
+        await clock.advanceToNextSleep()
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(5))
+        do {
+            _ = try await within(10, "the call to end") { try await call.value }
+            Issue.record("expected a timeout")
+        } catch RoboscopeError.transport(let failure) {
+            #expect(failure.timedOut)
+        }
+        #expect(await deaf.sent.value == 2)
+        #expect(deaf.open == 2)
     }
 
     /// A long poll's attempt gets its wait on top of the timeout.

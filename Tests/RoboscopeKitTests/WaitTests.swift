@@ -105,3 +105,76 @@ import Testing
         await offline.stop()
     }
 }
+
+/// `FirstOutcome`, the race a request's attempt runs in: the first outcome wins, the
+/// waiter is resumed once, and nothing waits for a loser to notice it lost.
+extension WaitTests {
+    /// Whatever order an answer, a timeout and a cancel land in, the waiter gets the
+    /// first one, once; a racer started after it is cancelled at once.
+    @Test func theFirstOutcomeWinsUnderEverySeededInterleaving() async throws {
+        var generator = SplitMix64(seed: 11)
+        for _ in 0..<3_000 {
+            let first = FirstOutcome<Int>()
+            let landed = Landed()
+            let yields = (0..<3).map { _ in Int(generator.next() % 5) }
+            let waitFirst = generator.next() % 2 == 0
+            let racers = (0..<3).map { number in
+                Task {
+                    for _ in 0..<yields[number] { await Task.yield() }
+                    if first.settle(.success(number)) { await landed.land(number) }
+                }
+            }
+            if waitFirst { await Task.yield() }
+            let got = try await within(5, "the waiter resumed") {
+                try await withCheckedThrowingContinuation { first.await($0) }
+            }
+            for racer in racers { await racer.value }
+            #expect(await landed.order == [got], "exactly one outcome counted, and it is the one the waiter got")
+            let late = Flag()
+            first.race {
+                try? await Task.sleep(for: .seconds(3600))
+                await late.set()
+            }
+            // Cancelled at once: it would otherwise sleep for an hour.
+            try await within(5, "a late racer cancelled") {
+                while await !late.isSet { await Task.yield() }
+            }
+        }
+    }
+
+    /// An operation that never ends, even when cancelled, does not hold the call: the
+    /// timeout on the kit's clock ends it, and so does the caller's cancel.
+    @Test func aBoundedOperationEndsWithoutWaitingForAnOperationThatIgnoresItsCancel() async throws {
+        let clock = ManualClock()
+        let deaf = DeafTransport()
+        let timedOut = Task {
+            try await FirstOutcome<HTTPResponseData>.bounded(by: .seconds(5), on: clock, timeout: { TimedOut() }, cancelled: { CancellationError() }) {
+                try await deaf.send(HTTPRequestData(method: "GET", url: URL(string: "http://deaf")!))
+            }
+        }
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(5))
+        await #expect(throws: TimedOut.self) { try await within(5) { try await timedOut.value } }
+
+        let cancelled = Task {
+            try await FirstOutcome<HTTPResponseData>.bounded(by: nil, on: clock, timeout: { TimedOut() }, cancelled: { CancellationError() }) {
+                try await deaf.send(HTTPRequestData(method: "GET", url: URL(string: "http://deaf")!))
+            }
+        }
+        while await deaf.sent.value < 2 { await Task.yield() }
+        let started = ContinuousClock.now
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(ContinuousClock.now - started < Self.promptGuard)
+        // Both sends are still running: nobody waited for them.
+        #expect(deaf.open == 2)
+    }
+
+    struct TimedOut: Error {}
+}
+
+/// The racers whose outcome counted.
+actor Landed {
+    private(set) var order: [Int] = []
+    func land(_ number: Int) { order.append(number) }
+}

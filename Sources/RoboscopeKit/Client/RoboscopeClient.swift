@@ -439,28 +439,22 @@ public final class RoboscopeClient: Sendable {
         }
     }
 
-    /// One attempt, bounded by the request timeout: past it, the attempt is cancelled
-    /// (which closes its connection) and fails as a lost connection does.
+    /// One attempt, bounded by the request timeout: past it, or once the calling task is
+    /// cancelled, the attempt is cancelled (which closes its connection) and the call
+    /// goes on at once, whether or not the transport has noticed.
     private func sendOnce(_ request: HTTPRequestData, extraTime: Duration) async throws -> HTTPResponseData {
         let http = configuration.http
-        guard let timeout = configuration.requestTimeout else { return try await http.send(request) }
-        let limit = timeout + extraTime
-        let clock = configuration.clock
-        do {
-            return try await withThrowingTaskGroup(of: HTTPResponseData?.self) { group in
-                group.addTask { try await http.send(request) }
-                group.addTask {
-                    try await clock.sleep(for: limit)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let response = first else {
-                    throw RoboscopeError.transport(TransportFailure("no answer within \(limit.seconds) s", timedOut: true))
-                }
-                return response
+        let limit = configuration.requestTimeout.map { $0 + extraTime }
+        return try await FirstOutcome.bounded(
+            by: limit, on: configuration.clock,
+            timeout: { RoboscopeError.transport(TransportFailure("no answer within \(limit?.seconds ?? 0) s", timedOut: true)) },
+            cancelled: { RoboscopeError.cancelled }
+        ) {
+            do {
+                return try await http.send(request)
+            } catch is CancellationError {
+                throw RoboscopeError.cancelled
             }
-        } catch is CancellationError {
-            throw RoboscopeError.cancelled
         }
     }
 

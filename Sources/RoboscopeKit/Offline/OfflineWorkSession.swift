@@ -142,21 +142,18 @@ public actor OfflineWorkSession {
     /// clock); past the deadline it answers false and the refresh carries on.
     private func refreshed(within deadline: Duration) async -> Bool {
         let once = client.retrying(.never)
-        let refreshing = Task { try await self.refresh(using: once) }
-        let first = FirstAnswer()
+        let first = FirstOutcome<Bool>()
         let clock = client.configuration.clock
-        return await withCheckedContinuation { continuation in
+        // The refresh is not a racer: past the deadline it carries on and lands in the store.
+        let refreshing = Task { try await self.refresh(using: once) }
+        return (try? await withCheckedThrowingContinuation { continuation in
             first.await(continuation)
-            let timer = Task {
-                try? await clock.sleep(for: deadline)
-                first.answer(false)
+            first.race {
+                guard (try? await clock.sleep(for: deadline)) != nil else { return }
+                first.settle(.success(false))
             }
-            Task {
-                let succeeded = (try? await refreshing.value) != nil
-                timer.cancel()
-                first.answer(succeeded)
-            }
-        }
+            Task { first.settle(.success((try? await refreshing.value) != nil)) }
+        }) ?? false
     }
 
     /// The session as the app shows it, yielded at once and then on every change: each
@@ -560,32 +557,5 @@ struct NewMarkerBody: Decodable {
                             createdAt: now, updatedAt: now, details: nil)
         marker.details = MarkerDetails(markerID: id, measurements: marker.computedMeasurements, createdAt: now, updatedAt: now)
         return marker
-    }
-}
-
-/// The first of several answers, handed to one waiting continuation.
-final class FirstAnswer: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Bool, Never>?
-    /// The first answer, once given.
-    private var early: Bool?
-
-    func await(_ continuation: CheckedContinuation<Bool, Never>) {
-        let ready: Bool? = lock.withLock {
-            if let early { return early }
-            self.continuation = continuation
-            return nil
-        }
-        if let ready { continuation.resume(returning: ready) }
-    }
-
-    func answer(_ value: Bool) {
-        let waiting: CheckedContinuation<Bool, Never>? = lock.withLock {
-            guard early == nil else { return nil }
-            early = value
-            defer { continuation = nil }
-            return continuation
-        }
-        waiting?.resume(returning: value)
     }
 }

@@ -130,6 +130,31 @@ import Glibc
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 5)
     }
 
+    /// An outbox that can no longer be written (its folder removed under it) ends the run
+    /// with an error once a line is answered, instead of sending that line again forever.
+    @Test func applyWhoseOutboxCannotBeWrittenExitsInsteadOfResending() async throws {
+        let databaseURL = try await TestDatabase.fresh("kit_apply_lost_outbox")
+        let seed = try await ServerProcess(databaseURL: databaseURL)
+        let session = try await Self.session(Self.kit(seed))
+        let ports = (http: seed.port, ws: seed.wsPort)
+        #expect(await seed.terminate() == 0)
+
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state, "--log-requests"])
+        apply.write(Self.createLines(session.id, 1...1))
+        // Queued and tried once (the server is down), then its folder goes.
+        try await eventually("line 1 tried") { apply.errorLines.contains { $0.contains("\"event\":\"failed\"") } }
+        try FileManager.default.removeItem(atPath: state)
+        let server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
+        defer { server.stopWithoutWaiting() }
+        try await eventually("apply to exit", within: 60) { !apply.process.isRunning }
+        #expect(await apply.process.exitStatus() != 0)
+        let answered = apply.errorLines.filter { $0.contains("\"event\":\"answered\"") }
+        #expect(answered.count == 1, "answered once, never sent again: \(answered)")
+        #expect(apply.lines.count == 1, "its answer printed once")
+        #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 1)
+    }
+
     /// Killed (SIGKILL) mid-run and restarted with the same state and the same input, it
     /// applies nothing twice.
     @Test func applyKilledAndRestartedAppliesNothingTwice() async throws {

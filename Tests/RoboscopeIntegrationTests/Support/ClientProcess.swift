@@ -7,10 +7,8 @@ import Glibc
 final class ClientProcess: @unchecked Sendable {
     let process = Process()
     let input = Pipe()
-    private let output = Pipe()
-    private let lock = NSLock()
-    private var buffer = Data()
-    private var complete: [String] = []
+    private let output = LineCollector()
+    private let errors = LineCollector()
 
     static var binary: URL {
         ServerProcess.binary.deletingLastPathComponent().appendingPathComponent("roboscope-client")
@@ -19,25 +17,17 @@ final class ClientProcess: @unchecked Sendable {
     init(_ arguments: [String]) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
-        process.standardOutput = output
+        process.standardOutput = output.pipe
         process.standardInput = input
-        process.standardError = FileHandle.nullDevice
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self, !chunk.isEmpty else { return }
-            self.lock.withLock {
-                self.buffer.append(chunk)
-                while let newline = self.buffer.firstIndex(of: 0x0A) {
-                    self.complete.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
-                    self.buffer = Data(self.buffer[(newline + 1)...])
-                }
-            }
-        }
+        process.standardError = errors.pipe
         try process.run()
         ChildProcesses.register(process.processIdentifier)
     }
 
-    var lines: [String] { lock.withLock { complete } }
+    /// Standard output's complete lines so far.
+    var lines: [String] { output.lines }
+    /// Standard error's complete lines so far.
+    var errorLines: [String] { errors.lines }
 
     func write(_ text: String) {
         input.fileHandleForWriting.write(Data(text.utf8))
@@ -56,4 +46,28 @@ final class ClientProcess: @unchecked Sendable {
     deinit {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
+}
+
+/// A pipe's complete lines, collected as they come.
+final class LineCollector: @unchecked Sendable {
+    let pipe = Pipe()
+    private let lock = NSLock()
+    private var buffer = Data()
+    private var complete: [String] = []
+
+    init() {
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self, !chunk.isEmpty else { return }
+            self.lock.withLock {
+                self.buffer.append(chunk)
+                while let newline = self.buffer.firstIndex(of: 0x0A) {
+                    self.complete.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
+                    self.buffer = Data(self.buffer[(newline + 1)...])
+                }
+            }
+        }
+    }
+
+    var lines: [String] { lock.withLock { complete } }
 }

@@ -47,7 +47,7 @@ final class SentinelCluster: @unchecked Sendable {
         process.arguments = arguments + common
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         let log = folder.appendingPathComponent("redis-\(port).log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: log)
         try process.run()
         processes[port] = process
