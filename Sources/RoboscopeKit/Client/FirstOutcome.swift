@@ -35,8 +35,10 @@ package final class FirstOutcome<Value: Sendable>: @unchecked Sendable {
             defer { continuation = nil; racers = [] }
             return (true, continuation, racers)
         }
-        for racer in losers { racer.cancel() }
+        // The waiter first: a loser's cancellation handler runs on this thread and might
+        // block (a transport's own cancel), which must not hold the outcome back.
         waiting?.resume(with: result)
+        for racer in losers { racer.cancel() }
         return won
     }
 

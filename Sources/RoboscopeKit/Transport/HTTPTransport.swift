@@ -77,8 +77,7 @@ public struct URLSessionHTTPTransport: HTTPTransport {
         if request.body != nil { urlRequest.setValue("close", forHTTPHeaderField: "Connection") }
         #endif
         do {
-            // Cancelling the calling task cancels the data task, which closes its connection.
-            let (data, response) = try await session.data(for: urlRequest)
+            let (data, response) = try await URLSessionCall(session: session).run(urlRequest)
             guard let http = response as? HTTPURLResponse else { throw RoboscopeError.malformedResponse("not an HTTP response") }
             var headers: [String: String] = [:]
             for (name, value) in http.allHeaderFields { headers["\(name)"] = "\(value)" }
@@ -96,6 +95,56 @@ public struct URLSessionHTTPTransport: HTTPTransport {
             if Task.isCancelled { throw RoboscopeError.cancelled }
             let code = (error as NSError).domain == NSURLErrorDomain ? (error as NSError).code : nil
             throw RoboscopeError.transport(TransportFailure("\(error)", urlErrorCode: code, timedOut: code == URLError.timedOut.rawValue))
+        }
+    }
+}
+
+/// One data task, cancelled when the calling task is, without ever blocking the
+/// cancelling thread.
+///
+/// Not `URLSession.data(for:)`: swift-corelibs-foundation runs its cancellation handler
+/// (`URLSessionTask.cancel()`, which waits for the session's work queue) while the Swift
+/// runtime holds the task's status lock, and the work queue, finishing the same task,
+/// waits for that lock to resume it: both wait for good, and with them the session and
+/// a thread of the cooperative pool (swift-corelibs-foundation#5412, fixed after the
+/// toolchain this kit is built with). Caught here when `apply` stopped for good after
+/// a request timed out. This call resumes its continuation from the completion handler
+/// and hands the cancel to another queue, so neither side holds one lock while it
+/// waits for the other.
+final class URLSessionCall: @unchecked Sendable {
+    private let session: URLSession
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+    private static let cancels = DispatchQueue(label: "roboscope.kit.url-session-cancels")
+
+    init(session: URLSession) {
+        self.session = session
+    }
+
+    func run(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let data, let response {
+                        continuation.resume(returning: (data, response))
+                    } else {
+                        continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                    }
+                }
+                let start = lock.withLock {
+                    guard !cancelled else { return false }
+                    self.task = task
+                    return true
+                }
+                if start { task.resume() } else { continuation.resume(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            let task = lock.withLock {
+                cancelled = true
+                return self.task
+            }
+            if let task { Self.cancels.async { task.cancel() } }
         }
     }
 }
