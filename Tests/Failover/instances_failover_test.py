@@ -49,6 +49,21 @@ def lines_of(path):
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def thread_stacks(pid, path):
+    """Every thread's stack of a stalled process into `path` (when gdb is installed), and
+    the frames of ours and of Foundation's, for the report."""
+    try:
+        run = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    with open(path, "w") as out:
+        out.write(run.stdout)
+    frames = [line.strip()[:160] for line in run.stdout.splitlines()
+              if line.startswith("Thread ") or any(word in line for word in ("Roboscope", "Foundation", "dispatch_sync", "wait"))]
+    return "stacks (" + path + "): " + " | ".join(frames[:60]) + "\n"
+
+
 def unanswered(work, number, env):
     """What a stalled `apply` waits for: its attempts that never ended (its
     `--log-requests` log), with what the cluster's logs say of their keys."""
@@ -132,8 +147,9 @@ def main():
         try:
             code = process.wait(timeout=120)
         except subprocess.TimeoutExpired:
+            stacks = thread_stacks(process.pid, os.path.join(work, f"apply-{number}.stacks"))
             process.kill()
-            problems.append(f"apply {number} did not settle its {len(labels)} lines within 120 s "
+            problems.append(f"{stacks}apply {number} did not settle its {len(labels)} lines within 120 s "
                             f"({len(lines_of(out))} settled); {unanswered(work, number, env)}")
             continue
         if code != 0:
