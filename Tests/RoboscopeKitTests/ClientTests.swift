@@ -207,10 +207,26 @@ extension ClientTests {
     /// failure that says it timed out.
     @Test func anUnansweredRequestTimesOutAndIsRetried() async throws {
         let silent = SilentTransport()
+        try await expectTwoAttemptsThatTimeOut(over: silent)
+        #expect(await silent.sent.value == 2)
+    }
+
+    /// A transport that loses its cancel cannot hold a call: each attempt ends at its
+    /// timeout and is retried, though the sends it abandoned never end.
+    @Test func anAttemptWhoseTransportIgnoresTheCancelStillTimesOut() async throws {
+        let deaf = DeafTransport()
+        try await expectTwoAttemptsThatTimeOut(over: deaf)
+        #expect(await deaf.sent.value == 2)
+        #expect(deaf.open == 2)
+    }
+
+    /// A create over `transport` with two attempts of 5 s each, driven on the manual
+    /// clock: it throws a transport failure that says it timed out.
+    func expectTwoAttemptsThatTimeOut(over transport: any HTTPTransport) async throws {
         let client = RoboscopeClient(RoboscopeConfiguration(
             baseURL: URL(string: "http://in-memory")!, userID: "tester",
             retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 2),
-            http: silent, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
+            http: transport, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
         let call = Task { try await client.createSpace(NewSpace(key: "k", name: "n")) }
         await clock.waitForSleepers()
         #expect(await clock.requestedSleeps == [.seconds(5)])
@@ -221,37 +237,11 @@ extension ClientTests {
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(5))
         do {
-            _ = try await call.value
-            Issue.record("expected a timeout")
-        } catch RoboscopeError.transport(let failure) {
-            #expect(failure.timedOut)
-        }
-        #expect(await silent.sent.value == 2)
-    }
-
-    /// A transport that loses its cancel cannot hold a call: each attempt ends at its
-    /// timeout and is retried, though the sends it abandoned never end.
-    @Test func anAttemptWhoseTransportIgnoresTheCancelStillTimesOut() async throws {
-        let deaf = DeafTransport()
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, userID: "tester",
-            retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 2),
-            http: deaf, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
-        let call = Task { try await client.createSpace(NewSpace(key: "k", name: "n")) }
-        await clock.waitForSleepers()
-        await clock.advance(by: .seconds(5))
-        await clock.waitForSleepers()
-        await clock.advanceToNextSleep()
-        await clock.waitForSleepers()
-        await clock.advance(by: .seconds(5))
-        do {
             _ = try await within(10, "the call to end") { try await call.value }
             Issue.record("expected a timeout")
         } catch RoboscopeError.transport(let failure) {
             #expect(failure.timedOut)
         }
-        #expect(await deaf.sent.value == 2)
-        #expect(deaf.open == 2)
     }
 
     /// A long poll's attempt gets its wait on top of the timeout.

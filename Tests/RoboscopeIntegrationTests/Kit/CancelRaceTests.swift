@@ -11,7 +11,7 @@ import FoundationNetworking
     /// waited for the session's work queue while the runtime held the task's status lock,
     /// and the work queue, resuming the finished task, waited for that lock. With it, this
     /// harness wedged the whole test process within 1 to 37 rounds in 3 runs out of 3;
-    /// the kit's `URLSessionCall` ran 3,000 rounds. 500 here.
+    /// the kit's `URLSessionCall` ran 3,000 rounds. 200 here.
     @Test func cancelsThatRaceTheAnswerNeverWedgeTheSession() async throws {
         let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("kit_cancel_race"))
         defer { server.stopWithoutWaiting() }
@@ -22,20 +22,37 @@ import FoundationNetworking
         _ = try await transport.send(request)
         let answer = max(1, (ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000)
         var generator = SystemRandomNumberGenerator()
-        for round in 0..<500 {
+        // A wedged session takes the cooperative pool with it, and then no Swift timeout
+        // can fire (the old call hung this test for good): a plain thread ends the
+        // process with a message instead.
+        let finished = Finished()
+        Thread.detachNewThread {
+            Thread.sleep(forTimeInterval: 120)
+            guard !finished.value else { return }
+            FileHandle.standardError.write(Data("CancelRaceTests: the rounds did not end within 120 s: the URLSession is wedged\n".utf8))
+            exit(70)
+        }
+        defer { finished.set() }
+        for round in 0..<200 {
             let call = Task { try await transport.send(request) }
             try await Task.sleep(for: .microseconds(Int64.random(in: 0...(2 * answer), using: &generator)))
             call.cancel()
-            let ended = Ended()
-            Task { _ = try? await call.value; await ended.set() }
-            try await eventually("round \(round) to end", within: 10) { await ended.value }
+            // Bounded without polling: under the parallel suite a poll's sleep made each round
+            // take 0.7 s.
+            try await FirstOutcome<Void>.bounded(
+                by: .seconds(10), on: SystemClock(), timeout: { TestFailure("round \(round) did not end within 10 s") },
+                cancelled: { CancellationError() }
+            ) { _ = try? await call.value }
         }
         // And the session still answers.
         #expect(try await transport.send(request).status == 200)
     }
 }
 
-actor Ended {
-    private(set) var value = false
-    func set() { value = true }
+/// Set once the rounds are over, read by the watchdog thread.
+final class Finished: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    var value: Bool { lock.withLock { done } }
+    func set() { lock.withLock { done = true } }
 }
