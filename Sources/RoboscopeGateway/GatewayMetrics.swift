@@ -4,8 +4,8 @@ import Synchronization
 /// Counters the gateway keeps about itself (logged at shutdown, read by benchmarks
 /// and, later, exported as metrics).
 public final class GatewayMetrics: Sendable {
-    private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0, withdrawnGrants: 0))
-    private let waitingCatchUps = Mutex(0)
+    private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0, withdrawnGrants: 0,
+                                        catchUpsWaitingForSocket: 0))
 
     public struct Snapshot: Sendable, CustomStringConvertible {
         public var openConnections: Int
@@ -13,9 +13,12 @@ public final class GatewayMetrics: Sendable {
         public var flushes: Int
         public var slowConsumersClosed: Int
         public var withdrawnGrants: Int
+        /// Connections whose next catch-up page waits for their socket to drain.
+        public var catchUpsWaitingForSocket: Int
 
         public var description: String {
-            "open=\(openConnections) opened=\(connectionsOpened) flushes=\(flushes) slow_consumers=\(slowConsumersClosed) withdrawn_grants=\(withdrawnGrants)"
+            "open=\(openConnections) opened=\(connectionsOpened) flushes=\(flushes) slow_consumers=\(slowConsumersClosed) "
+                + "withdrawn_grants=\(withdrawnGrants) catch_ups_waiting_for_socket=\(catchUpsWaitingForSocket)"
         }
     }
 
@@ -69,9 +72,9 @@ public final class GatewayMetrics: Sendable {
 
     /// A connection's catch-up started (+1) or stopped (-1) waiting for its socket.
     func catchUpWaitingForSocket(_ delta: Int) {
-        let now = waitingCatchUps.withLock { count in
-            count += delta
-            return count
+        let now = counts.withLock { counts in
+            counts.catchUpsWaitingForSocket += delta
+            return counts.catchUpsWaitingForSocket
         }
         catchUpsWaitingGauge.record(now)
     }

@@ -98,15 +98,15 @@ def main():
         topic = f"work_session:{sessions[number % 4]}"
         out = os.path.join(work, f"watch-{number}.jsonl")
         process = start([KIT, "watch", "--url", env["API_URL"], "--ws-url", env["WS_URL"], "--topic", topic, "--since", "0"],
-                                   stdout=open(out, "w"), stderr=subprocess.DEVNULL)
+                        stdout=open(out, "w"), stderr=subprocess.DEVNULL)
         watchers.append((topic, out, process))
 
     appliers = []
     for number in range(4):
         out = os.path.join(work, f"apply-{number}.jsonl")
         process = start([KIT, "apply", "--url", env["API_URL"], "--state", os.path.join(work, f"state-{number}"), "--log-requests"],
-                                   stdin=subprocess.PIPE, stdout=open(out, "w"), stderr=open(os.path.join(work, f"apply-{number}.log"), "w"),
-                                   text=True)
+                        stdin=subprocess.PIPE, stdout=open(out, "w"), stderr=open(os.path.join(work, f"apply-{number}.log"), "w"),
+                        text=True)
         appliers.append((number, out, process, []))
     feeding = threading.Event()
     feeding.set()

@@ -161,7 +161,7 @@ extension WaitTests {
                 try await deaf.send(HTTPRequestData(method: "GET", url: URL(string: "http://deaf")!))
             }
         }
-        while await deaf.sent.value < 2 { await Task.yield() }
+        try await within(5, "the second send") { while await deaf.sent.value < 2 { await Task.yield() } }
         let started = ContinuousClock.now
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }

@@ -25,14 +25,13 @@ import FoundationNetworking
         // A wedged session takes the cooperative pool with it, and then no Swift timeout
         // can fire (the old call hung this test for good): a plain thread ends the
         // process with a message instead.
-        let finished = Finished()
+        let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            Thread.sleep(forTimeInterval: 120)
-            guard !finished.value else { return }
+            guard finished.wait(timeout: .now() + 120) == .timedOut else { return }
             FileHandle.standardError.write(Data("CancelRaceTests: the rounds did not end within 120 s: the URLSession is wedged\n".utf8))
             exit(70)
         }
-        defer { finished.set() }
+        defer { finished.signal() }
         for round in 0..<200 {
             let call = Task { try await transport.send(request) }
             try await Task.sleep(for: .microseconds(Int64.random(in: 0...(2 * answer), using: &generator)))
@@ -47,12 +46,4 @@ import FoundationNetworking
         // And the session still answers.
         #expect(try await transport.send(request).status == 200)
     }
-}
-
-/// Set once the rounds are over, read by the watchdog thread.
-final class Finished: @unchecked Sendable {
-    private let lock = NSLock()
-    private var done = false
-    var value: Bool { lock.withLock { done } }
-    func set() { lock.withLock { done = true } }
 }

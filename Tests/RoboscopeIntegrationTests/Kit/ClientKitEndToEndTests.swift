@@ -105,16 +105,26 @@ import Glibc
         }
     }
 
+    /// A work session made through a server that is then stopped, and the ports it
+    /// served on (for the server a test starts again there).
+    static func sessionOnAStoppedServer(_ databaseURL: String) async throws -> (WorkSession, ports: (http: Int, ws: Int)) {
+        let seed = try await ServerProcess(databaseURL: databaseURL)
+        let made = try await session(kit(seed))
+        #expect(await seed.terminate() == 0)
+        return (made, (seed.port, seed.wsPort))
+    }
+
+    /// A state folder for `apply` that no run has used.
+    static func newState() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+    }
+
     /// `apply` started while the server is down finishes once it is up; a line that is
     /// not a mutation gets an error line and is not sent.
     @Test func applyStartedWhileTheServerIsDownFinishesOnceItIsUp() async throws {
         let databaseURL = try await TestDatabase.fresh("kit_apply_down")
-        let seed = try await ServerProcess(databaseURL: databaseURL)
-        let session = try await Self.session(Self.kit(seed))
-        let ports = (http: seed.port, ws: seed.wsPort)
-        #expect(await seed.terminate() == 0)
-
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let (session, ports) = try await Self.sessionOnAStoppedServer(databaseURL)
+        let state = Self.newState()
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state])
         apply.write(Self.createLines(session.id, 1...5))
         apply.write("this is not a mutation\n")
@@ -134,12 +144,8 @@ import Glibc
     /// with an error once a line is answered, instead of sending that line again forever.
     @Test func applyWhoseOutboxCannotBeWrittenExitsInsteadOfResending() async throws {
         let databaseURL = try await TestDatabase.fresh("kit_apply_lost_outbox")
-        let seed = try await ServerProcess(databaseURL: databaseURL)
-        let session = try await Self.session(Self.kit(seed))
-        let ports = (http: seed.port, ws: seed.wsPort)
-        #expect(await seed.terminate() == 0)
-
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let (session, ports) = try await Self.sessionOnAStoppedServer(databaseURL)
+        let state = Self.newState()
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state, "--log-requests"])
         apply.write(Self.createLines(session.id, 1...1))
         // Queued and tried once (the server is down), then its folder goes.
@@ -162,7 +168,7 @@ import Glibc
         let server = try await ServerProcess(databaseURL: databaseURL)
         defer { server.stopWithoutWaiting() }
         let session = try await Self.session(Self.kit(server))
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let state = Self.newState()
         let input = Self.createLines(session.id, 1...40)
         let (first, second) = try await Self.applyKilledAndResumed(url: "http://127.0.0.1:\(server.port)", state: state, input: input)
         #expect(second.process.terminationStatus == 0)
@@ -183,7 +189,7 @@ import Glibc
         defer { server.stopWithoutWaiting() }
         let session = try await Self.session(Self.kit(server))
         let relay = try LossyRelay(to: server.port) { number, head in head.hasPrefix("POST") && number % 10 == 3 }
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let state = Self.newState()
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", state])
         apply.write(Self.createLines(session.id, 1...50))
         apply.closeInput()
@@ -201,7 +207,7 @@ import Glibc
         // Killed (SIGKILL) in the middle of a second input through the same relay, and
         // restarted with the same state and input: nothing applied twice, nothing lost.
         let more = Self.createLines(session.id, 51...90)
-        let second = FileManager.default.temporaryDirectory.appendingPathComponent("apply-\(UUID())").path
+        let second = Self.newState()
         let (_, resumed) = try await Self.applyKilledAndResumed(url: "http://127.0.0.1:\(relay.port)", state: second, input: more)
         #expect(resumed.process.terminationStatus == 0)
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 90)
