@@ -116,6 +116,10 @@ final class URLSessionCall: @unchecked Sendable {
     private let lock = NSLock()
     private var task: URLSessionDataTask?
     private var cancelled = false
+    /// The completion handler has run: a cancel now would race the session's own
+    /// clean-up (swift-corelibs-foundation then traps: "Trying to access a behaviour for
+    /// a task that in not in the registry"), so it is skipped.
+    private var completed = false
     private static let cancels = DispatchQueue(label: "roboscope.kit.url-session-cancels")
 
     init(session: URLSession) {
@@ -125,7 +129,8 @@ final class URLSessionCall: @unchecked Sendable {
     func run(_ request: URLRequest) async throws -> (Data, URLResponse) {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
+                let task = session.dataTask(with: request) { [self] data, response, error in
+                    lock.withLock { completed = true }
                     if let data, let response {
                         continuation.resume(returning: (data, response))
                     } else {
@@ -144,7 +149,11 @@ final class URLSessionCall: @unchecked Sendable {
                 cancelled = true
                 return self.task
             }
-            if let task { Self.cancels.async { task.cancel() } }
+            if let task {
+                Self.cancels.async { [self] in
+                    if !lock.withLock({ completed }) { task.cancel() }
+                }
+            }
         }
     }
 }
