@@ -27,12 +27,13 @@ public struct RoboscopeConfiguration: Sendable {
     /// every body as it is.
     public var requestCompression = RequestCompression()
 
-    /// Everything but `baseURL` has a default: `URLSession` for HTTP, the platform's WebSocket
-    /// transport, the system clock, six attempts per call, unlimited reconnects.
+    /// Everything but `baseURL` has a default: the transports that suit the platform
+    /// (`defaultHTTPTransport()`, `defaultWebSocketTransport()`), the system clock, six
+    /// attempts per call, unlimited reconnects.
     public init(
         baseURL: URL, webSocketURL: URL? = nil, userID: String? = nil, tokenProvider: (any TokenProvider)? = nil,
         retry: RetryPolicy = RetryPolicy(), reconnect: RetryPolicy = RetryPolicy(base: .milliseconds(250), cap: .seconds(15)),
-        http: any HTTPTransport = URLSessionHTTPTransport(), webSocket: any WebSocketTransport = defaultWebSocketTransport(),
+        http: any HTTPTransport = defaultHTTPTransport(), webSocket: any WebSocketTransport = defaultWebSocketTransport(),
         clock: any KitClock = SystemClock(), requestTimeout: Duration? = .seconds(30)
     ) {
         self.baseURL = baseURL

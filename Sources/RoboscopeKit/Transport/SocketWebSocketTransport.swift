@@ -48,34 +48,8 @@ public struct SocketWebSocketTransport: WebSocketTransport {
     static func open(
         host: String, port: Int, target: String, headers: [String: String], timeout: Double, offersCompression: Bool
     ) throws -> (Int32, [UInt8], PerMessageDeflate?) {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
-        var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &found) == 0, let first = found else {
-            throw RoboscopeError.transport("cannot resolve \(host)")
-        }
-        defer { freeaddrinfo(found) }
-        var fd: Int32 = -1
-        var candidate: UnsafeMutablePointer<addrinfo>? = first
-        while let address = candidate {
-            fd = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
-            if fd >= 0 {
-                setTimeouts(fd, seconds: timeout)
-                if Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { break }
-                close(fd)
-                fd = -1
-            }
-            candidate = address.pointee.ai_next
-        }
-        guard fd >= 0 else { throw RoboscopeError.transport("cannot connect to \(host):\(port)") }
+        let fd = try TCPSocket.connect(host: host, port: port, timeout: timeout)
         do {
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
             var head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
@@ -83,7 +57,7 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             for (name, value) in headers where !name.contains("\r") && !value.contains("\r") && !value.contains("\n") {
                 head += "\(name): \(value)\r\n"
             }
-            try writeAll(fd, Array((head + "\r\n").utf8))
+            try TCPSocket.writeAll(fd, Array((head + "\r\n").utf8))
             var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while UpgradeParser.headEnd(received) == nil {
@@ -113,29 +87,11 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             case .failure(let problem): throw RoboscopeError.malformedResponse(problem.description)
             }
             // Reads block until data (the reader thread); writes fail after a minute stuck.
-            setTimeouts(fd, seconds: 0, sendSeconds: 60)
+            TCPSocket.setTimeouts(fd, seconds: 0, sendSeconds: 60)
             return (fd, Array(received[(end + 4)...]), deflate)
         } catch {
             close(fd)
             throw error
-        }
-    }
-
-    static func setTimeouts(_ fd: Int32, seconds: Double, sendSeconds: Double? = nil) {
-        func set(_ option: Int32, _ value: Double) {
-            var time = timeval(tv_sec: Int(value), tv_usec: Int((value - value.rounded(.down)) * 1_000_000))
-            setsockopt(fd, SOL_SOCKET, option, &time, socklen_t(MemoryLayout<timeval>.size))
-        }
-        set(SO_RCVTIMEO, seconds)
-        set(SO_SNDTIMEO, sendSeconds ?? seconds)
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw RoboscopeError.transport("the connection is gone (errno \(errno))") }
-            offset += count
         }
     }
 }
@@ -233,7 +189,7 @@ final class SocketWriter: Sendable {
         let fd = fd
         try state.withLock { state throws in
             guard !state.closed else { throw RoboscopeError.transport("the WebSocket connection is closed") }
-            try SocketWebSocketTransport.writeAll(fd, FrameEncoder.frame(opcode, payload, maskKey: key))
+            try TCPSocket.writeAll(fd, FrameEncoder.frame(opcode, payload, maskKey: key))
         }
     }
 
@@ -244,7 +200,7 @@ final class SocketWriter: Sendable {
             guard !state.closed else { return }
             state.closed = true
             if sendingClose {
-                try? SocketWebSocketTransport.writeAll(fd, FrameEncoder.close(.normal, maskKey: [1, 2, 3, 4]))
+                try? TCPSocket.writeAll(fd, FrameEncoder.close(.normal, maskKey: [1, 2, 3, 4]))
             }
             Glibc.shutdown(fd, Int32(SHUT_RDWR))
         }

@@ -5,9 +5,9 @@ import RoboscopeKit
 
 /// The kit sends large bodies gzip-compressed, and the real server takes them.
 @Suite struct KitUploadCompressionTests {
-    /// URLSession underneath; keeps what each request put on the wire.
+    /// The default transport underneath; keeps what each request put on the wire.
     final class Recording: HTTPTransport {
-        let inner = URLSessionHTTPTransport()
+        let inner = defaultHTTPTransport()
         let sent = Mutex<[HTTPRequestData]>([])
 
         func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {

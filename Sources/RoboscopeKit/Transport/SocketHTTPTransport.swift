@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Foundation
+import Glibc
+
+/// HTTP/1.1 over a plain TCP socket, one connection per request: the kit's `http://`
+/// transport on Linux (`defaultHTTPTransport()`).
+///
+/// Not FoundationNetworking's URLSession: a cancel that lands while its answer is being
+/// delivered wedges it, with the session and a thread of Swift's cooperative pool, in
+/// the toolchains this kit is built with (swift-corelibs-foundation#5412 for
+/// `data(for:)`; with a completion handler the same race traps or wedges more rarely,
+/// and CI caught it). Here a cancel only shuts the socket down, which wakes the one
+/// thread blocked on it; nothing else is shared, so nothing can wedge. Each request runs
+/// its connect, write and read on a thread of its own, so a slow network never holds a
+/// thread of the cooperative pool.
+///
+/// Each request goes with `Connection: close`: a lost answer fails at once and the kit
+/// retries with the same key, and a cancelled long poll is seen by the server at once.
+/// It asks for gzip answers and inflates them. `http://` only; `https://` on Linux goes
+/// through URLSession (docs/client-kit.md, "Transports").
+public struct SocketHTTPTransport: HTTPTransport {
+    /// Seconds a connect, a write or a silence between two reads may last before the
+    /// request fails as timed out (the kit's own `requestTimeout` usually ends it first).
+    public var timeout: Double
+    /// The largest answer accepted, as received.
+    public var maximumResponseSize: Int
+    /// Whether to ask for gzip answers (`Accept-Encoding: gzip`).
+    public var acceptsCompression: Bool
+
+    public init(timeout: Double = 60, maximumResponseSize: Int = 64 << 20, acceptsCompression: Bool = true) {
+        self.timeout = timeout
+        self.maximumResponseSize = maximumResponseSize
+        self.acceptsCompression = acceptsCompression
+    }
+
+    public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        guard request.url.scheme?.lowercased() == "http", let host = request.url.host else {
+            throw RoboscopeError.transport("SocketHTTPTransport speaks http:// only, not \(request.url.absoluteString)")
+        }
+        let head = try Self.head(of: request, host: host, acceptsCompression: acceptsCompression)
+        let exchange = SocketExchange()
+        let (timeout, maximumSize) = (timeout, maximumResponseSize)
+        return try await withTaskCancellationHandler {
+            try await onThread(named: "http-exchange") {
+                try exchange.run(host: host, port: request.url.port ?? 80, timeout: timeout, bytes: head + (request.body.map(Array.init) ?? []),
+                                 reader: HTTPResponseReader(method: request.method, maximumSize: maximumSize))
+            }
+        } onCancel: {
+            exchange.cancel()
+        }
+    }
+
+    /// The request's head as it goes on the wire.
+    static func head(of request: HTTPRequestData, host: String, acceptsCompression: Bool) throws -> [UInt8] {
+        let url = request.url
+        var target = url.path.isEmpty ? "/" : url.path
+        if let query = url.query { target += "?" + query }
+        let hostHeader = url.port.map { "\(host):\($0)" } ?? host
+        var head = "\(request.method) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\n"
+        let framed: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
+        for (name, value) in request.headers where !framed.contains(name.lowercased()) {
+            // Bytes, not characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+            guard !name.isEmpty, !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) else {
+                throw RoboscopeError.badRequest(field: name, message: "a header name or value with a line break")
+            }
+            head += "\(name): \(value)\r\n"
+        }
+        if acceptsCompression, !request.headers.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
+            head += "Accept-Encoding: gzip\r\n"
+        }
+        if let body = request.body {
+            head += "Content-Length: \(body.count)\r\n"
+        } else if ["POST", "PUT", "PATCH"].contains(request.method.uppercased()) {
+            head += "Content-Length: 0\r\n"
+        }
+        return Array((head + "\r\n").utf8)
+    }
+}
+
+/// One request's connection, shared by the thread that runs it and the task's cancel.
+/// The descriptor is closed under the lock, so a cancel never shuts down a descriptor
+/// number that a later connection has reused.
+final class SocketExchange: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fd: Int32 = -1
+    private var cancelled = false
+
+    /// Connects, writes and reads the answer, blocking; throws `RoboscopeError.cancelled`
+    /// once `cancel()` was called.
+    func run(host: String, port: Int, timeout: Double, bytes: [UInt8], reader: HTTPResponseReader) throws -> HTTPResponseData {
+        defer { release() }
+        var reader = reader
+        do {
+            let fd = try TCPSocket.connect(host: host, port: port, timeout: timeout, adopt: adopt)
+            try TCPSocket.writeAll(fd, bytes)
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count > 0 {
+                    if let answer = try reader.consume(buffer[..<count]) { return answer }
+                } else if count == 0 {
+                    return try reader.end()
+                } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                    throw TCPSocket.failure("no answer within \(timeout) s", .timedOut)
+                } else if errno != EINTR {
+                    throw TCPSocket.failure("the connection failed (\(String(cString: strerror(errno))))", .networkConnectionLost)
+                }
+            }
+        } catch {
+            // A cancel shuts the socket down, and what that does to a connect, a write or
+            // a read is not the caller's business: it cancelled.
+            if isCancelled { throw RoboscopeError.cancelled }
+            throw error
+        }
+    }
+
+    /// Stops the request: wakes the thread blocked on its socket.
+    func cancel() {
+        lock.withLock {
+            cancelled = true
+            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    private var isCancelled: Bool { lock.withLock { cancelled } }
+
+    private func adopt(_ socket: Int32) -> Bool {
+        lock.withLock {
+            if fd >= 0 { close(fd) }
+            fd = socket
+            return !cancelled
+        }
+    }
+
+    private func release() {
+        lock.withLock {
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+}
+#endif
