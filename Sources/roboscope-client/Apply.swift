@@ -19,6 +19,7 @@ struct Apply: AsyncParsableCommand {
     var state: String
 
     func run() async throws {
+        defer { LoggedHTTPTransport.flush() }
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let store = try OfflineStore(path: URL(fileURLWithPath: state).appendingPathComponent("outbox.sqlite").path)
         let run = ApplyRun(client: connection.client(), store: store, stateID: try Self.stateID(state))
@@ -50,7 +51,11 @@ struct Apply: AsyncParsableCommand {
 }
 
 /// One run of `apply`: a reader that queues lines and a sender that settles them, in order.
+/// Its work runs on a thread of its own: every outbox call commits to SQLite, which
+/// waits for the disk (`DedicatedThreadExecutor` says why that matters).
 actor ApplyRun {
+    private let executor = DedicatedThreadExecutor(name: "apply-outbox")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     let client: RoboscopeClient
     let store: OfflineStore
     let stateID: String

@@ -3,9 +3,17 @@ import RoboscopeKit
 
 /// `--log-requests`: one JSON line on standard error when an HTTP attempt starts and one
 /// when it ends (its status or its error, and how long it took), so a retry or a wait
-/// that looks like a hang can be read after the fact.
+/// that looks like a hang can be read after the fact. The lines are written by a queue of
+/// their own, in order: a write to a file can wait for the disk, and the attempt (on
+/// Swift's cooperative pool) must not wait with it.
 struct LoggedHTTPTransport: HTTPTransport {
     let base: any HTTPTransport
+    private static let writer = DispatchQueue(label: "roboscope-client.request-log")
+
+    /// Returns once every line logged so far is written (before the process exits).
+    static func flush() {
+        writer.sync {}
+    }
 
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         let started = ContinuousClock.now
@@ -32,6 +40,6 @@ struct LoggedHTTPTransport: HTTPTransport {
         line["at"] = .string(Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true)))
         line.merge(fields) { _, new in new }
         let text = String(decoding: (try? WireCoding.encoder().encode(JSONValue.object(line))) ?? Data(), as: UTF8.self) + "\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        writer.async { FileHandle.standardError.write(Data(text.utf8)) }
     }
 }

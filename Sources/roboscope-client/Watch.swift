@@ -31,6 +31,7 @@ struct Watch: AsyncParsableCommand {
     }
 
     func run() async throws {
+        defer { LoggedHTTPTransport.flush() }
         let topic = Topic(topic)!
         let client = connection.client(webSocketURL: webSocketURL.flatMap(URL.init(string:)))
         let cursorFile = try state.map { folder -> URL in

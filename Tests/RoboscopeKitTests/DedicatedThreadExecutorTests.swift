@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import RoboscopeKit
+
+/// The executor that keeps an actor's blocking work off Swift's cooperative pool.
+@Suite struct DedicatedThreadExecutorTests {
+    actor Blocker {
+        private let executor = DedicatedThreadExecutor(name: "test-blocker")
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        private(set) var seen: [Int] = []
+
+        /// Blocks its thread, as an fsync on a stalled disk does.
+        func block(until gate: DispatchSemaphore) {
+            gate.wait()
+        }
+
+        private(set) var threads: Set<String> = []
+
+        func record(_ value: Int) {
+            seen.append(value)
+            threads.insert("\(pthread_self())")
+        }
+    }
+
+    /// While the actor's thread is blocked, timers on the cooperative pool still fire:
+    /// even with more blocked actors than the pool has threads (this machine has two).
+    /// Actors on the default executor would hold the pool here and nothing would fire: a
+    /// plain thread then releases them after 10 s, and the test fails instead of hanging.
+    @Test func blockedActorsLeaveThePoolFree() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let blockers = (0..<(ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in Blocker() }
+        let blocked = blockers.map { blocker in Task { await blocker.block(until: gate) } }
+        let done = DispatchSemaphore(value: 0)
+        let released = NSLock()
+        nonisolated(unsafe) var byWatchdog = false
+        Thread.detachNewThread {
+            guard done.wait(timeout: .now() + 10) == .timedOut else { return }
+            released.withLock { byWatchdog = true }
+            for _ in blockers { gate.signal() }
+        }
+        // A timer and a hop between tasks, with every blocker's thread held.
+        try await Task.sleep(for: .milliseconds(20))
+        let answered = await Task { 42 }.value
+        #expect(answered == 42)
+        #expect(!released.withLock { byWatchdog }, "the pool ran nothing until the blockers were released")
+        done.signal()
+        for _ in blockers { gate.signal() }
+        for task in blocked { await task.value }
+        // And the actors run again once released.
+        await blockers[0].record(1)
+        #expect(await blockers[0].seen == [1])
+    }
+
+    /// One actor's calls run in the order they came, all on its one thread, whichever
+    /// threads the callers ran on.
+    @Test func jobsRunInOrderOnTheActorsThread() async {
+        let blocker = Blocker()
+        for value in 0..<1_000 {
+            if value.isMultiple(of: 100) { await Task.yield() }
+            await blocker.record(value)
+        }
+        #expect(await blocker.seen == Array(0..<1_000))
+        #expect(await blocker.threads.count == 1)
+    }
+}
