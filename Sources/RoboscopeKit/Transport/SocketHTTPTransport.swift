@@ -99,6 +99,9 @@ final class SocketExchange: @unchecked Sendable {
                 if count > 0 {
                     if let answer = try reader.consume(buffer[..<count]) { return answer }
                 } else if count == 0 {
+                    // A cancel's shutdown reads as the end of the connection, which would end
+                    // a body without a length early: that is a cancel, not a short answer.
+                    if isCancelled { throw RoboscopeError.cancelled }
                     return try reader.end()
                 } else if errno == EAGAIN || errno == EWOULDBLOCK {
                     throw TCPSocket.failure("no answer within \(timeout) s", .timedOut)

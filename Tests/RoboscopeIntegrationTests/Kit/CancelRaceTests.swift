@@ -65,7 +65,7 @@ import Glibc
     /// written, and no answer ever comes (a network that accepts and stays silent).
     final class SilentListener {
         let port: Int
-        private let fd: Int32
+        let fd: Int32
 
         init() throws {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -88,6 +88,58 @@ import Glibc
         }
 
         deinit { close(fd) }
+    }
+
+    /// A server that answers a head and part of a body without a length, then waits: the
+    /// body would end with the connection.
+    final class HalfAnswerServer: @unchecked Sendable {
+        let listener: SilentListener
+        private let released = DispatchSemaphore(value: 0)
+        private let answered = Flag()
+        /// The head and the half body are on the wire.
+        var sentHalf: Bool { answered.isSet }
+
+        final class Flag: @unchecked Sendable {
+            private let lock = NSLock()
+            private var value = false
+            var isSet: Bool { lock.withLock { value } }
+            func set() { lock.withLock { value = true } }
+        }
+
+        init() throws {
+            listener = try SilentListener()
+            let fd = listener.fd
+            let (released, answered) = (released, answered)
+            Thread.detachNewThread {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                var request = [UInt8](repeating: 0, count: 4096)
+                _ = read(connection, &request, request.count)
+                let half = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart of".utf8)
+                _ = half.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                answered.set()
+                released.wait()
+                close(connection)
+            }
+        }
+
+        deinit { released.signal() }
+    }
+
+    /// A cancel shuts the socket down, which reads as the end of a body that ends with the
+    /// connection: the call must still end cancelled, not with the half body as an answer.
+    @Test func aCancelMidBodyIsACancelNotAShortAnswer() async throws {
+        let server = try HalfAnswerServer()
+        let call = Task {
+            try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(server.listener.port)/")!))
+        }
+        try await eventually("the half answer sent") { server.sentHalf }
+        call.cancel()
+        let result = await call.result
+        guard case .failure(let error) = result, error as? RoboscopeError == .cancelled else {
+            Issue.record("expected cancelled, got \(result)")
+            return
+        }
     }
 
     @Test func aCancelEndsAWaitForASilentServerAtOnce() async throws {
