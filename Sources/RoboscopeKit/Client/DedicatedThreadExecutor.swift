@@ -4,11 +4,10 @@ import Foundation
 /// outbox's SQLite commits (each an fsync) and the writes to standard output.
 ///
 /// Swift's cooperative pool has one thread per core, two on a small machine: a blocking
-/// call there holds a thread every other task needs, including the one whose timer
-/// should end a wait. `apply` stopped for good during disk stalls of up to 30 s (its
-/// timeout and backoff sleeps never resumed), with fsync the likely holder; its actor
-/// now blocks only this thread. Jobs run in the order they came, one at a time; the
-/// thread lives as long as the process, which is as long as a command needs it.
+/// call there holds a thread every other task of the process needs, timers included, for
+/// as long as the disk takes (this project's CI machine stalled fsync for up to 30 s).
+/// Jobs run in the order they came, one at a time; the thread lives as long as the
+/// process, which is as long as a command needs it.
 package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
