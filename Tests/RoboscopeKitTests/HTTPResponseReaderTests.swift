@@ -2,7 +2,9 @@ import Foundation
 import Testing
 @testable import RoboscopeKit
 
-/// The socket transport's answer parser, fed every framing in every split.
+#if canImport(Glibc)
+/// The socket transport's answer parser (Linux, as the transport is), fed every framing
+/// in every split.
 @Suite struct HTTPResponseReaderTests {
     /// Feeds `wire` cut at `cuts`, then ends the connection if the answer did not come.
     static func read(_ wire: [UInt8], method: String = "GET", cuts: [Int] = [], maximumSize: Int = 1 << 20) throws -> HTTPResponseData {
@@ -111,7 +113,6 @@ import Testing
     }
 
     @Test func theRequestHeadFramesTheBodyAndRefusesLineBreaks() throws {
-        #if canImport(Glibc)
         let request = HTTPRequestData(method: "POST", url: URL(string: "http://example.test:8080/api/v1/spaces?x=1")!,
                                       headers: ["Content-Type": "application/json", "Content-Length": "999"], body: Data("{}".utf8))
         let head = String(decoding: try SocketHTTPTransport.head(of: request, host: "example.test", acceptsCompression: true), as: UTF8.self)
@@ -125,6 +126,6 @@ import Testing
             == "POST /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
         let injected = HTTPRequestData(method: "GET", url: URL(string: "http://h/")!, headers: ["X-User-Id": "ana\r\nX-Admin: 1"])
         #expect(throws: RoboscopeError.self) { try SocketHTTPTransport.head(of: injected, host: "h", acceptsCompression: true) }
-        #endif
     }
 }
+#endif

@@ -1,7 +1,10 @@
+#if canImport(Glibc)
 import Foundation
+import WebSocketCodec
 
 /// Reads one HTTP/1.1 answer from the bytes of a connection, as they come: the socket
-/// transport's parser, pure so that every framing is tested without a socket.
+/// transport's parser (Linux only, like the transport), pure so that every framing is
+/// tested without a socket.
 ///
 /// The request went with `Connection: close`, so the answer is the last thing on the
 /// connection: a body without a length ends where the connection does (`end()`).
@@ -46,11 +49,13 @@ package struct HTTPResponseReader {
     /// the connection ended too soon.
     package mutating func end() throws -> HTTPResponseData {
         if let answer = try answerIfComplete() { return answer }
-        guard let head else { throw Self.lost("the connection closed before the answer's headers ended") }
+        guard let head else {
+            throw TCPSocket.failure("the connection closed before the answer's headers ended", .networkConnectionLost)
+        }
         if case .untilClose = head.framing {
             return try Self.decoded(status: head.status, headers: head.headers, body: Data(buffer[head.bodyStart...]))
         }
-        throw Self.lost("the connection closed before the answer's body ended")
+        throw TCPSocket.failure("the connection closed before the answer's body ended", .networkConnectionLost)
     }
 
     private mutating func answerIfComplete() throws -> HTTPResponseData? {
@@ -84,7 +89,7 @@ package struct HTTPResponseReader {
     }
 
     private func parseHead() throws -> Head? {
-        guard let end = Self.headEnd(buffer) else {
+        guard let end = UpgradeParser.headEnd(buffer) else {
             guard buffer.count < 65_536 else { throw RoboscopeError.malformedResponse("an answer's headers longer than 64 KiB") }
             return nil
         }
@@ -151,20 +156,6 @@ package struct HTTPResponseReader {
             throw RoboscopeError.malformedResponse("a Content-Encoding the kit did not ask for: \(coding)")
         }
     }
-
-    /// The offset of the blank line that ends a head.
-    private static func headEnd(_ bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4)
-        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-            return index
-        }
-        return nil
-    }
-
-    static func lost(_ message: String) -> RoboscopeError {
-        .transport(TransportFailure(message, urlErrorCode: URLError.Code.networkConnectionLost.rawValue))
-    }
 }
 
 /// A chunked body (RFC 9112, 7.1), decoded as its bytes arrive; the trailer is read and
@@ -226,3 +217,4 @@ private struct ChunkedBody {
         return nil
     }
 }
+#endif
