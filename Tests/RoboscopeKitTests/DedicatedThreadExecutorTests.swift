@@ -9,8 +9,9 @@ import Testing
         nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
         private(set) var seen: [Int] = []
 
-        /// Blocks its thread, as an fsync on a stalled disk does.
-        func block(until gate: DispatchSemaphore) {
+        /// Blocks its thread, as an fsync on a stalled disk does, once it says so.
+        func block(until gate: DispatchSemaphore, _ blocking: Countdown) {
+            blocking.arrive()
             gate.wait()
         }
 
@@ -22,6 +23,23 @@ import Testing
         }
     }
 
+    /// Ends `reached` once `count` blockers have arrived (from their own threads).
+    final class Countdown: @unchecked Sendable {
+        private let lock = NSLock()
+        private var left: Int
+        private let continuation: AsyncStream<Void>.Continuation
+        let reached: AsyncStream<Void>
+
+        init(_ count: Int) {
+            left = count
+            (reached, continuation) = AsyncStream<Void>.makeStream()
+        }
+
+        func arrive() {
+            if lock.withLock({ left -= 1; return left == 0 }) { continuation.finish() }
+        }
+    }
+
     /// While the actor's thread is blocked, timers on the cooperative pool still fire:
     /// even with more blocked actors than the pool has threads (this machine has two).
     /// Actors on the default executor would hold the pool here and nothing would fire: a
@@ -29,7 +47,8 @@ import Testing
     @Test func blockedActorsLeaveThePoolFree() async throws {
         let gate = DispatchSemaphore(value: 0)
         let blockers = (0..<(ProcessInfo.processInfo.activeProcessorCount + 2)).map { _ in Blocker() }
-        let blocked = blockers.map { blocker in Task { await blocker.block(until: gate) } }
+        let blocking = Countdown(blockers.count)
+        let blocked = blockers.map { blocker in Task { await blocker.block(until: gate, blocking) } }
         let done = DispatchSemaphore(value: 0)
         let released = NSLock()
         nonisolated(unsafe) var byWatchdog = false
@@ -38,7 +57,8 @@ import Testing
             released.withLock { byWatchdog = true }
             for _ in blockers { gate.signal() }
         }
-        // A timer and a hop between tasks, with every blocker's thread held.
+        for await _ in blocking.reached {}
+        // The timer under test, and a hop between tasks, with every blocker's thread held.
         try await Task.sleep(for: .milliseconds(20))
         let answered = await Task { 42 }.value
         #expect(answered == 42)

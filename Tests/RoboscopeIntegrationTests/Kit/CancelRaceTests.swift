@@ -61,43 +61,15 @@ import Glibc
     }
 
     #if canImport(Glibc)
-    /// A listener that never accepts: the kernel completes the connect, the request is
-    /// written, and no answer ever comes (a network that accepts and stays silent).
-    final class SilentListener {
+    /// A server for one request: it reads the request, sends `answer` (nothing: a network
+    /// that accepts and stays silent), and then holds the connection open until it goes.
+    final class HoldingServer: @unchecked Sendable {
         let port: Int
-        let fd: Int32
-
-        init() throws {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            guard bound == 0, named == 0, listen(fd, 16) == 0 else {
-                close(fd)
-                throw TestFailure("cannot listen on loopback")
-            }
-            self.fd = fd
-            port = Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        deinit { close(fd) }
-    }
-
-    /// A server that answers a head and part of a body without a length, then waits: the
-    /// body would end with the connection.
-    final class HalfAnswerServer: @unchecked Sendable {
-        let listener: SilentListener
+        private let listener: Int32
         private let released = DispatchSemaphore(value: 0)
-        private let answered = Flag()
-        /// The head and the half body are on the wire.
-        var sentHalf: Bool { answered.isSet }
+        private let heard = Flag()
+        /// The request arrived and `answer` is on the wire.
+        var answered: Bool { heard.isSet }
 
         final class Flag: @unchecked Sendable {
             private let lock = NSLock()
@@ -106,34 +78,38 @@ import Glibc
             func set() { lock.withLock { value = true } }
         }
 
-        init() throws {
-            listener = try SilentListener()
-            let fd = listener.fd
-            let (released, answered) = (released, answered)
+        init(answer: String = "") throws {
+            port = try FreePort.pick()
+            listener = try LoopbackListener.open(port: port, what: "holding server")
+            let (listener, released, heard) = (listener, released, heard)
             Thread.detachNewThread {
-                let connection = accept(fd, nil, nil)
+                let connection = accept(listener, nil, nil)
                 guard connection >= 0 else { return }
                 var request = [UInt8](repeating: 0, count: 4096)
                 _ = read(connection, &request, request.count)
-                let half = Array("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart of".utf8)
-                _ = half.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-                answered.set()
+                let bytes = Array(answer.utf8)
+                _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                heard.set()
                 released.wait()
                 close(connection)
             }
         }
 
-        deinit { released.signal() }
+        deinit {
+            released.signal()
+            shutdown(listener, Int32(SHUT_RDWR))
+            close(listener)
+        }
     }
 
     /// A cancel shuts the socket down, which reads as the end of a body that ends with the
     /// connection: the call must still end cancelled, not with the half body as an answer.
     @Test func aCancelMidBodyIsACancelNotAShortAnswer() async throws {
-        let server = try HalfAnswerServer()
+        let server = try HoldingServer(answer: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart of")
         let call = Task {
-            try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(server.listener.port)/")!))
+            try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/")!))
         }
-        try await eventually("the half answer sent") { server.sentHalf }
+        try await eventually("the half answer sent") { server.answered }
         call.cancel()
         let result = await call.result
         guard case .failure(let error) = result, error as? RoboscopeError == .cancelled else {
@@ -143,12 +119,12 @@ import Glibc
     }
 
     @Test func aCancelEndsAWaitForASilentServerAtOnce() async throws {
-        let silent = try SilentListener()
+        let silent = try HoldingServer()
         let transport = SocketHTTPTransport()
         let call = Task {
             try await transport.send(HTTPRequestData(method: "POST", url: URL(string: "http://127.0.0.1:\(silent.port)/x")!, body: Data("{}".utf8)))
         }
-        try await Task.sleep(for: .milliseconds(200))
+        try await eventually("the request at the silent server") { silent.answered }
         let cancelled = ContinuousClock.now
         call.cancel()
         let result = await call.result
@@ -165,7 +141,7 @@ import Glibc
     }
 
     @Test func aSilentServerTimesOutAndARefusedOneFailsAtOnceWithTheirURLErrorCodes() async throws {
-        let silent = try SilentListener()
+        let silent = try HoldingServer()
         let quick = SocketHTTPTransport(timeout: 0.3)
         await #expect(throws: RoboscopeError.transport(TransportFailure(
             "no answer within 0.3 s", urlErrorCode: URLError.Code.timedOut.rawValue, timedOut: true))

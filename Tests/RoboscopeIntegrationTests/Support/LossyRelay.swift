@@ -21,20 +21,7 @@ final class LossyRelay: @unchecked Sendable {
         self.upstreamPort = upstreamPort
         self.loses = loses
         port = try FreePort.pick()
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else {
-            close(listener)
-            throw TestFailure("relay cannot listen on \(port)")
-        }
+        listener = try LoopbackListener.open(port: port, what: "relay")
         let thread = Thread { [listener] in
             while true {
                 let client = accept(listener, nil, nil)
