@@ -61,6 +61,13 @@ let package = Package(
             name: "CZlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The system's OpenSSL, for `https://` and `wss://` in the kit's Linux socket
+        // transports (docs/client-kit.md, "Transports"). No pkg-config, like zlib: Debian's
+        // libssl-dev puts its headers and libraries where every compiler looks.
+        .systemLibrary(
+            name: "COpenSSL",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Marker geometry and distance ticks: pure, shared by the server and RoboscopeKit.
         .target(name: "RoboscopeGeometry"),
         .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry"]),
@@ -147,6 +154,8 @@ let package = Package(
                 // The WebSocket client of Linux (SocketWebSocketTransport); Apple
                 // platforms use URLSessionWebSocketTask.
                 .target(name: "WebSocketCodec", condition: .when(platforms: [.linux])),
+                // TLS for the Linux socket transports; Apple platforms use URLSession's.
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -2,8 +2,8 @@
 import Foundation
 import Glibc
 
-/// HTTP/1.1 over a plain TCP socket, one connection per request: the kit's `http://`
-/// transport on Linux (`defaultHTTPTransport()`).
+/// HTTP/1.1 over a TCP socket, one connection per request, in the clear or over TLS
+/// (OpenSSL): the kit's HTTP transport on Linux (`defaultHTTPTransport()`).
 ///
 /// Not FoundationNetworking's URLSession: a cancel that lands while its answer is being
 /// delivered wedges it, with the session and a thread of Swift's cooperative pool, in
@@ -16,8 +16,9 @@ import Glibc
 ///
 /// Each request goes with `Connection: close`: a lost answer fails at once and the kit
 /// retries with the same key, and a cancelled long poll is seen by the server at once.
-/// It asks for gzip answers and inflates them. `http://` only; `https://` on Linux goes
-/// through URLSession (docs/client-kit.md, "Transports").
+/// It asks for gzip answers and inflates them. `https://` verifies the server's
+/// certificate and name against the system's authorities, or those of
+/// `trustedCertificatesFile` (docs/client-kit.md, "Transports").
 public struct SocketHTTPTransport: HTTPTransport {
     /// Seconds a connect, a write or a silence between two reads may last before the
     /// request fails as timed out (the kit's own `requestTimeout` usually ends it first).
@@ -26,23 +27,32 @@ public struct SocketHTTPTransport: HTTPTransport {
     public var maximumResponseSize: Int
     /// Whether to ask for gzip answers (`Accept-Encoding: gzip`).
     public var acceptsCompression: Bool
+    /// A PEM file of the certificate authorities `https://` trusts; nil trusts the
+    /// system's (which `SSL_CERT_FILE` and `SSL_CERT_DIR` can point elsewhere).
+    public var trustedCertificatesFile: String? { tls.trustedCertificatesFile }
+    private let tls: TLSContext
 
-    public init(timeout: Double = 60, maximumResponseSize: Int = 64 << 20, acceptsCompression: Bool = true) {
+    public init(timeout: Double = 60, maximumResponseSize: Int = 64 << 20, acceptsCompression: Bool = true,
+                trustedCertificatesFile: String? = nil) {
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
         self.acceptsCompression = acceptsCompression
+        tls = TLSContext(trustedCertificatesFile: trustedCertificatesFile)
     }
 
     public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
-        guard request.url.scheme?.lowercased() == "http", let host = request.url.host else {
-            throw RoboscopeError.transport("SocketHTTPTransport speaks http:// only, not \(request.url.absoluteString)")
+        let scheme = request.url.scheme?.lowercased()
+        guard scheme == "http" || scheme == "https", let host = request.url.host else {
+            throw RoboscopeError.transport("SocketHTTPTransport speaks http:// and https:// only, not \(request.url.absoluteString)")
         }
         let head = try Self.head(of: request, host: host, acceptsCompression: acceptsCompression)
         let exchange = SocketExchange()
         let (timeout, maximumSize) = (timeout, maximumResponseSize)
+        let tls = scheme == "https" ? tls : nil
         return try await withTaskCancellationHandler {
             try await onThread(named: "http-exchange") {
-                try exchange.run(host: host, port: request.url.port ?? 80, timeout: timeout, bytes: head + (request.body.map(Array.init) ?? []),
+                try exchange.run(host: host, port: request.url.port ?? (tls == nil ? 80 : 443), tls: tls, timeout: timeout,
+                                 bytes: head + (request.body.map(Array.init) ?? []),
                                  reader: HTTPResponseReader(method: request.method, maximumSize: maximumSize))
             }
         } onCancel: {
@@ -87,27 +97,24 @@ final class SocketExchange: @unchecked Sendable {
 
     /// Connects, writes and reads the answer, blocking; throws `RoboscopeError.cancelled`
     /// once `cancel()` was called.
-    func run(host: String, port: Int, timeout: Double, bytes: [UInt8], reader: HTTPResponseReader) throws -> HTTPResponseData {
+    func run(host: String, port: Int, tls: TLSContext?, timeout: Double, bytes: [UInt8],
+             reader: HTTPResponseReader) throws -> HTTPResponseData {
         defer { release() }
         var reader = reader
         do {
             let fd = try TCPSocket.connect(host: host, port: port, timeout: timeout, adopt: adopt)
-            try TCPSocket.writeAll(fd, bytes)
+            let stream = try SocketStream(fd: fd, host: host, tls: tls, timeout: timeout, readTimeout: timeout)
+            try stream.write(bytes)
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let count = read(fd, &buffer, buffer.count)
-                if count > 0 {
-                    if let answer = try reader.consume(buffer[..<count]) { return answer }
-                } else if count == 0 {
+                let count = try stream.read(into: &buffer)
+                guard count > 0 else {
                     // A cancel's shutdown reads as the end of the connection, which would end
                     // a body without a length early: that is a cancel, not a short answer.
                     if isCancelled { throw RoboscopeError.cancelled }
                     return try reader.end()
-                } else if errno == EAGAIN || errno == EWOULDBLOCK {
-                    throw TCPSocket.failure("no answer within \(timeout) s", .timedOut)
-                } else if errno != EINTR {
-                    throw TCPSocket.failure("the connection failed (\(String(cString: strerror(errno))))", .networkConnectionLost)
                 }
+                if let answer = try reader.consume(buffer[..<count]) { return answer }
             }
         } catch {
             // A cancel shuts the socket down, and what that does to a connect, a write or

@@ -4,12 +4,12 @@ import Synchronization
 import Glibc
 import WebSocketCodec
 
-/// WebSocket over a plain TCP socket with the project's RFC 6455 codec in the client role:
-/// the transport for Linux, where FoundationNetworking's `URLSessionWebSocketTask`
-/// fails at once ("WebSockets not supported by libcurl"). One thread per connection
-/// connects, reads and answers pings; nothing blocks Swift's cooperative pool. It speaks
-/// `ws://` only: for `wss://` on Linux, terminate TLS in front (a sidecar, the ingress) or
-/// plug in a transport of your own (docs/client-kit.md says why this one has no TLS).
+/// WebSocket over a TCP socket, in the clear or over TLS (OpenSSL), with the project's
+/// RFC 6455 codec in the client role: the transport for Linux, where FoundationNetworking's
+/// `URLSessionWebSocketTask` fails at once ("WebSockets not supported by libcurl"). One
+/// thread per connection connects, reads and answers pings; nothing blocks Swift's
+/// cooperative pool. `wss://` verifies the server's certificate and name against the
+/// system's authorities, or those of `trustedCertificatesFile`.
 public struct SocketWebSocketTransport: WebSocketTransport {
     /// The largest message accepted (a larger one closes the connection with 1009).
     public var maximumMessageSize: Int
@@ -19,37 +19,47 @@ public struct SocketWebSocketTransport: WebSocketTransport {
     /// compressed, a catch-up as one stream. The kit's own messages are small and go
     /// uncompressed, which the RFC allows.
     public var offersCompression: Bool
+    /// A PEM file of the certificate authorities `wss://` trusts; nil trusts the system's
+    /// (which `SSL_CERT_FILE` and `SSL_CERT_DIR` can point elsewhere).
+    public var trustedCertificatesFile: String? { tls.trustedCertificatesFile }
+    private let tls: TLSContext
 
     /// Connections that accept messages up to `maximumMessageSize` (after inflation), give
     /// up connecting after `connectTimeout` seconds, and offer compression unless told not to.
-    public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10, offersCompression: Bool = true) {
+    public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10, offersCompression: Bool = true,
+                trustedCertificatesFile: String? = nil) {
         self.maximumMessageSize = maximumMessageSize
         self.connectTimeout = connectTimeout
         self.offersCompression = offersCompression
+        tls = TLSContext(trustedCertificatesFile: trustedCertificatesFile)
     }
 
     public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
-        guard url.scheme == "ws", let host = url.host else {
-            throw RoboscopeError.transport("SocketWebSocketTransport speaks ws:// only, not \(url.absoluteString)")
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "ws" || scheme == "wss", let host = url.host else {
+            throw RoboscopeError.transport("SocketWebSocketTransport speaks ws:// and wss:// only, not \(url.absoluteString)")
         }
-        let port = url.port ?? 80
+        let tls = scheme == "wss" ? tls : nil
+        let port = url.port ?? (tls == nil ? 80 : 443)
         let target = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
         let timeout = connectTimeout
         let compression = offersCompression
-        let (fd, leftover, deflate) = try await onThread(named: "ws-connect") {
-            try SocketWebSocketTransport.open(host: host, port: port, target: target, headers: headers, timeout: timeout,
-                                              offersCompression: compression)
+        let (stream, leftover, deflate) = try await onThread(named: "ws-connect") {
+            try SocketWebSocketTransport.open(host: host, port: port, tls: tls, target: target, headers: headers,
+                                              timeout: timeout, offersCompression: compression)
         }
-        return SocketWebSocketConnection(fd: fd, leftover: leftover, maximumMessageSize: maximumMessageSize, deflate: deflate)
+        return SocketWebSocketConnection(stream: stream, leftover: leftover, maximumMessageSize: maximumMessageSize, deflate: deflate)
     }
 
-    /// Connects and upgrades, blocking: returns the socket, the bytes read past the
+    /// Connects and upgrades, blocking: returns the connection, the bytes read past the
     /// upgrade's head and the compression the server agreed to.
     static func open(
-        host: String, port: Int, target: String, headers: [String: String], timeout: Double, offersCompression: Bool
-    ) throws -> (Int32, [UInt8], PerMessageDeflate?) {
+        host: String, port: Int, tls: TLSContext?, target: String, headers: [String: String], timeout: Double,
+        offersCompression: Bool
+    ) throws -> (SocketStream, [UInt8], PerMessageDeflate?) {
         let fd = try TCPSocket.connect(host: host, port: port, timeout: timeout)
         do {
+            let stream = try SocketStream(fd: fd, host: host, tls: tls, timeout: timeout, readTimeout: timeout)
             let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
             var head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
@@ -57,11 +67,11 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             for (name, value) in headers where !name.contains("\r") && !value.contains("\r") && !value.contains("\n") {
                 head += "\(name): \(value)\r\n"
             }
-            try TCPSocket.writeAll(fd, Array((head + "\r\n").utf8))
+            try stream.write(Array((head + "\r\n").utf8))
             var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while UpgradeParser.headEnd(received) == nil {
-                let count = read(fd, &buffer, buffer.count)
+                let count = try stream.read(into: &buffer)
                 guard count > 0 else { throw RoboscopeError.transport("the connection closed during the WebSocket upgrade") }
                 received += buffer[..<count]
                 guard received.count < 65_536 else { throw RoboscopeError.malformedResponse("an upgrade answer without an end") }
@@ -86,9 +96,13 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             case .success: throw RoboscopeError.malformedResponse("the server answered permessage-deflate, which we did not offer")
             case .failure(let problem): throw RoboscopeError.malformedResponse(problem.description)
             }
-            // Reads block until data (the reader thread); writes fail after a minute stuck.
-            TCPSocket.setTimeouts(fd, seconds: 0, sendSeconds: 60)
-            return (fd, Array(received[(end + 4)...]), deflate)
+            // Reads wait for data for ever (the reader thread); writes fail after a minute
+            // stuck. Over TLS the reader waits in `poll`, and the socket's read limit only
+            // ends a read that found part of a record, so that it gives the session's lock
+            // back to the writers within a second.
+            stream.readTimeout = 0
+            TCPSocket.setTimeouts(fd, seconds: tls == nil ? 0 : 1, sendSeconds: 60)
+            return (stream, Array(received[(end + 4)...]), deflate)
         } catch {
             close(fd)
             throw error
@@ -102,9 +116,9 @@ actor SocketWebSocketConnection: WebSocketConnection {
     private let writer: SocketWriter
     private var messages: AsyncThrowingStream<String, any Error>.AsyncIterator
 
-    init(fd: Int32, leftover: [UInt8], maximumMessageSize: Int, deflate: PerMessageDeflate?) {
+    init(stream socket: SocketStream, leftover: [UInt8], maximumMessageSize: Int, deflate: PerMessageDeflate?) {
         let (stream, continuation) = AsyncThrowingStream<String, any Error>.makeStream()
-        writer = SocketWriter(fd: fd)
+        writer = SocketWriter(stream: socket)
         messages = stream.makeAsyncIterator()
         let writer = self.writer
         let thread = Thread {
@@ -160,9 +174,15 @@ actor SocketWebSocketConnection: WebSocketConnection {
         }
         reader.feed(leftover, handle)
         while ended == nil {
-            let count = Glibc.read(writer.fd, &buffer, buffer.count)
-            if count <= 0 {
-                ended = RoboscopeError.transport(count == 0 ? "the connection closed" : "the connection failed (errno \(errno))")
+            let count: Int
+            do {
+                count = try writer.stream.read(into: &buffer)
+            } catch {
+                ended = error
+                break
+            }
+            if count == 0 {
+                ended = RoboscopeError.transport("the connection closed")
                 break
             }
             buffer.withUnsafeBytes { reader.feed(UnsafeRawBufferPointer(rebasing: $0[..<count]), handle) }
@@ -177,38 +197,38 @@ actor SocketWebSocketConnection: WebSocketConnection {
 /// Writes, the close and the release happen under one lock, so frames never interleave
 /// and nothing is written to a descriptor once it is closed.
 final class SocketWriter: Sendable {
-    let fd: Int32
+    let stream: SocketStream
     private let state = Mutex<(closed: Bool, released: Bool)>((false, false))
 
-    init(fd: Int32) {
-        self.fd = fd
+    init(stream: SocketStream) {
+        self.stream = stream
     }
 
     func frame(_ opcode: Opcode, _ payload: [UInt8]) throws {
         let key = (0..<4).map { _ in UInt8.random(in: 0...255) }
-        let fd = fd
+        let stream = stream
         try state.withLock { state throws in
             guard !state.closed else { throw RoboscopeError.transport("the WebSocket connection is closed") }
-            try TCPSocket.writeAll(fd, FrameEncoder.frame(opcode, payload, maskKey: key))
+            try stream.write(FrameEncoder.frame(opcode, payload, maskKey: key))
         }
     }
 
     /// Sends a close frame (once) and stops both directions; the reader thread then ends.
     func shutdown(sendingClose: Bool) {
-        let fd = fd
+        let stream = stream
         state.withLock { state in
             guard !state.closed else { return }
             state.closed = true
             if sendingClose {
-                try? TCPSocket.writeAll(fd, FrameEncoder.close(.normal, maskKey: [1, 2, 3, 4]))
+                try? stream.write(FrameEncoder.close(.normal, maskKey: [1, 2, 3, 4]))
             }
-            Glibc.shutdown(fd, Int32(SHUT_RDWR))
+            Glibc.shutdown(stream.fd, Int32(SHUT_RDWR))
         }
     }
 
     /// Closes the descriptor, once, when the reader thread is done with it.
     func release() {
-        let fd = fd
+        let fd = stream.fd
         state.withLock { state in
             guard !state.released else { return }
             state.released = true

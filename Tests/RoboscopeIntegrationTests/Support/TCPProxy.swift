@@ -4,15 +4,18 @@ import Glibc
 #endif
 
 /// A loopback TCP forwarder (socat) standing between the service and Postgres or
-/// Redis, so a test can cut a server off and bring it back without touching it.
+/// Redis, so a test can cut a server off and bring it back without touching it; with
+/// `terminatingTLS`, a TLS terminator in front of the service, as an ingress would be.
 final class TCPProxy: @unchecked Sendable {
     let port: Int
     let target: (host: String, port: Int)
+    private let tls: TestCertificates.Server?
     private var process: Process?
 
-    init(to target: (host: String, port: Int)) throws {
+    init(to target: (host: String, port: Int), terminatingTLS tls: TestCertificates.Server? = nil) throws {
         self.port = try FreePort.pick()
         self.target = target
+        self.tls = tls
     }
 
     func start() throws {
@@ -21,7 +24,9 @@ final class TCPProxy: @unchecked Sendable {
         // Not our stdout: a proxy left behind must not hold the test runner's pipe open.
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        process.arguments = ["TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork", "TCP:\(target.host):\(target.port)"]
+        let listen = tls.map { "OPENSSL-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork,verify=0,cert=\($0.certificate),key=\($0.key)" }
+            ?? "TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork"
+        process.arguments = [listen, "TCP:\(target.host):\(target.port)"]
         try process.run()
         ChildProcesses.register(process.processIdentifier)
         self.process = process

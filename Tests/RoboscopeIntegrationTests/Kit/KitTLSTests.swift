@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Foundation
+import Testing
+import RoboscopeKit
+
+/// The kit's Linux socket transports over TLS: the real server behind TLS terminators
+/// (socat with OpenSSL, as an ingress would stand), certificates of the test's own
+/// authority, and the refusals a client owes a certificate it cannot trust.
+@Suite struct KitTLSTests {
+    @Test func theKitWritesReadsAndFollowsOverHTTPSAndWSS() async throws {
+        let certificates = try TestCertificates()
+        defer { certificates.remove() }
+        let localhost = try certificates.server("localhost", names: ["DNS:localhost"])
+        let ports = (http: try FreePort.pick(), ws: try FreePort.pick())
+        let https = try TCPProxy(to: ("127.0.0.1", ports.http), terminatingTLS: localhost)
+        let wss = try TCPProxy(to: ("127.0.0.1", ports.ws), terminatingTLS: localhost)
+        // The service names the terminator's URL, as a deployment behind an ingress does;
+        // the kit asks for it over https.
+        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("kit_tls"),
+                                             extraArguments: ["--realtime-url", "wss://localhost:\(wss.port)/api/v1/ws"], ports: ports)
+        defer { server.stopWithoutWaiting() }
+        try https.start()
+        defer { https.stop() }
+        try wss.start()
+        defer { wss.stop() }
+
+        let client = RoboscopeClient(RoboscopeConfiguration(
+            baseURL: URL(string: "https://localhost:\(https.port)")!, userID: "kit",
+            http: SocketHTTPTransport(trustedCertificatesFile: certificates.authority),
+            webSocket: SocketWebSocketTransport(trustedCertificatesFile: certificates.authority)))
+        #expect(try await client.webSocketURL().absoluteString == "wss://localhost:\(wss.port)/api/v1/ws")
+        let session = try await ClientKitEndToEndTests.session(client)
+        let live = client.follow(.workSession(session.id), from: TopicCursor(position: 0, topicSeq: 0))
+        let events = Task {
+            var types: [String] = []
+            for try await event in live.events {
+                types.append(event.type)
+                if types.filter({ $0 == "marker.created" }).count == 501 { break }
+            }
+            return types
+        }
+        // Answers of many TLS records (a bulk of 500 comes back whole), and a catch-up of
+        // as many events on the socket.
+        let created = try await client.createMarkers((0..<500).map { ClientKitEndToEndTests.marker(session.id, "tls \($0)") })
+        #expect(created.count == 500)
+        _ = try await client.createMarker(ClientKitEndToEndTests.marker(session.id, "one more"))
+        let types = try await FirstOutcome<[String]>.bounded(
+            by: .seconds(60), on: SystemClock(), timeout: { TestFailure("the events did not come over wss within 60 s") },
+            cancelled: { CancellationError() }
+        ) { try await events.value }
+        #expect(types.first == "work_session.created")
+        #expect(types.filter { $0 == "marker.created" }.count == 501)
+        let listed = try await client.markers(workSessionID: session.id, limit: 200)
+        #expect(listed.items.count == 200)
+    }
+
+    @Test func anUntrustedOrMisnamedCertificateIsRefusedWithItsURLErrorCode() async throws {
+        let certificates = try TestCertificates()
+        defer { certificates.remove() }
+        let localhost = try certificates.server("localhost", names: ["DNS:localhost"])
+        // The handshake fails before the terminator forwards anything: nothing listens behind it.
+        let terminator = try TCPProxy(to: ("127.0.0.1", try FreePort.pick()), terminatingTLS: localhost)
+        try terminator.start()
+        defer { terminator.stop() }
+
+        func refusal(_ send: () async throws -> Void) async -> TransportFailure? {
+            do {
+                try await send()
+            } catch RoboscopeError.transport(let failure) {
+                return failure
+            } catch {
+                Issue.record("expected a transport failure, got \(error)")
+            }
+            return nil
+        }
+        // The system does not trust the test's authority.
+        let untrusted = await refusal {
+            _ = try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "https://localhost:\(terminator.port)/")!))
+        }
+        #expect(untrusted?.urlError?.code == .serverCertificateUntrusted, "\(String(describing: untrusted))")
+        #expect(untrusted?.message.contains("unable to get local issuer certificate") == true, "\(String(describing: untrusted))")
+        // Trusted, but issued for another name than the one asked for.
+        let trusting = SocketHTTPTransport(trustedCertificatesFile: certificates.authority)
+        let misnamed = await refusal {
+            _ = try await trusting.send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(terminator.port)/")!))
+        }
+        #expect(misnamed?.urlError?.code == .serverCertificateUntrusted, "\(String(describing: misnamed))")
+        // And the WebSocket transport alike.
+        let socket = await refusal {
+            _ = try await SocketWebSocketTransport().connect(to: URL(string: "wss://localhost:\(terminator.port)/api/v1/ws")!, headers: [:])
+        }
+        #expect(socket?.urlError?.code == .serverCertificateUntrusted, "\(String(describing: socket))")
+        // An authority file that is not there is said at the first connection.
+        let missing = await refusal {
+            _ = try await SocketHTTPTransport(trustedCertificatesFile: "/nonexistent/ca.pem")
+                .send(HTTPRequestData(method: "GET", url: URL(string: "https://localhost:\(terminator.port)/")!))
+        }
+        #expect(missing?.urlError?.code == .secureConnectionFailed, "\(String(describing: missing))")
+    }
+
+    /// A server that accepts and never answers the client's hello: the handshake times out,
+    /// and a cancel ends it at once.
+    @Test func aSilentServerNeverHoldsAHandshake() async throws {
+        let silent = try CancelRaceTests.HoldingServer()
+        let quick = SocketHTTPTransport(timeout: 0.3)
+        do {
+            _ = try await quick.send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(silent.port)/")!))
+            Issue.record("expected a time-out")
+        } catch RoboscopeError.transport(let failure) {
+            #expect(failure.urlError?.code == .timedOut, "\(failure)")
+        }
+
+        let held = try CancelRaceTests.HoldingServer()
+        let call = Task {
+            try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(held.port)/")!))
+        }
+        try await eventually("the client's hello at the silent server") { held.answered }
+        let cancelled = ContinuousClock.now
+        call.cancel()
+        let result = await call.result
+        let took = ContinuousClock.now - cancelled
+        #expect(took < .seconds(2), "the cancel took \(took)")
+        print("KitTLSTests: a cancel ended a silent handshake in \(took)")
+        guard case .failure(let error) = result, error as? RoboscopeError == .cancelled else {
+            Issue.record("expected cancelled, got \(result)")
+            return
+        }
+    }
+}
+#endif
