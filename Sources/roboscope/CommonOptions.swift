@@ -56,6 +56,26 @@ struct CommonOptions: ParsableArguments {
             }
         }
     }
+
+    /// Applies `migrator` on a writable primary, waiting for up to `timeout` while the
+    /// server is starting, while the URL reaches a read-only server (SQLSTATE 25006: a
+    /// standby, such as the former primary during a failover), and when the connection
+    /// breaks mid-migration. A migration is one transaction, so a try that failed left
+    /// nothing behind, and the next one starts on a new connection.
+    func migrate(_ migrator: Migrator, timeout: Duration, logger: Logger) async throws -> Migrator.Outcome {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let connection = try await connect(timeout: max(.zero, ContinuousClock.now.duration(to: deadline)), logger: logger)
+            do {
+                return try migrator.migrate(connection)
+            } catch let error as PGError
+                where (error.sqlState == "25006" || error.kind == .connection) && ContinuousClock.now < deadline
+            {
+                logger.warning("waiting for a writable primary", metadata: ["error": "\(error.message)"])
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
 }
 
 enum Environment {

@@ -185,9 +185,9 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = common.logger("roboscope")
         if migratesAtStart() {
-            let connection = try await common.connect(timeout: .seconds(60), logger: logger)
-            try Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
-                         serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)).migrate(connection)
+            _ = try await common.migrate(Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
+                                                  serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)),
+                                         timeout: .seconds(60), logger: logger)
         }
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
