@@ -127,5 +127,14 @@ import Testing
         let injected = HTTPRequestData(method: "GET", url: URL(string: "http://h/")!, headers: ["X-User-Id": "ana\r\nX-Admin: 1"])
         #expect(throws: RoboscopeError.self) { try SocketHTTPTransport.head(of: injected, host: "h", acceptsCompression: true) }
     }
+
+    /// The WebSocket upgrade follows the same rule: refused before any connection (the
+    /// port is closed, so a header dropped and a connect tried would fail otherwise).
+    @Test func theWebSocketUpgradeRefusesLineBreaksBeforeConnecting() async throws {
+        await #expect(throws: RoboscopeError.badRequest(field: "X-User-Id", message: "a header name or value with a line break")) {
+            _ = try await SocketWebSocketTransport().connect(to: URL(string: "ws://127.0.0.1:9/api/v1/ws")!,
+                                                             headers: ["X-User-Id": "ana\r\nX-Admin: 1"])
+        }
+    }
 }
 #endif

@@ -60,6 +60,16 @@ public struct SocketHTTPTransport: HTTPTransport {
         }
     }
 
+    /// One header as it goes on the wire; a header that would end the line early (and
+    /// could smuggle another header or request in) is refused, never sent or dropped.
+    static func headerLine(_ name: String, _ value: String) throws -> String {
+        // Bytes, not characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        guard !name.isEmpty, !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) else {
+            throw RoboscopeError.badRequest(field: name, message: "a header name or value with a line break")
+        }
+        return "\(name): \(value)\r\n"
+    }
+
     /// The request's head as it goes on the wire.
     static func head(of request: HTTPRequestData, host: String, acceptsCompression: Bool) throws -> [UInt8] {
         let url = request.url
@@ -69,11 +79,7 @@ public struct SocketHTTPTransport: HTTPTransport {
         var head = "\(request.method) \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nConnection: close\r\n"
         let framed: Set<String> = ["host", "connection", "content-length", "transfer-encoding"]
         for (name, value) in request.headers where !framed.contains(name.lowercased()) {
-            // Bytes, not characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
-            guard !name.isEmpty, !(name + value).utf8.contains(where: { $0 == 13 || $0 == 10 }) else {
-                throw RoboscopeError.badRequest(field: name, message: "a header name or value with a line break")
-            }
-            head += "\(name): \(value)\r\n"
+            head += try headerLine(name, value)
         }
         if acceptsCompression, !request.headers.keys.contains(where: { $0.lowercased() == "accept-encoding" }) {
             head += "Accept-Encoding: gzip\r\n"

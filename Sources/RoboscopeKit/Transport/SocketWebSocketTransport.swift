@@ -44,8 +44,9 @@ public struct SocketWebSocketTransport: WebSocketTransport {
         let target = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
         let timeout = connectTimeout
         let compression = offersCompression
+        let headerLines = try headers.map { try SocketHTTPTransport.headerLine($0.key, $0.value) }.joined()
         let (stream, leftover, deflate) = try await onThread(named: "ws-connect") {
-            try SocketWebSocketTransport.open(host: host, port: port, tls: tls, target: target, headers: headers,
+            try SocketWebSocketTransport.open(host: host, port: port, tls: tls, target: target, headerLines: headerLines,
                                               timeout: timeout, offersCompression: compression)
         }
         return SocketWebSocketConnection(stream: stream, leftover: leftover, maximumMessageSize: maximumMessageSize, deflate: deflate)
@@ -54,20 +55,17 @@ public struct SocketWebSocketTransport: WebSocketTransport {
     /// Connects and upgrades, blocking: returns the connection, the bytes read past the
     /// upgrade's head and the compression the server agreed to.
     static func open(
-        host: String, port: Int, tls: TLSContext?, target: String, headers: [String: String], timeout: Double,
+        host: String, port: Int, tls: TLSContext?, target: String, headerLines: String, timeout: Double,
         offersCompression: Bool
     ) throws -> (SocketStream, [UInt8], PerMessageDeflate?) {
         let fd = try TCPSocket.connect(host: host, port: port, timeout: timeout)
         do {
             let stream = try SocketStream(fd: fd, host: host, tls: tls, timeout: timeout, readTimeout: timeout)
             let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
-            var head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            let head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
                 + (offersCompression ? "Sec-WebSocket-Extensions: \(PerMessageDeflate.clientOffer)\r\n" : "")
-            for (name, value) in headers where !name.contains("\r") && !value.contains("\r") && !value.contains("\n") {
-                head += "\(name): \(value)\r\n"
-            }
-            try stream.write(Array((head + "\r\n").utf8))
+            try stream.write(Array((head + headerLines + "\r\n").utf8))
             var received: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
             while UpgradeParser.headEnd(received) == nil {
