@@ -19,6 +19,16 @@ import Testing
             #expect(try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))]).status == 201)
         }
         let busyTopic = "work_session:\(Fixtures.id(busy))"
+        // The gateway learns of writes from its tailer, a moment after they were
+        // acknowledged, so the head a subscribe names can lag them (what comes after the
+        // head then comes live: the protocol's guarantees hold). Under the parallel suites
+        // it once named 4,001 after the three bulks. Wait until it has seen all three, so
+        // that the catch-up below is the whole of them.
+        try await eventually("the gateway's head past the three bulks", within: 30) {
+            let probe = try WebSocketClient(port: server.wsPort)
+            try probe.send(["op": "subscribe", "topic": .string(busyTopic)])
+            return try await probe.next(op: "subscribed", timeout: 20)["topic_seq"]?.int ?? 0 > 6000
+        }
         let pages = "roboscope_ws_catch_up_pages_total"
         let events = "roboscope_ws_catch_up_events_total"
         let eventsBefore = try await server.metric(events)
