@@ -82,4 +82,27 @@ import Testing
         #expect(await blocker.seen == Array(0..<1_000))
         #expect(await blocker.threads.count == 1)
     }
+
+    actor Worker {
+        private let executor: DedicatedThreadExecutor
+        nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+        init(_ executor: DedicatedThreadExecutor) { self.executor = executor }
+        func work() -> Int { 1 }
+    }
+
+    /// The thread ends with the actor that used it: an app that opens and closes many
+    /// offline sessions does not collect threads.
+    @Test func theThreadEndsOnceItsActorIsReleased() async throws {
+        let ended = Countdown(50)
+        for _ in 0..<50 {
+            let worker = Worker(DedicatedThreadExecutor(name: "test-worker", ended: { ended.arrive() }))
+            #expect(await worker.work() == 1)
+        }
+        // Every thread ended (a guard: a thread that never ends would hold the test here,
+        // and the suite's own time limit would name it).
+        try await FirstOutcome<Void>.bounded(
+            by: .seconds(10), on: SystemClock(), timeout: { RoboscopeError.transport("not every thread ended within 10 s") },
+            cancelled: { CancellationError() }
+        ) { for await _ in ended.reached {} }
+    }
 }

@@ -6,23 +6,46 @@ import Foundation
 /// Swift's cooperative pool has one thread per core, two on a small machine: a blocking
 /// call there holds a thread every other task of the process needs, timers included, for
 /// as long as the disk takes (this project's CI machine stalled fsync for up to 30 s).
-/// Jobs run in the order they came, one at a time; the thread lives as long as the
-/// process, which is as long as a command needs it.
+/// Jobs run in the order they came, one at a time. The thread ends once the executor is
+/// released (with the actor that uses it) and its last job has run, so an app that opens
+/// and closes many offline sessions does not collect threads.
 package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
+    /// What the thread and the executor share; the thread holds this, not the executor,
+    /// so that releasing the executor is what ends the thread.
+    private final class Jobs: @unchecked Sendable {
+        let condition = NSCondition()
+        var waiting: [UnownedJob] = []
+        var closed = false
+    }
 
-    package init(name: String) {
-        let thread = Thread { [self] in runJobs() }
+    private let jobs = Jobs()
+
+    /// `ended` runs on the thread as it ends (tests wait for it).
+    package init(name: String, ended: (@Sendable () -> Void)? = nil) {
+        let jobs = jobs
+        // The job's executor as the thread passes it on: unowned, since a job for the
+        // actor keeps the actor, and so this executor, alive while it waits or runs.
+        let executor = UnownedSerialExecutor(ordinary: self)
+        let thread = Thread {
+            Self.run(jobs, on: executor)
+            ended?()
+        }
         thread.name = name
         thread.start()
     }
 
+    deinit {
+        jobs.condition.withLock {
+            jobs.closed = true
+            jobs.condition.signal()
+        }
+    }
+
     // `UnownedJob` rather than `ExecutorJob`: the latter needs macOS 14, the package's floor is 13.
     package func enqueue(_ job: UnownedJob) {
-        condition.withLock {
-            jobs.append(job)
-            condition.signal()
+        jobs.condition.withLock {
+            jobs.waiting.append(job)
+            jobs.condition.signal()
         }
     }
 
@@ -30,14 +53,16 @@ package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable
         UnownedSerialExecutor(ordinary: self)
     }
 
-    private func runJobs() {
+    private static func run(_ jobs: Jobs, on executor: UnownedSerialExecutor) {
         while true {
-            let batch = condition.withLock {
-                while jobs.isEmpty { condition.wait() }
-                defer { jobs.removeAll(keepingCapacity: true) }
-                return jobs
+            let batch: [UnownedJob]? = jobs.condition.withLock {
+                while jobs.waiting.isEmpty && !jobs.closed { jobs.condition.wait() }
+                if jobs.waiting.isEmpty { return nil }
+                defer { jobs.waiting.removeAll(keepingCapacity: true) }
+                return jobs.waiting
             }
-            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            guard let batch else { return }
+            for job in batch { job.runSynchronously(on: executor) }
         }
     }
 }

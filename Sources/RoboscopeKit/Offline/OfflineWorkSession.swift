@@ -60,6 +60,12 @@ public struct ConflictResolver: Sendable {
 /// idempotency keys when the network is there, and are settled when their own event
 /// (`client_mutation_id`) comes back.
 public actor OfflineWorkSession {
+    /// The session's store work (SQLite commits, each an fsync) runs on a thread of its
+    /// own, never on Swift's cooperative pool, so a stalled disk holds no thread that the
+    /// app's other tasks and timers need (`DedicatedThreadExecutor`); the thread ends
+    /// with the session.
+    private let executor = DedicatedThreadExecutor(name: "offline-work-session")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated let workSessionID: UUID
     public nonisolated let topic: Topic
     let client: RoboscopeClient
