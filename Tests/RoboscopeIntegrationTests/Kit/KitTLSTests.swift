@@ -52,6 +52,18 @@ import RoboscopeKit
         #expect(types.filter { $0 == "marker.created" }.count == 501)
         let listed = try await client.markers(workSessionID: session.id, limit: 200)
         #expect(listed.items.count == 200)
+
+        // `roboscope-client` trusts a private authority through OpenSSL's SSL_CERT_FILE:
+        // `watch` over https and wss prints the session's events from the start.
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("watch-tls-\(UUID())").path
+        let watch = try ClientProcess(["watch", "--url", "https://localhost:\(https.port)", "--user", "kit",
+                                       "--topic", "work_session:\(session.id.uuidString.lowercased())", "--since", "0", "--state", state],
+                                      environment: ["SSL_CERT_FILE": certificates.authority])
+        try await eventually("watch printed every event over TLS", within: 60) { watch.lines.count >= types.count }
+        #expect(await watch.stop() == 0, "\(watch.errorLines.suffix(5))")
+        let printed = try watch.lines.map { try WireCoding.decoder().decode(TopicEvent.self, from: Data($0.utf8)) }
+        #expect(printed.map(\.topicSeq) == Array(1...Int64(printed.count)), "each event once, in order")
+        try? FileManager.default.removeItem(atPath: state)
     }
 
     @Test func anUntrustedOrMisnamedCertificateIsRefusedWithItsURLErrorCode() async throws {

@@ -14,9 +14,13 @@ final class ClientProcess: @unchecked Sendable {
         ServerProcess.binary.deletingLastPathComponent().appendingPathComponent("roboscope-client")
     }
 
-    init(_ arguments: [String]) throws {
+    /// `environment`: variables set on top of the test process's own.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         process.executableURL = Self.binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = output.pipe
         process.standardInput = input
         process.standardError = errors.pipe
