@@ -15,8 +15,13 @@ get SIGKILL. Then:
   order, the same list the changes feed gives: the kit reconnected to the other gateway
   and resumed with `since`;
 - `cluster up` restarts both instances and HAProxy sends to them again.
+
+With ROBOSCOPE_KIT_TLS=1 the kit speaks https and wss to TLS terminators (socat with
+OpenSSL) in front of HAProxy, trusting a certificate authority made for the run through
+SSL_CERT_FILE: the kit's own TLS under the same kills (Tests/Failover/frozen_disk_loop.sh
+runs it on a stalling disk; not in the test command).
 """
-import atexit, json, os, signal, subprocess, sys, tempfile, threading, time
+import atexit, json, os, signal, socket, subprocess, sys, tempfile, threading, time, urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_support import (MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, record_pid, report,
@@ -86,27 +91,66 @@ def unanswered(work, number, env):
             f"the cluster's logs of those keys: {said[:10]}")
 
 
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def listening(port):
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def tls_terminators(work, api_url, ws_url):
+    """An authority and a certificate for localhost, made with `openssl`, and a socat
+    terminator in front of each URL: the URLs the kit should use and its environment."""
+    def openssl(*arguments):
+        subprocess.run(["openssl", *arguments], cwd=work, check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Roboscope failover test authority")
+    with open(os.path.join(work, "localhost.ext"), "w") as extensions:
+        extensions.write("subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", "localhost.key", "-out", "localhost.csr", "-subj", "/CN=localhost")
+    openssl("x509", "-req", "-in", "localhost.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+            "-extfile", "localhost.ext", "-out", "localhost.pem")
+    urls = []
+    for url, scheme in ((api_url, "https"), (ws_url, "wss")):
+        parsed = urllib.parse.urlsplit(url)
+        port = free_port()
+        start(["socat", f"OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,verify=0,"
+               f"cert={work}/localhost.pem,key={work}/localhost.key", f"TCP:{parsed.hostname}:{parsed.port}"],
+              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        eventually(f"the {scheme} terminator listening", 10, lambda: listening(port))
+        urls.append(urllib.parse.urlunsplit((scheme, f"localhost:{port}", parsed.path, parsed.query, "")))
+    return urls[0], urls[1], {**os.environ, "SSL_CERT_FILE": os.path.join(work, "ca.pem")}
+
+
 def main():
     env = cluster("up", attempts=2)
     api = API(env["API_URL"])
     problems = []
     sessions = new_sessions(api, 4, "instances")
     work = tempfile.mkdtemp(prefix="roboscope-instances-")
+    kit_api, kit_ws, kit_env = env["API_URL"], env["WS_URL"], None
+    if os.environ.get("ROBOSCOPE_KIT_TLS") == "1":
+        kit_api, kit_ws, kit_env = tls_terminators(work, env["API_URL"], env["WS_URL"])
 
     watchers = []
     for number in range(8):
         topic = f"work_session:{sessions[number % 4]}"
         out = os.path.join(work, f"watch-{number}.jsonl")
-        process = start([KIT, "watch", "--url", env["API_URL"], "--ws-url", env["WS_URL"], "--topic", topic, "--since", "0"],
-                        stdout=open(out, "w"), stderr=subprocess.DEVNULL)
+        process = start([KIT, "watch", "--url", kit_api, "--ws-url", kit_ws, "--topic", topic, "--since", "0"],
+                        stdout=open(out, "w"), stderr=subprocess.DEVNULL, env=kit_env)
         watchers.append((topic, out, process))
 
     appliers = []
     for number in range(4):
         out = os.path.join(work, f"apply-{number}.jsonl")
-        process = start([KIT, "apply", "--url", env["API_URL"], "--state", os.path.join(work, f"state-{number}"), "--log-requests"],
+        process = start([KIT, "apply", "--url", kit_api, "--state", os.path.join(work, f"state-{number}"), "--log-requests"],
                         stdin=subprocess.PIPE, stdout=open(out, "w"), stderr=open(os.path.join(work, f"apply-{number}.log"), "w"),
-                        text=True)
+                        text=True, env=kit_env)
         appliers.append((number, out, process, []))
     feeding = threading.Event()
     feeding.set()
@@ -202,7 +246,7 @@ def main():
     except AssertionError as error:
         problems.append(str(error))
     writes = sum(len(labels) for *_, labels in appliers)
-    print(f"instances failover: api1 and gateway1 killed, HAProxy marked both down {marked_down:.1f} s later; "
+    print(f"instances failover{' (kit over TLS)' if kit_env else ''}: api1 and gateway1 killed, HAProxy marked both down {marked_down:.1f} s later; "
           f"{writes} writes by 4 kit clients all settled 2xx, none made twice; 8 kit watchers ({on_gateway1} on gateway1 "
           f"when it died) got each of {sum(len(e) for e in expected.values())} events of 4 topics once, in order")
     report("instances failover", problems)

@@ -90,7 +90,7 @@ final class TLSSession: @unchecked Sendable {
         while true {
             let (count, error, code) = lock.withLock {
                 ERR_clear_error()
-                let count = bytes.withUnsafeBytes { SSL_write(session, $0.baseAddress, Int32($0.count)) }
+                let count = Self.withoutBrokenPipeSignal { bytes.withUnsafeBytes { SSL_write(session, $0.baseAddress, Int32($0.count)) } }
                 return (count, count > 0 ? SSL_ERROR_NONE : SSL_get_error(session, count), errno)
             }
             if count > 0 { return }
@@ -115,7 +115,7 @@ final class TLSSession: @unchecked Sendable {
             }
             let (count, error, code) = lock.withLock {
                 ERR_clear_error()
-                let count = buffer.withUnsafeMutableBytes { SSL_read(session, $0.baseAddress, Int32($0.count)) }
+                let count = Self.withoutBrokenPipeSignal { buffer.withUnsafeMutableBytes { SSL_read(session, $0.baseAddress, Int32($0.count)) } }
                 return (count, count > 0 ? SSL_ERROR_NONE : SSL_get_error(session, count), errno)
             }
             if count > 0 { return Int(count) }
@@ -139,7 +139,7 @@ final class TLSSession: @unchecked Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while true {
             ERR_clear_error()
-            let result = SSL_connect(session)
+            let result = Self.withoutBrokenPipeSignal { SSL_connect(session) }
             if result == 1 { return }
             let error = SSL_get_error(session, result)
             let code = errno
@@ -159,9 +159,38 @@ final class TLSSession: @unchecked Sendable {
                 throw TCPSocket.failure("no TLS handshake with \(host) within \(timeout) s", .timedOut)
             default:
                 let lost = Self.lost(error, code, doing: "handshake")
+                if case .transport(let failure) = lost, failure.timedOut { throw lost }
                 throw Self.failure("no TLS connection to \(host): \(Self.describe(lost))", .secureConnectionFailed)
             }
         }
+    }
+
+    /// Runs a call into OpenSSL with SIGPIPE blocked on this thread, and takes back a
+    /// SIGPIPE that the call raised. OpenSSL writes to the socket with `write()`, not with
+    /// `send(MSG_NOSIGNAL)`, and a write to a connection the peer has closed raises
+    /// SIGPIPE, which ends the process unless the app has set the signal aside: a library
+    /// must not change that for the whole process, so it does what libpq does around
+    /// OpenSSL. The write itself then fails with EPIPE, an error like any other.
+    private static func withoutBrokenPipeSignal<T>(_ call: () -> T) -> T {
+        var brokenPipe = sigset_t()
+        sigemptyset(&brokenPipe)
+        sigaddset(&brokenPipe, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &brokenPipe, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        // One already pending came from elsewhere: it is not this call's to take.
+        var pending = sigset_t()
+        sigpending(&pending)
+        let pendingBefore = sigismember(&pending, SIGPIPE) == 1
+        let result = call()
+        if !pendingBefore {
+            sigpending(&pending)
+            if sigismember(&pending, SIGPIPE) == 1 {
+                var now = timespec(tv_sec: 0, tv_nsec: 0)
+                _ = sigtimedwait(&brokenPipe, nil, &now)
+            }
+        }
+        return result
     }
 
     /// Waits until the socket is ready for `events`, up to `seconds` (0: for ever).

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Foundation
 import Testing
-import RoboscopeKit
+@testable import RoboscopeKit
 
 /// The kit's Linux socket transports over TLS: the real server behind TLS terminators
 /// (socat with OpenSSL, as an ingress would stand), certificates of the test's own
@@ -108,6 +108,47 @@ import RoboscopeKit
                 .send(HTTPRequestData(method: "GET", url: URL(string: "https://localhost:\(terminator.port)/")!))
         }
         #expect(missing?.urlError?.code == .secureConnectionFailed, "\(String(describing: missing))")
+    }
+
+    /// A TLS connection whose peer has gone: its writes fail with an error. OpenSSL writes
+    /// with `write()`, which raises SIGPIPE on a closed connection, and that ends a process
+    /// that has not set the signal aside, as this test process has not (`watch` over TLS
+    /// in the failover test exited -13 when stopped): the session blocks the signal on its
+    /// thread while it calls into OpenSSL, as libpq does. The terminator shakes hands and
+    /// then closes, since nothing listens behind it; the writes go on until one fails.
+    @Test func writesToAConnectionWhosePeerHasGoneFailWithoutABrokenPipeSignal() async throws {
+        let certificates = try TestCertificates()
+        defer { certificates.remove() }
+        let localhost = try certificates.server("localhost", names: ["DNS:localhost"])
+        let terminator = try TCPProxy(to: ("127.0.0.1", try FreePort.pick()), terminatingTLS: localhost)
+        try terminator.start()
+        defer { terminator.stop() }
+        let context = TLSContext(trustedCertificatesFile: certificates.authority)
+        let port = terminator.port
+        let outcome: Result<Int, any Error> = await onOwnThread {
+            Result {
+                let fd = try TCPSocket.connect(host: "localhost", port: port, timeout: 5)
+                defer { close(fd) }
+                let stream = try SocketStream(fd: fd, host: "localhost", tls: context, timeout: 5, readTimeout: 5)
+                // The first failure is the peer's reset (ECONNRESET, no signal); what comes
+                // after it, such as the close frame a WebSocket then sends, meets EPIPE.
+                var failures = 0
+                for written in 0..<10_000 {
+                    do {
+                        try stream.write(Array(repeating: 120, count: 1024))
+                    } catch {
+                        failures += 1
+                        if failures == 3 { return written }
+                    }
+                    if written.isMultiple(of: 100) { usleep(10_000) }
+                }
+                throw TestFailure("10,000 writes to a closed connection, \(failures) failed")
+            }
+        }
+        switch outcome {
+        case .success(let written): print("KitTLSTests: 3 writes of \(written + 1) failed, and the process lives")
+        case .failure(let error): Issue.record("\(error)")
+        }
     }
 
     /// A server that accepts and never answers the client's hello: the handshake times out,
