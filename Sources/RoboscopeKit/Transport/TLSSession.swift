@@ -90,7 +90,9 @@ final class TLSSession: @unchecked Sendable {
         while true {
             let (count, error, code) = lock.withLock {
                 ERR_clear_error()
-                let count = Self.withoutBrokenPipeSignal { bytes.withUnsafeBytes { SSL_write(session, $0.baseAddress, Int32($0.count)) } }
+                let count = Self.withoutBrokenPipeSignal {
+                    bytes.withUnsafeBytes { SSL_write(session, $0.baseAddress, Int32($0.count)) }
+                }
                 return (count, count > 0 ? SSL_ERROR_NONE : SSL_get_error(session, count), errno)
             }
             if count > 0 { return }
@@ -115,7 +117,9 @@ final class TLSSession: @unchecked Sendable {
             }
             let (count, error, code) = lock.withLock {
                 ERR_clear_error()
-                let count = Self.withoutBrokenPipeSignal { buffer.withUnsafeMutableBytes { SSL_read(session, $0.baseAddress, Int32($0.count)) } }
+                let count = Self.withoutBrokenPipeSignal {
+                    buffer.withUnsafeMutableBytes { SSL_read(session, $0.baseAddress, Int32($0.count)) }
+                }
                 return (count, count > 0 ? SSL_ERROR_NONE : SSL_get_error(session, count), errno)
             }
             if count > 0 { return Int(count) }
@@ -177,12 +181,13 @@ final class TLSSession: @unchecked Sendable {
         sigaddset(&brokenPipe, SIGPIPE)
         var previous = sigset_t()
         pthread_sigmask(SIG_BLOCK, &brokenPipe, &previous)
-        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         // One already pending came from elsewhere: it is not this call's to take.
         var pending = sigset_t()
         sigpending(&pending)
         let pendingBefore = sigismember(&pending, SIGPIPE) == 1
         let result = call()
+        // The call's errno is what the caller reads next, whatever the calls below do to it.
+        let callError = errno
         if !pendingBefore {
             sigpending(&pending)
             if sigismember(&pending, SIGPIPE) == 1 {
@@ -190,6 +195,8 @@ final class TLSSession: @unchecked Sendable {
                 _ = sigtimedwait(&brokenPipe, nil, &now)
             }
         }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        errno = callError
         return result
     }
 

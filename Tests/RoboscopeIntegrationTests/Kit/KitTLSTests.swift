@@ -7,6 +7,16 @@ import Testing
 /// (socat with OpenSSL, as an ingress would stand), certificates of the test's own
 /// authority, and the refusals a client owes a certificate it cannot trust.
 @Suite struct KitTLSTests {
+    /// A TLS terminator presenting a certificate for localhost, signed by an authority of
+    /// its own, with nothing listening behind it: it shakes hands and then closes.
+    static func terminatorWithNothingBehind() throws -> (certificates: TestCertificates, terminator: TCPProxy) {
+        let certificates = try TestCertificates()
+        let terminator = try TCPProxy(to: ("127.0.0.1", try FreePort.pick()),
+                                      terminatingTLS: try certificates.server("localhost", names: ["DNS:localhost"]))
+        try terminator.start()
+        return (certificates, terminator)
+    }
+
     @Test func theKitWritesReadsAndFollowsOverHTTPSAndWSS() async throws {
         let certificates = try TestCertificates()
         defer { certificates.remove() }
@@ -67,13 +77,12 @@ import Testing
     }
 
     @Test func anUntrustedOrMisnamedCertificateIsRefusedWithItsURLErrorCode() async throws {
-        let certificates = try TestCertificates()
-        defer { certificates.remove() }
-        let localhost = try certificates.server("localhost", names: ["DNS:localhost"])
-        // The handshake fails before the terminator forwards anything: nothing listens behind it.
-        let terminator = try TCPProxy(to: ("127.0.0.1", try FreePort.pick()), terminatingTLS: localhost)
-        try terminator.start()
-        defer { terminator.stop() }
+        // The handshake fails before the terminator would forward anything.
+        let (certificates, terminator) = try Self.terminatorWithNothingBehind()
+        defer {
+            terminator.stop()
+            certificates.remove()
+        }
 
         func refusal(_ send: () async throws -> Void) async -> TransportFailure? {
             do {
@@ -117,12 +126,11 @@ import Testing
     /// thread while it calls into OpenSSL, as libpq does. The terminator shakes hands and
     /// then closes, since nothing listens behind it; the writes go on until one fails.
     @Test func writesToAConnectionWhosePeerHasGoneFailWithoutABrokenPipeSignal() async throws {
-        let certificates = try TestCertificates()
-        defer { certificates.remove() }
-        let localhost = try certificates.server("localhost", names: ["DNS:localhost"])
-        let terminator = try TCPProxy(to: ("127.0.0.1", try FreePort.pick()), terminatingTLS: localhost)
-        try terminator.start()
-        defer { terminator.stop() }
+        let (certificates, terminator) = try Self.terminatorWithNothingBehind()
+        defer {
+            terminator.stop()
+            certificates.remove()
+        }
         let context = TLSContext(trustedCertificatesFile: certificates.authority)
         let port = terminator.port
         let outcome: Result<Int, any Error> = await onOwnThread {
