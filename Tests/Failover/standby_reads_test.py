@@ -7,11 +7,17 @@ catch-ups on the streaming standby. Then:
 - changes-feed pages and WebSocket catch-ups (`subscribe` with `since: 0`) give exactly
   what the primary gives, and are read on the standby (`roboscope_catch_up_reads_total`
   with `source="standby"`);
-- with the standby's replay paused (`pg_wal_replay_pause()`: it lags), a client still
-  reads its own writes at once: those reads go to the primary (`source="primary"`);
+- with the standby's replay stopped (it lags), a client still reads its own writes at
+  once: those reads go to the primary (`source="primary"`);
 - replay resumed, reads go back to the standby.
+
+Replay is stopped with SIGSTOP to the standby's startup process, not with
+`pg_wal_replay_pause()`: on PostgreSQL 14 and later, Patroni resumes a paused replay on
+its next loop (`handle_parameter_change`, every second here), and once it did so before
+the writes below, every read went to a standby that had caught up (CI, 2026-11-27). The
+WAL receiver goes on flushing meanwhile, so the primary's synchronous commits return.
 """
-import http.client, os, subprocess, sys
+import http.client, os, signal, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_support import (API, MARKER, BlockingWebSocket, node_port, binary, cluster, eventually, feed, free_port, new_sessions, ready,
@@ -85,8 +91,9 @@ def main():
         if catch_up(ws_url, topic) != feed(primary_api, topic):
             problems.append("a WebSocket catch-up read on the standby differs from the primary's feed")
 
-        # Lagging: replay paused; own writes are still read at once, from the primary.
-        psql(standby_port, "SELECT pg_wal_replay_pause()")
+        # Lagging: replay stopped; own writes are still read at once, from the primary.
+        replayer = int(psql(standby_port, "SELECT pid FROM pg_stat_activity WHERE backend_type = 'startup'"))
+        os.kill(replayer, signal.SIGSTOP)
         try:
             before = (reads(api, "changes", "primary"), reads(api, "websocket", "primary"))
             for number in range(10):
@@ -99,7 +106,7 @@ def main():
             if reads(api, "changes", "primary") <= before[0] or reads(api, "websocket", "primary") <= before[1]:
                 problems.append("with the standby lagging, reads were not sent to the primary")
         finally:
-            psql(standby_port, "SELECT pg_wal_replay_resume()")
+            os.kill(replayer, signal.SIGCONT)
         standby_before = reads(api, "changes", "standby")
         eventually("reads back on the standby once it replayed", 20,
                    lambda: feed(api, topic) == expected and reads(api, "changes", "standby") > standby_before)
