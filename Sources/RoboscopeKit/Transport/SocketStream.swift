@@ -9,27 +9,25 @@ final class SocketStream: @unchecked Sendable {
     private let tls: TLSSession?
     /// Seconds a read waits for the server (0: for ever). Set it before a second thread
     /// uses the stream; in the clear, set the socket's time limit with it.
-    var readTimeout: Double {
-        didSet { tls?.readTimeout = readTimeout }
-    }
+    var readTimeout: Double
 
     /// A stream over `fd`, connected already: for `tls`, shakes hands with `host` first,
     /// within `timeout` seconds.
     init(fd: Int32, host: String, tls: TLSContext?, timeout: Double, readTimeout: Double) throws {
         self.fd = fd
         self.readTimeout = readTimeout
-        self.tls = try tls.map { try TLSSession(fd: fd, host: host, context: $0, timeout: timeout, readTimeout: readTimeout) }
+        self.tls = try tls.map { try TLSSession(fd: fd, host: host, context: $0, timeout: timeout) }
     }
 
     /// Writes every byte, or throws.
     func write(_ bytes: [UInt8]) throws {
-        if let tls { try tls.write(bytes) } else { try TCPSocket.writeAll(fd, bytes) }
+        if let tls { try tls.write(bytes, readTimeout: readTimeout) } else { try TCPSocket.writeAll(fd, bytes) }
     }
 
     /// Reads into `buffer`: how many bytes came, 0 at the end of the stream, or throws
     /// (`timedOut` when nothing came within the time limit).
     func read(into buffer: inout [UInt8]) throws -> Int {
-        if let tls { return try tls.read(into: &buffer) }
+        if let tls { return try tls.read(into: &buffer, readTimeout: readTimeout) }
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count >= 0 { return count }

@@ -27,7 +27,7 @@ final class TLSContext: @unchecked Sendable {
         try lock.withLock {
             if let built { return built }
             guard let context = SSL_CTX_new(TLS_client_method()) else {
-                throw TLSSession.failure("cannot set up TLS", .secureConnectionFailed)
+                throw TCPSocket.failure("cannot set up TLS", .secureConnectionFailed)
             }
             roboscope_tls_configure(context)
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
@@ -35,8 +35,8 @@ final class TLSContext: @unchecked Sendable {
                 ?? SSL_CTX_set_default_verify_paths(context)
             guard loaded == 1 else {
                 SSL_CTX_free(context)
-                throw TLSSession.failure("cannot load the trusted certificates \(trustedCertificatesFile ?? "of the system")",
-                                         .secureConnectionFailed)
+                throw TCPSocket.failure("cannot load the trusted certificates \(trustedCertificatesFile ?? "of the system")",
+                                        .secureConnectionFailed)
             }
             built = context
             return context
@@ -56,18 +56,14 @@ final class TLSSession: @unchecked Sendable {
     private let session: OpaquePointer
     private let fd: Int32
     private let lock = NSLock()
-    /// Seconds a read may wait for the server (0: for ever); set before a second thread
-    /// uses the session.
-    var readTimeout: Double
 
     /// Shakes hands over `fd` as a client of `host`, within `timeout` seconds.
-    init(fd: Int32, host: String, context: TLSContext, timeout: Double, readTimeout: Double) throws {
+    init(fd: Int32, host: String, context: TLSContext, timeout: Double) throws {
         guard let session = SSL_new(try context.context()) else {
-            throw Self.failure("cannot set up TLS", .secureConnectionFailed)
+            throw TCPSocket.failure("cannot set up TLS", .secureConnectionFailed)
         }
         self.session = session
         self.fd = fd
-        self.readTimeout = readTimeout
         SSL_set_fd(session, fd)
         // An address is checked against the certificate's IP addresses and sent without a
         // server name (RFC 6066 names hosts only); a name is sent and checked as a name.
@@ -84,16 +80,13 @@ final class TLSSession: @unchecked Sendable {
         SSL_free(session)
     }
 
-    /// Writes every byte, or throws.
-    func write(_ bytes: [UInt8]) throws {
+    /// Writes every byte, or throws; `readTimeout` bounds a wait for the server's bytes
+    /// (0: for ever), which a write can need.
+    func write(_ bytes: [UInt8], readTimeout: Double) throws {
         guard !bytes.isEmpty else { return }
         while true {
-            let (count, error, code) = lock.withLock {
-                ERR_clear_error()
-                let count = Self.withoutBrokenPipeSignal {
-                    bytes.withUnsafeBytes { SSL_write(session, $0.baseAddress, Int32($0.count)) }
-                }
-                return (count, count > 0 ? SSL_ERROR_NONE : SSL_get_error(session, count), errno)
+            let (count, error, code) = call { session in
+                bytes.withUnsafeBytes { SSL_write(session, $0.baseAddress, Int32($0.count)) }
             }
             if count > 0 { return }
             switch error {
@@ -108,19 +101,16 @@ final class TLSSession: @unchecked Sendable {
         }
     }
 
-    /// Reads into `buffer`: how many bytes came, 0 when the server closed the connection
-    /// in TLS's own way (close_notify), or throws.
-    func read(into buffer: inout [UInt8]) throws -> Int {
+    /// Reads into `buffer`, waiting up to `readTimeout` seconds for the server (0: for
+    /// ever): how many bytes came, 0 when the server closed the connection in TLS's own
+    /// way (close_notify), or throws.
+    func read(into buffer: inout [UInt8], readTimeout: Double) throws -> Int {
         while true {
             if lock.withLock({ SSL_pending(session) }) == 0 {
                 try wait(for: Int16(POLLIN), seconds: readTimeout)
             }
-            let (count, error, code) = lock.withLock {
-                ERR_clear_error()
-                let count = Self.withoutBrokenPipeSignal {
-                    buffer.withUnsafeMutableBytes { SSL_read(session, $0.baseAddress, Int32($0.count)) }
-                }
-                return (count, count > 0 ? SSL_ERROR_NONE : SSL_get_error(session, count), errno)
+            let (count, error, code) = call { session in
+                buffer.withUnsafeMutableBytes { SSL_read(session, $0.baseAddress, Int32($0.count)) }
             }
             if count > 0 { return Int(count) }
             switch error {
@@ -142,15 +132,12 @@ final class TLSSession: @unchecked Sendable {
     private func handshake(host: String, timeout: Double) throws {
         let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
         while true {
-            ERR_clear_error()
-            let result = Self.withoutBrokenPipeSignal { SSL_connect(session) }
+            let (result, error, code) = call { SSL_connect($0) }
             if result == 1 { return }
-            let error = SSL_get_error(session, result)
-            let code = errno
             let verified = SSL_get_verify_result(session)
             if verified != X509_V_OK {
                 let reason = String(cString: X509_verify_cert_error_string(verified))
-                throw Self.failure("the certificate of \(host) is not trusted: \(reason)", .serverCertificateUntrusted)
+                throw TCPSocket.failure("the certificate of \(host) is not trusted: \(reason)", .serverCertificateUntrusted)
             }
             let remaining = ContinuousClock.now.duration(to: deadline).components
             let left = Double(remaining.seconds) + Double(remaining.attoseconds) / 1e18
@@ -164,8 +151,18 @@ final class TLSSession: @unchecked Sendable {
             default:
                 let lost = Self.lost(error, code, doing: "handshake")
                 if case .transport(let failure) = lost, failure.timedOut { throw lost }
-                throw Self.failure("no TLS connection to \(host): \(Self.describe(lost))", .secureConnectionFailed)
+                throw TCPSocket.failure("no TLS connection to \(host): \(Self.describe(lost))", .secureConnectionFailed)
             }
+        }
+    }
+
+    /// One call into the session (`SSL_connect`, `SSL_read`, `SSL_write`), under the lock:
+    /// its result, OpenSSL's reason when it did not succeed, and the system's errno.
+    private func call(_ operation: (OpaquePointer) -> Int32) -> (result: Int32, error: Int32, errno: Int32) {
+        lock.withLock {
+            ERR_clear_error()
+            let result = Self.withoutBrokenPipeSignal { operation(session) }
+            return (result, result > 0 ? SSL_ERROR_NONE : SSL_get_error(session, result), errno)
         }
     }
 
@@ -233,10 +230,6 @@ final class TLSSession: @unchecked Sendable {
     private static func describe(_ error: RoboscopeError) -> String {
         if case .transport(let failure) = error { return failure.message }
         return "\(error)"
-    }
-
-    static func failure(_ message: String, _ code: URLError.Code) -> RoboscopeError {
-        TCPSocket.failure(message, code)
     }
 
     private static func isAddress(_ host: String) -> Bool {
