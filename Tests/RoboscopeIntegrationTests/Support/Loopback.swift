@@ -2,21 +2,26 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 
-/// A listening TCP socket on 127.0.0.1, for the tests' relays and stand-in servers.
-enum LoopbackListener {
-    /// The listening descriptor on `port`; `what` names the listener in the failure.
-    static func open(port: Int, what: String) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+/// 127.0.0.1 as the tests' sockets use it: its address for bind and connect, and
+/// listeners for the tests' relays and stand-in servers.
+enum Loopback {
+    /// Runs `body` with 127.0.0.1:`port` as the socket calls take it.
+    static func withAddress<T>(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(fd, 64) == 0 else {
+    }
+
+    /// A listening descriptor on `port`; `what` names the listener in the failure.
+    static func listener(port: Int, what: String) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        guard withAddress(port: port, { bind(fd, $0, $1) }) == 0, listen(fd, 64) == 0 else {
             close(fd)
             throw TestFailure("\(what) cannot listen on \(port)")
         }

@@ -21,7 +21,7 @@ final class LossyRelay: @unchecked Sendable {
         self.upstreamPort = upstreamPort
         self.loses = loses
         port = try FreePort.pick()
-        listener = try LoopbackListener.open(port: port, what: "relay")
+        listener = try Loopback.listener(port: port, what: "relay")
         let thread = Thread { [listener] in
             while true {
                 let client = accept(listener, nil, nil)
