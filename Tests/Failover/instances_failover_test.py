@@ -24,8 +24,8 @@ runs it on a stalling disk; not in the test command).
 import atexit, json, os, signal, socket, subprocess, sys, tempfile, threading, time, urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, new_sessions, record_pid, report,
-                             server_states)
+from cluster_support import (MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, free_port, new_sessions, record_pid,
+                             report, server_states)
 
 KIT = os.environ.get("ROBOSCOPE_CLIENT_BINARY", os.path.join(REPO, ".build/debug/roboscope-client"))
 
@@ -89,12 +89,6 @@ def unanswered(work, number, env):
                 said += [f"{name}: {line.strip()[:300]}" for line in log if attempt.get("key") and attempt["key"] in line]
     return (f"attempts never ended: {waiting[:3]}; the last of its log: {attempts[-4:]}; "
             f"the cluster's logs of those keys: {said[:10]}")
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def listening(port):
