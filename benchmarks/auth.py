@@ -120,7 +120,8 @@ def main():
         unlimited = ("--tenant-rate-limit", "0", "--ws-op-rate", "100000", "--ws-subject-op-rate", "100000",
                      "--ws-tenant-op-rate", "100000")
         servers = {"off": start(args.binary, args.database_url, *unlimited),
-                   "on": start(args.binary, args.database_url, "--auth-jwks-file", key.jwks, *unlimited)}
+                   "on": start(args.binary, args.database_url, "--auth-jwks-file", key.jwks, "--auth-allow-any-audience",
+                                "--auth-allow-any-issuer", *unlimited)}
         tokens = {"off": None, "on": token}
         try:
             sessions = {mode: fixtures(servers[mode][1], tokens[mode], args.markers) for mode in servers}

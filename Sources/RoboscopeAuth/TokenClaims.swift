@@ -16,16 +16,19 @@ public struct ClaimRules: Sendable {
     public init() {}
 
     public static let maxSubjectLength = 200
+    /// The last second a numeric date may name (9999-12-31T23:59:59Z): past it a date
+    /// means nothing a clock can reach, and its microseconds would overflow the arithmetic
+    /// of every check that follows (docs/security.md, "Failing closed").
+    public static let latestNumericDate: Double = 253_402_300_799
 
     /// The principal of a verified JWT's claims at `now` (seconds since 1970).
     public func principal(_ claims: JSONObject, now: Double) throws -> Principal {
-        guard let expiry = claims["exp"] else { throw AuthenticationFailure("token has no exp") }
-        guard let exp = expiry.doubleValue else { throw AuthenticationFailure("token exp is not a number") }
+        guard let exp = try Self.numericDate("exp", in: claims) else { throw AuthenticationFailure("token has no exp") }
         if exp + leeway <= now { throw AuthenticationFailure("token expired") }
-        if let notBefore = claims["nbf"] {
-            guard let nbf = notBefore.doubleValue else { throw AuthenticationFailure("token nbf is not a number") }
-            if nbf - leeway > now { throw AuthenticationFailure("token not valid yet (nbf)") }
+        if let nbf = try Self.numericDate("nbf", in: claims), nbf - leeway > now {
+            throw AuthenticationFailure("token not valid yet (nbf)")
         }
+        _ = try Self.numericDate("iat", in: claims)
         if let audience {
             let named: [String] = switch claims["aud"] {
             case .string(let one)?: [one]
@@ -45,6 +48,19 @@ public struct ClaimRules: Sendable {
         return principal
     }
 
+    /// A numeric date claim (RFC 7519 section 2), nil when absent; refused when it is not a
+    /// number of seconds from 0 to `latestNumericDate`.
+    static func numericDate(_ name: String, in claims: JSONObject) throws -> Double? {
+        guard let value = claims[name] else { return nil }
+        guard let seconds = value.doubleValue, seconds.isFinite else {
+            throw AuthenticationFailure("token \(name) is not a number")
+        }
+        guard (0...latestNumericDate).contains(seconds) else {
+            throw AuthenticationFailure("token \(name) is outside 0 ... \(Int(latestNumericDate)) (year 9999)")
+        }
+        return seconds
+    }
+
     /// `sub`, the tenant, `scope` and `spaces` as the table of docs/security.md reads them
     /// (static tokens name the same fields).
     public static func principal(
@@ -52,6 +68,11 @@ public struct ClaimRules: Sendable {
     ) throws -> Principal {
         guard let subject = subject?.stringValue, !subject.isEmpty, subject.count <= maxSubjectLength else {
             throw AuthenticationFailure("token sub must be a string of 1 to \(maxSubjectLength) characters")
+        }
+        // The subject goes into logs, audit entries and lock holders: no line breaks or
+        // terminal escapes there.
+        guard !subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw AuthenticationFailure("token sub must hold no control characters")
         }
         guard let tenant = tenant?.stringValue, TenantName.isValid(tenant) else {
             throw AuthenticationFailure(

@@ -19,6 +19,12 @@ struct AuthOptions: ParsableArguments {
     @Option(name: Settings.authAudience.name, help: Settings.authAudience.help) var audienceFlag: String?
     @Option(name: Settings.authIssuer.name, help: Settings.authIssuer.help) var issuerFlag: String?
     @Option(name: Settings.defaultTenant.name, help: Settings.defaultTenant.help) var defaultTenantFlag: String?
+    @Flag(name: .customLong("auth-allow-any-audience"),
+          help: "accept JWTs whatever their aud (logs a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE=true)")
+    var allowAnyAudienceFlag = false
+    @Flag(name: .customLong("auth-allow-any-issuer"),
+          help: "accept JWTs whatever their iss (logs a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER=true)")
+    var allowAnyIssuerFlag = false
 
     /// The secret deploy/kubernetes ships, which must be replaced.
     static let placeholderSecrets: Set<String> = ["change-me-to-at-least-32-random-bytes-of-secret"]
@@ -28,6 +34,24 @@ struct AuthOptions: ParsableArguments {
     var jwksFile: String? { try? Settings.authJWKSFile.resolve(jwksFileFlag) }
     var jwksURL: String? { try? Settings.authJWKSURL.resolve(jwksURLFlag) }
     var isOn: Bool { jwtSecret != nil || tokensFile != nil || jwksFile != nil || jwksURL != nil }
+    /// JWTs are verified (a secret or a JWK Set), not only static tokens.
+    var verifiesJWTs: Bool { jwtSecret != nil || jwksFile != nil || jwksURL != nil }
+    var allowAnyAudience: Bool { allowAnyAudienceFlag || Environment.string("ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE") == "true" }
+    var allowAnyIssuer: Bool { allowAnyIssuerFlag || Environment.string("ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER") == "true" }
+
+    /// The secret compared as an operator may have pasted it: a trailing newline or
+    /// another case of the placeholder is still the placeholder.
+    static func isPlaceholder(_ secret: String) -> Bool {
+        placeholderSecrets.contains(secret.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
+    }
+
+    /// A JWK Set fetched over plain HTTP can be swapped by anyone on the path; loopback
+    /// (a sidecar, the tests) is the one exception.
+    static func isAcceptableKeySetURL(_ url: URL) -> Bool {
+        if url.scheme == "https" { return url.host != nil }
+        guard url.scheme == "http", let host = url.host?.lowercased() else { return false }
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
 
     func defaultTenant() throws -> String {
         let tenant = try Settings.defaultTenant.value(defaultTenantFlag)
@@ -48,15 +72,26 @@ struct AuthOptions: ParsableArguments {
             }
         }
         if let secret = jwtSecret {
-            guard secret.utf8.count >= 32 else { throw ValidationError("--auth-jwt-secret must be at least 32 bytes") }
-            guard !Self.placeholderSecrets.contains(secret) else {
+            guard !Self.isPlaceholder(secret) else {
                 throw ValidationError("--auth-jwt-secret is the placeholder deploy/ ships: generate a secret of your own")
+            }
+            guard secret.utf8.count >= 32 else { throw ValidationError("--auth-jwt-secret must be at least 32 bytes") }
+            guard Set(secret.utf8).count >= 16 else {
+                throw ValidationError("--auth-jwt-secret has fewer than 16 distinct bytes: generate a random one (openssl rand -base64 48)")
             }
         }
         if jwksFile != nil, jwksURL != nil { throw ValidationError("give --auth-jwks-file or --auth-jwks-url, not both") }
         if let jwksURL {
-            guard let url = URL(string: jwksURL), ["http", "https"].contains(url.scheme ?? "") else {
-                throw ValidationError("--auth-jwks-url must be an http:// or https:// URL")
+            guard let url = URL(string: jwksURL), Self.isAcceptableKeySetURL(url) else {
+                throw ValidationError("--auth-jwks-url must be an https:// URL (http:// only on loopback)")
+            }
+        }
+        if verifiesJWTs {
+            if try Settings.authAudience.resolve(audienceFlag) == nil, !allowAnyAudience {
+                throw ValidationError("--auth-audience is required with JWT verification: name this service's audience, or pass --auth-allow-any-audience to accept tokens issued for any service")
+            }
+            if try Settings.authIssuer.resolve(issuerFlag) == nil, !allowAnyIssuer {
+                throw ValidationError("--auth-issuer is required with JWT verification: name the identity provider, or pass --auth-allow-any-issuer to accept any issuer the keys verify")
             }
         }
         if let claim = try Settings.authTenantClaim.resolve(tenantClaimFlag), claim.isEmpty || claim.count > 100 {
@@ -88,6 +123,12 @@ struct AuthOptions: ParsableArguments {
         guard isOn else {
             logger.warning("authentication is OFF: every request acts for the default tenant with every scope; set --auth-jwt-secret, --auth-jwks-file, --auth-jwks-url or --auth-tokens-file in production")
             return nil
+        }
+        if verifiesJWTs, allowAnyAudience, try Settings.authAudience.resolve(audienceFlag) == nil {
+            logger.warning("JWTs are accepted whatever their aud (--auth-allow-any-audience): a token your identity provider issued for another service is accepted here; set --auth-audience")
+        }
+        if verifiesJWTs, allowAnyIssuer, try Settings.authIssuer.resolve(issuerFlag) == nil {
+            logger.warning("JWTs are accepted whatever their iss (--auth-allow-any-issuer): set --auth-issuer")
         }
         var keys = VerificationKeys()
         if let jwtSecret { keys = await VerificationKeys.withSecret(jwtSecret) }

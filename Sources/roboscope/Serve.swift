@@ -66,6 +66,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
     @Option(name: Settings.changesMaxWaiting.name, help: Settings.changesMaxWaiting.help) var changesMaxWaitingFlag: Int?
     @Option(name: Settings.changesMaxWaitingPerSubject.name, help: Settings.changesMaxWaitingPerSubject.help) var changesMaxWaitingPerSubjectFlag: Int?
+    @Option(name: Settings.changesMaxWaitingPerTenant.name, help: Settings.changesMaxWaitingPerTenant.help) var changesMaxWaitingPerTenantFlag: Int?
 
     func limits() throws -> HTTPLimits {
         HTTPLimits(
@@ -110,8 +111,10 @@ struct Serve: AsyncParsableCommand {
 
     func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
     func changesReadAhead() throws -> Int { try Settings.changesReadAhead.value(changesReadAheadFlag) }
-    func maxWaitingPolls() throws -> (process: Int, perSubject: Int) {
-        (try Settings.changesMaxWaiting.value(changesMaxWaitingFlag), try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag))
+    func maxWaitingPolls() throws -> (process: Int, perTenant: Int?, perSubject: Int) {
+        (try Settings.changesMaxWaiting.value(changesMaxWaitingFlag),
+         try Settings.changesMaxWaitingPerTenant.resolve(changesMaxWaitingPerTenantFlag),
+         try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag))
     }
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
@@ -161,8 +164,8 @@ struct Serve: AsyncParsableCommand {
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
         guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
-        guard try maxWaitingPolls().process >= 1, try maxWaitingPolls().perSubject >= 1 else {
-            throw ValidationError("--changes-max-waiting and --changes-max-waiting-per-subject must be at least 1")
+        guard try maxWaitingPolls().process >= 1, try maxWaitingPolls().perSubject >= 1, try maxWaitingPolls().perTenant ?? 1 >= 1 else {
+            throw ValidationError("--changes-max-waiting, --changes-max-waiting-per-tenant and --changes-max-waiting-per-subject must be at least 1")
         }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")

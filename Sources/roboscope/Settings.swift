@@ -169,6 +169,9 @@ enum Settings {
                                                "pages of the changes feed read ahead for clients catching up, kept in memory (up to about 1 MB each; 0: none)")
     static let changesMaxWaiting = Setting<Int>("changes-max-waiting", env: "ROBOSCOPE_CHANGES_MAX_WAITING", default: 10_000,
                                                 "long polls of the changes feed (`wait`) waiting at once in this process; past it 503 with `Retry-After`")
+    static let changesMaxWaitingPerTenant = Setting<Int>("changes-max-waiting-per-tenant", env: "ROBOSCOPE_CHANGES_MAX_WAITING_PER_TENANT",
+                                                         default: nil, shown: "a quarter of `--changes-max-waiting`",
+                                                         "the same per tenant, all its subjects together, with authentication on; past it 429 (`limit`: `tenant`)")
     static let changesMaxWaitingPerSubject = Setting<Int>("changes-max-waiting-per-subject", env: "ROBOSCOPE_CHANGES_MAX_WAITING_PER_SUBJECT",
                                                           default: 100, "the same per subject (`tenant/sub`); past it 429")
     static let authJWTSecret = Setting<String>("auth-jwt-secret", env: "ROBOSCOPE_AUTH_JWT_SECRET", default: nil,
@@ -184,8 +187,10 @@ enum Settings {
     static let authTenantClaim = Setting<String>("auth-tenant-claim", env: "ROBOSCOPE_AUTH_TENANT_CLAIM", default: "tenant",
                                                  "the JWT claim naming the principal's tenant (for example `org_id`)")
     static let authLeeway = Setting<Int>("auth-leeway", env: "ROBOSCOPE_AUTH_LEEWAY", default: 60, "seconds of clock skew allowed on `exp` and `nbf`")
-    static let authAudience = Setting<String>("auth-audience", env: "ROBOSCOPE_AUTH_AUDIENCE", default: nil, "when set, a JWT's `aud` must name it")
-    static let authIssuer = Setting<String>("auth-issuer", env: "ROBOSCOPE_AUTH_ISSUER", default: nil, "when set, a JWT's `iss` must equal it")
+    static let authAudience = Setting<String>("auth-audience", env: "ROBOSCOPE_AUTH_AUDIENCE", default: nil,
+                                              "a JWT's `aud` must name it; required with JWT verification unless `--auth-allow-any-audience`")
+    static let authIssuer = Setting<String>("auth-issuer", env: "ROBOSCOPE_AUTH_ISSUER", default: nil,
+                                            "a JWT's `iss` must equal it; required with JWT verification unless `--auth-allow-any-issuer`")
     static let serviceRole = Setting<String>("service-role", env: "ROBOSCOPE_SERVICE_ROLE", default: nil, shown: "unset: grant nothing",
                                              "`migrate` grants this role what serving needs and no more: read and append the event log, never `UPDATE`, `DELETE`, `TRUNCATE` or `ALTER` it ([database roles](#database-roles))")
     static let defaultTenant = Setting<String>("default-tenant", env: "ROBOSCOPE_DEFAULT_TENANT", default: "default",
@@ -232,9 +237,13 @@ enum Settings {
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
-        SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(changesMaxWaiting), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret), SettingRow(authTokensFile),
+        SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(changesMaxWaiting), SettingRow(changesMaxWaitingPerTenant), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),
-        SettingRow(authAudience), SettingRow(authIssuer), SettingRow(defaultTenant), SettingRow(serviceRole),
+        SettingRow(authAudience), SettingRow(authIssuer),
+        SettingRow(flag: "auth-allow-any-audience", environment: "ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE=true", defaultText: "off",
+                   meaning: "accept JWTs whatever their `aud` (a warning at every start)"),
+        SettingRow(flag: "auth-allow-any-issuer", environment: "ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER=true", defaultText: "off",
+                   meaning: "accept JWTs whatever their `iss` (a warning at every start)"), SettingRow(defaultTenant), SettingRow(serviceRole),
         SettingRow(wsThreads), SettingRow(wsMaxMessage), SettingRow(wsMaxBuffered), SettingRow(wsPingInterval),
         SettingRow(wsMaxConnections), SettingRow(wsMaxSubscriptions), SettingRow(wsMaxPendingSubscribes), SettingRow(wsMaxPresence),
         SettingRow(wsOpRate), SettingRow(wsSubjectOpRate), SettingRow(wsTenantOpRate), SettingRow(wsMaxCatchUp), SettingRow(wsPresenceGrace),

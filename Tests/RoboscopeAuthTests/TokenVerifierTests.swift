@@ -209,6 +209,73 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         #expect(refusal(verifier, try await keys.sign(claims(exp: t + 300, nbf: t + 61), kid: "ed-1")) == "token not valid yet (nbf)")
     }
 
+    /// Issue 45: `exp: 1e13` crashed the process (microseconds past `Int64`), and
+    /// `exp: 9223372036852` the WebSocket upgrade. Numeric dates outside 0 ... year 9999
+    /// are 401, as are `nbf` and `iat` there, and dates that are not numbers.
+    @Test func numericDatesOutsideTheYears0To9999AreRefused() async throws {
+        let keys = try await Keys()
+        let verifier = try await keys.verifier()
+        for exp in [1e13, 9_223_372_036_852, 253_402_300_800, -1, 1e300] {
+            var claims = Claims()
+            claims.exp = exp
+            #expect(refusal(verifier, try await keys.sign(claims, kid: "ec-1"))?.hasPrefix("token exp is outside") == true, "\(exp)")
+        }
+        var farNotBefore = Claims()
+        farNotBefore.nbf = 1e13
+        #expect(refusal(verifier, try await keys.sign(farNotBefore, kid: "ec-1"))?.hasPrefix("token nbf is outside") == true)
+        let header = ["alg": "HS256", "typ": "JWT"]
+        let payload: [String: Any] = ["sub": "a", "tenant": "acme", "exp": Self.now.timeIntervalSince1970 + 60, "iat": -5]
+        #expect(refusal(verifier, try Self.token(header, payload, secret: Self.secret))?.hasPrefix("token iat is outside") == true)
+        let textual: [String: Any] = ["sub": "a", "tenant": "acme", "exp": "tomorrow"]
+        #expect(refusal(verifier, try Self.token(header, textual, secret: Self.secret)) == "token exp is not a number")
+        // The last second of 9999 is still a date.
+        var last = Claims()
+        last.exp = 253_402_300_799
+        let principal = try verifier.verify(token: try await keys.sign(last, kid: "ec-1"), now: Self.now)
+        #expect(principal.expiresAt == Timestamp(microsecondsSinceEpoch: 253_402_300_799 * 1_000_000))
+    }
+
+    @Test func critHeadersNonCanonicalSegmentsAndControlCharactersInSubAreRefused() async throws {
+        let keys = try await Keys()
+        let verifier = try await keys.verifier()
+        let payload: [String: Any] = ["sub": "a", "tenant": "acme", "exp": Self.now.timeIntervalSince1970 + 60]
+        let crit: [String: Any] = ["alg": "HS256", "crit": ["b64"], "b64": false]
+        #expect(refusal(verifier, try Self.token(crit, payload, secret: Self.secret))?.contains("crit") == true)
+        let good = try Self.token(["alg": "HS256"], payload, secret: Self.secret)
+        #expect(refusal(verifier, good) == nil)
+        let parts = good.split(separator: ".").map(String.init)
+        // Padding, the standard alphabet, and non-zero unused bits: other spellings of the
+        // same bytes.
+        let padded = parts[2] + "="
+        // 32 bytes are 43 characters, whose last two bits are unused: set one.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var lastBits = Array(parts[2])
+        lastBits[lastBits.count - 1] = alphabet[alphabet.firstIndex(of: lastBits[lastBits.count - 1])! ^ 1]
+        let standard = parts[2].contains("-") || parts[2].contains("_")
+            ? parts[2].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") : parts[2] + "=="
+        for signature in [padded, String(lastBits), standard] {
+            #expect(refusal(verifier, "\(parts[0]).\(parts[1]).\(signature)") == "malformed token signature", "\(signature)")
+        }
+        // Claims padded, and signed as they are: the signature holds, the spelling does not.
+        let paddedInput = "\(parts[0]).\(parts[1])="
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(paddedInput.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+        #expect(refusal(verifier, "\(paddedInput).\(Self.base64URL(Data(mac)))") == "malformed token claims")
+        #expect(refusal(verifier, "\(parts[0])=.\(parts[1]).\(parts[2])") == "malformed token header")
+        for sub in ["a\nb", "tab\there", "bell\u{7}", "c1\u{85}"] {
+            var claims = payload
+            claims["sub"] = sub
+            #expect(refusal(verifier, try Self.token(["alg": "HS256"], claims, secret: Self.secret)) == "token sub must hold no control characters")
+        }
+    }
+
+    /// A token with any header and claims, HMAC-signed with `secret`.
+    static func token(_ header: [String: Any], _ claims: [String: Any], secret: String) throws -> String {
+        let head = base64URL(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys))
+        let body = base64URL(try JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(head).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return "\(head).\(body).\(base64URL(Data(mac)))"
+    }
+
     @Test func audienceAndIssuerMustMatchWhenConfigured() async throws {
         let keys = try await Keys()
         var rules = ClaimRules()

@@ -87,6 +87,17 @@ import WebSocketCodec
         #expect(until == TestInstant.zero + .seconds(160))
         #expect(policy.validUntil(of: .unauthenticated(actor: "anonymous", tenant: "default"), now: TestInstant.zero, wallNow: wallNow) == nil)
     }
+
+    /// Issue 45: a token whose `exp` was 9223372036852 passed REST and crashed the upgrade
+    /// here (microseconds overflowed). Dates now stop at year 9999, and a connection's
+    /// deadline is bounded however far its token's `exp` is.
+    @Test func aTokenValidUntilTheYear9999GivesABoundedDeadline() {
+        let policy = policy(authenticated: true)
+        var principal = Self.acme
+        principal.expiresAt = Timestamp(microsecondsSinceEpoch: 253_402_300_799 * 1_000_000)
+        let until = policy.validUntil(of: principal, now: TestInstant.zero, wallNow: Date(timeIntervalSince1970: 0))
+        #expect(until == TestInstant.zero + AdmissionPolicy.longestDeadline)
+    }
 }
 
 struct UnparsedHead: Error {}

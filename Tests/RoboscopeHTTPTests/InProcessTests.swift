@@ -125,10 +125,33 @@ import RoboscopeRedis
         let buckets = TokenBuckets(rate: 1, burst: 4)
         #expect(buckets.take(for: "poller", now: 100) == nil, "the poll's own token")
         buckets.charge(for: "poller", seconds: .seconds(25), now: 125)
-        // Refilled to 4 over the 25 s, then 25 taken: clamped at minus the burst.
-        #expect(buckets.take(for: "poller", now: 125) == 5, "five seconds until a token")
+        // Refilled to 4 over the 25 s, then 25 taken: -21, carried in full.
+        #expect(buckets.take(for: "poller", now: 125) == 22, "twenty-two seconds until a token")
         #expect(buckets.take(for: "other", now: 125) == nil, "another client is not concerned")
-        #expect(buckets.take(for: "poller", now: 130) == nil)
+        #expect(buckets.take(for: "poller", now: 146) != nil)
+        #expect(buckets.take(for: "poller", now: 147) == nil)
+    }
+
+    /// Issue 45: a 5,000-marker bulk blocked its subject for 1.3 s instead of ~50 s, the
+    /// debt floored at minus the burst. The whole charge is carried, whatever the burst.
+    @Test func theWholeChargeIsCarriedWhateverTheBurst() {
+        let buckets = TokenBuckets(rate: 100, burst: 200)
+        #expect(buckets.take(for: "bulker", now: 0) == nil)
+        buckets.charge(for: "bulker", cost: 4_999, now: 0)
+        let wait = buckets.take(for: "bulker", now: 0)
+        #expect(wait == 49, "(199 - 4,999 = -4,800; one token more at 100 a second)")
+        #expect(buckets.take(for: "bulker", now: 48) != nil)
+        #expect(buckets.take(for: "bulker", now: 48.02) == nil)
+        #expect(RequestCost.beyondTheDoor(10_000 / RequestCost.rowsPerToken) == 99, "a list of 10,000 rows costs 100")
+        #expect(RequestCost.beyondTheDoor(3 / RequestCost.rowsPerToken) == 0, "a small list costs its door token")
+    }
+
+    @Test func forgettingIdleClientsNeverForgivesADebt() {
+        var limiter = RateLimiter(rate: 1, burst: 1)
+        limiter.charge(for: "debtor", cost: 1_000, now: 0)
+        for client in 1...RateLimiter.forgetAbove { _ = limiter.take(for: "\(client)", now: 0) }
+        #expect(limiter.take(for: "new", now: 61) == nil)
+        #expect(limiter.take(for: "debtor", now: 61) != nil, "still in debt after the sweep")
     }
 
     @Test func theRateLimiterForgetsIdleClientsOnlyWhenItHoldsTooMany() {

@@ -75,8 +75,12 @@ struct AdmissionPolicy: Sendable {
         let leeway = configuration.authentication?.rules.leeway ?? 0
         let wallMicroseconds = Int64((wallNow.timeIntervalSince1970 * 1_000_000).rounded(.down))
         let remaining = expiresAt.microsecondsSinceEpoch + Int64(leeway * 1_000_000) - wallMicroseconds
-        return now.advanced(by: .microseconds(remaining))
+        return now.advanced(by: min(.microseconds(remaining), Self.longestDeadline))
     }
+
+    /// The furthest a token's expiry is scheduled: a date in the year 9999 must not become
+    /// a timer of nanoseconds past `Int64` (no connection lives ten years anyway).
+    static let longestDeadline = Duration.seconds(10 * 365 * 86_400)
 }
 
 /// Why a token was refused (the reason goes into a 401 or a 4001 close).

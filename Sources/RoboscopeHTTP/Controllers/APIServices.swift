@@ -23,14 +23,18 @@ public struct APIServices: Sendable {
     }
     /// The long polls waiting, woken per topic; bounded per process and per subject.
     private(set) var changeWatch: ChangeWatch?
-    /// Long polls waiting at once: in the process, and per subject (`--changes-max-waiting`).
-    public var maxWaitingPolls = (process: 10_000, perSubject: 100) {
+    /// Long polls waiting at once: in the process, per tenant (nil: a quarter of the
+    /// process's) and per subject (`--changes-max-waiting`).
+    public var maxWaitingPolls: (process: Int, perTenant: Int?, perSubject: Int) = (10_000, nil, 100) {
         didSet { changeWatch = changes.map(makeWatch) }
     }
 
     private func makeWatch(_ signal: ChangeSignal) -> ChangeWatch {
         let feed = ChangesFeed(pool: store.pool)
-        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject) { topics in
+        // Without authentication there is one tenant: its share is the whole process.
+        let perTenant = authentication == nil ? maxWaitingPolls.process : maxWaitingPolls.perTenant ?? max(1, maxWaitingPolls.process / 4)
+        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject,
+                           maxPerTenant: perTenant) { topics in
             try await feed.heads(of: topics)
         }
     }
@@ -50,7 +54,10 @@ public struct APIServices: Sendable {
     var bodyLimit: Int { limits.body }
     /// Bearer-token checks; nil: no authentication (the local default), one tenant.
     public var authentication: TokenVerifier? {
-        didSet { budgets = RequestBudgets(rateLimits, bySubject: authentication != nil) }
+        didSet {
+            budgets = RequestBudgets(rateLimits, bySubject: authentication != nil)
+            changeWatch = changes.map(makeWatch)
+        }
     }
     /// The one tenant without authentication (`--default-tenant`).
     public var defaultTenant = "default"

@@ -41,8 +41,12 @@ struct AuditController {
         if let from = query.from, let to = query.to, from >= to {
             throw DomainError(.malformedRequest, "query from: must be before to", field: "from")
         }
-        let audit = services.audit, ready = query
-        return try await CancelOnClose.run(request) { JSONResponse.make(try await audit.page(ready)) }
+        let audit = services.audit, ready = query, budgets = services.budgets
+        return try await CancelOnClose.run(request) {
+            let page = try await audit.page(ready)
+            budgets.charge(context, rows: page.entries.count)
+            return JSONResponse.make(page)
+        }
     }
 
     func history(_ request: Request, _ context: RoboscopeRequestContext, _ type: StreamType) async throws -> Response {
@@ -53,9 +57,10 @@ struct AuditController {
         let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
         try await services.gate.require(.audit, on: StreamRef(type, query.entityID!), context,
                                         otherwise: DomainError.notFound(name, query.entityID!))
-        let audit = services.audit, ready = query
+        let audit = services.audit, ready = query, budgets = services.budgets
         return try await CancelOnClose.run(request) {
             let page = try await audit.page(ready)
+            budgets.charge(context, rows: page.entries.count)
             if page.entries.isEmpty, ready.after == 0, ready.before == nil {
                 throw DomainError.notFound(name, ready.entityID!)
             }

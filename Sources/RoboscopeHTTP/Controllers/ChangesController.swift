@@ -38,8 +38,9 @@ struct ChangesController {
         // cap is refused without costing a read, however a flood of them interleaves.
         let subject = RequestIdentity.keyOwner(context)
         let watch = wait > 0 ? services.changeWatch : nil
-        if let watch, let refusal = watch.admit(subject) { throw refusal }
-        defer { watch?.leave(subject) }
+        let tenant = context.principal.tenant
+        if let watch, let refusal = watch.admit(subject, tenant: tenant) { throw refusal }
+        defer { watch?.leave(subject, tenant: tenant) }
         if let page = await readAhead.take(key) {
             services.budgets.charge(context, cost: Self.cost(bytes: page.messages.count))
             await Self.readAhead(after: page.last, of: key, feed: feed, into: readAhead)

@@ -36,8 +36,8 @@ struct IntegrityController {
         let checker = IntegrityChecker(pool: services.audit.pool), budgets = services.budgets
         return try await CancelOnClose.run(request) {
             let report = try await checker.check(scope)
-            // A scan costs its size: a token per 1,000 events read.
-            budgets.charge(context, cost: Double(report.checkedEvents) / 1000)
+            // A scan costs its size: a token per 100 events read, as every report.
+            budgets.charge(context, rows: Int(report.checkedEvents))
             if scope != .wholeLog, report.checkedEvents == 0 {
                 throw unknown
             }

@@ -43,14 +43,19 @@ struct MarkersController {
         let shown = try await services.gate.sees(parent, context) ? parent.id : EntityID.random()
         let scope: MarkerFilter.Scope = parent.type == .space ? .space(shown) : .workSession(shown)
         if let moment {
-            return JSONResponse.make(try await services.timeTravel.markers(workSessionID: shown, asOf: moment))
+            let markers = try await services.timeTravel.markers(workSessionID: shown, asOf: moment)
+            services.budgets.charge(context, rows: markers.count)
+            return JSONResponse.make(markers)
         }
         let filter = MarkerFilter(scope: scope, place: place, page: Listing.probe(page), visible: Visibility(context.principal))
         guard case .workSession = scope else {
-            return Listing.response(try await services.reads.markers(filter), page: page, request: request, id: \.marker.id)
+            let markers = try await services.reads.markers(filter)
+            services.budgets.charge(context, rows: markers.count)
+            return Listing.response(markers, page: page, request: request, id: \.marker.id)
         }
         // One work session's markers are a read of its topic.
         let snapshot = try await services.reads.markersSnapshot(filter)
+        services.budgets.charge(context, rows: snapshot.value.count)
         return Listing.joined(Listing.response(snapshot.value, page: page, request: request, id: \.marker.id), snapshot)
     }
 

@@ -22,6 +22,7 @@ struct SpacesController {
         try services.gate.require(.read, context)
         let spaces = try await services.reads.spaces(
             key: key, includeInactive: includeInactive, page: Listing.probe(page), visible: Visibility(context.principal))
+        services.budgets.charge(context, rows: spaces.count)
         return Listing.response(spaces, page: page, request: request, id: \.id)
     }
 

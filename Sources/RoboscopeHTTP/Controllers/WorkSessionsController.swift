@@ -26,6 +26,7 @@ struct WorkSessionsController {
             let sessions = try await services.reads.workSessions(
                 status: status, sessionType: sessionType, page: Listing.probe(page), visible: visible
             )
+            services.budgets.charge(context, rows: sessions.count)
             return Listing.response(sessions, page: page, request: request, id: \.id)
         }
         // One space's sessions are a read of its topic. A space the principal may not see
@@ -34,6 +35,7 @@ struct WorkSessionsController {
         let snapshot = try await services.reads.workSessionsSnapshot(
             spaceID: shown, status: status, sessionType: sessionType, page: Listing.probe(page), visible: visible
         )
+        services.budgets.charge(context, rows: snapshot.value.count)
         return Listing.joined(Listing.response(snapshot.value, page: page, request: request, id: \.id), snapshot)
     }
 

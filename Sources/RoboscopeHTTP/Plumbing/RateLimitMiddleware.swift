@@ -76,6 +76,12 @@ final class RequestBudgets: Sendable {
         return nil
     }
 
+    /// Charges a list or page of `rows` rows, or a report that read `events` events:
+    /// 1 token per 100, of which the door took the first (docs/security.md, "Fair share").
+    func charge(_ context: RoboscopeRequestContext, rows: Int) {
+        charge(context, cost: RequestCost.beyondTheDoor(Double(rows) / RequestCost.rowsPerToken))
+    }
+
     /// Charges `cost` more tokens (what the request turned out to cost) to both buckets.
     func charge(_ context: RoboscopeRequestContext, cost: Double) {
         guard cost > 0 else { return }
@@ -88,6 +94,16 @@ final class RequestBudgets: Sendable {
         DomainError(.rateLimited, "more than \(rate.formatted()) requests a second for this \(limit); retry in \(wait) s",
                     details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
     }
+}
+
+/// What requests cost, in tokens of the rate limit: the door takes 1 of every request,
+/// and a request that read or wrote more is charged the rest once it knows.
+enum RequestCost {
+    /// Rows of a list or page, or events a report read, per token.
+    static let rowsPerToken = 100.0
+
+    /// The part of a `total` charge the door's token did not pay.
+    static func beyondTheDoor(_ total: Double) -> Double { max(0, total - 1) }
 }
 
 /// Token buckets by key (a subject, an address, a tenant).
@@ -123,7 +139,8 @@ struct RateLimiter {
     let rate: Double
     let burst: Double
     private var buckets: [String: (tokens: Double, at: TimeInterval)] = [:]
-    /// Past this many clients, those idle for a minute (full again) are forgotten.
+    /// Past this many clients, those idle for a minute whose buckets have refilled are
+    /// forgotten (a client still in debt is remembered, or forgetting would forgive it).
     static var forgetAbove: Int { 50_000 }
 
     init(rate: Double, burst: Double) {
@@ -133,17 +150,21 @@ struct RateLimiter {
 
     var clientCount: Int { buckets.count }
 
-    /// Takes `cost` more tokens after the fact, down to minus the burst at most.
+    /// Takes `cost` more tokens after the fact. The whole charge is carried, however
+    /// deep the debt: a client that spent 5,000 at 100 a second waits 50 s, whatever its
+    /// burst (issue 45: a floor at minus the burst let a 5,000-marker bulk cost 1.3 s).
     mutating func charge(for client: String, cost: Double, now: TimeInterval) {
         var bucket = buckets[client] ?? (burst, now)
-        bucket.tokens = max(-burst, min(burst, bucket.tokens + (now - bucket.at) * rate) - cost)
+        bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate) - cost
         bucket.at = now
         buckets[client] = bucket
     }
 
     /// Takes a token; nil if there was one, else the whole seconds until there is.
     mutating func take(for client: String, now: TimeInterval) -> Int? {
-        if buckets.count > Self.forgetAbove { buckets = buckets.filter { now - $0.value.at < 60 } }
+        if buckets.count > Self.forgetAbove {
+            buckets = buckets.filter { now - $0.value.at < 60 || $0.value.tokens + (now - $0.value.at) * rate < burst }
+        }
         var bucket = buckets[client] ?? (burst, now)
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate)
         bucket.at = now

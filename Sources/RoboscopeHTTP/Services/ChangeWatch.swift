@@ -10,7 +10,9 @@ import Synchronization
 /// `interval`, and wakes only the polls whose topic moved past their `since`.
 ///
 /// Waiting polls are bounded: `maxWaiting` in the process (past it 503, the process is
-/// full) and `maxPerSubject` per subject (past it 429, that client holds enough). A poll
+/// full), `maxPerTenant` per tenant (past it 429: that tenant holds its share, and the
+/// others keep theirs) and `maxPerSubject` per subject (past it 429, that client holds
+/// enough). A poll
 /// takes its place (`admit`) before it waits and gives it back (`leave`) when it ends, in
 /// one step each under the lock: a burst of polls sent at once cannot overshoot.
 final class ChangeWatch: Sendable {
@@ -24,8 +26,9 @@ final class ChangeWatch: Sendable {
 
     private struct State {
         var waiters: [UInt64: Waiter] = [:]
-        /// Places taken by admitted polls, per subject and in all.
+        /// Places taken by admitted polls, per subject, per tenant and in all.
         var admitted: [String: Int] = [:]
+        var admittedByTenant: [String: Int] = [:]
         var admittedCount = 0
         var nextID: UInt64 = 0
         var looping = false
@@ -36,6 +39,7 @@ final class ChangeWatch: Sendable {
     let heads: Heads
     let maxWaiting: Int
     let maxPerSubject: Int
+    let maxPerTenant: Int
     let interval: Duration
     /// Long polls of the changes feed waiting now.
     private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
@@ -44,11 +48,12 @@ final class ChangeWatch: Sendable {
     /// Polls woken to read their topic again.
     private let wakeups = Counter(label: "roboscope_changes_wakeups_total")
 
-    init(signal: ChangeSignal, maxWaiting: Int = 10_000, maxPerSubject: Int = 100, interval: Duration = .milliseconds(100),
-         heads: @escaping Heads) {
+    init(signal: ChangeSignal, maxWaiting: Int = 10_000, maxPerSubject: Int = 100, maxPerTenant: Int,
+         interval: Duration = .milliseconds(100), heads: @escaping Heads) {
         self.signal = signal
         self.maxWaiting = maxWaiting
         self.maxPerSubject = maxPerSubject
+        self.maxPerTenant = maxPerTenant
         self.interval = interval
         self.heads = heads
         waitingGauge.record(0)
@@ -59,9 +64,9 @@ final class ChangeWatch: Sendable {
     /// Polls admitted to wait now.
     var waiting: Int { state.withLock { $0.admittedCount } }
 
-    /// Takes a place for one more poll of `subject`: nil if it may wait (it calls `leave`
-    /// when it ends), else the refusal.
-    func admit(_ subject: String) -> DomainError? {
+    /// Takes a place for one more poll of `subject` of `tenant`: nil if it may wait (it
+    /// calls `leave` when it ends), else the refusal.
+    func admit(_ subject: String, tenant: String) -> DomainError? {
         state.withLock { state in
             if state.admittedCount >= maxWaiting {
                 return DomainError(.unavailable, "\(maxWaiting) long polls are waiting on this server already; retry shortly")
@@ -70,18 +75,25 @@ final class ChangeWatch: Sendable {
                 return DomainError(.rateLimited, "\(maxPerSubject) long polls of yours are waiting already; retry when one answers",
                                    field: "wait", details: ["retry_after": .integer(1)])
             }
+            if state.admittedByTenant[tenant, default: 0] >= maxPerTenant {
+                return DomainError(.rateLimited, "\(maxPerTenant) long polls of your tenant are waiting already (its share of this server); retry when one answers",
+                                   field: "wait", details: ["retry_after": .integer(1), "limit": .string("tenant")])
+            }
             state.admitted[subject, default: 0] += 1
+            state.admittedByTenant[tenant, default: 0] += 1
             state.admittedCount += 1
             waitingGauge.record(state.admittedCount)
             return nil
         }
     }
 
-    /// An admitted poll of `subject` ended: its place is free.
-    func leave(_ subject: String) {
+    /// An admitted poll of `subject` of `tenant` ended: its place is free.
+    func leave(_ subject: String, tenant: String) {
         state.withLock { state in
             state.admitted[subject, default: 1] -= 1
             if state.admitted[subject] == 0 { state.admitted[subject] = nil }
+            state.admittedByTenant[tenant, default: 1] -= 1
+            if state.admittedByTenant[tenant] == 0 { state.admittedByTenant[tenant] = nil }
             state.admittedCount -= 1
             waitingGauge.record(state.admittedCount)
         }

@@ -78,6 +78,57 @@ import Testing
         try await eventually("nobody waits", within: 10) { try await Self.waiting(server) == 0 }
     }
 
+    /// Issue 45: three subjects of one tenant filled the process's cap and another
+    /// tenant's poll got 503. A tenant holds at most its share (a quarter of the cap by
+    /// default); past it 429 naming the tenant's limit, and the other tenants keep theirs.
+    @Test func oneTenantsPollsHoldItsShareAndNoMore() async throws {
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("poll_share"),
+            extraArguments: ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer",
+                             "--changes-max-waiting", "12", "--changes-max-waiting-per-subject", "10"]
+        )
+        func poll(_ tenant: String) async throws -> (path: String, session: String) {
+            let admin = Tokens.bearer(try Tokens.token(tenant, "admin"))
+            let space = try await server.client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"], headers: admin)
+            let session = try await server.client.post("/api/v1/work-sessions", ["space_id": space.json["id"]!, "session_type": "repair"],
+                                                       headers: admin)
+            let id = session.json["id"]!.string!
+            let head = try await server.client.send("GET", "/api/v1/changes?topic=work_session:\(id)&since=0", headers: admin)
+                .json["next_since"]!.int!
+            return ("/api/v1/changes?topic=work_session:\(id)&since=\(head)&wait=25", id)
+        }
+        let (acmePath, acmeSession) = try await poll("acme")
+        let (globexPath, globexSession) = try await poll("globex")
+        let client = server.client
+        let refusals = Tally()
+        let acme = try (0..<12).map { index in
+            let headers = Tokens.bearer(try Tokens.token("acme", "read", sub: "poller-\(index % 3)"))
+            return Task { () -> Int in
+                let reply = try await client.send("GET", acmePath, headers: headers)
+                if reply.status == 429, reply.json["error"]?["limit"] == "tenant" { refusals.add() }
+                return reply.status
+            }
+        }
+        try await eventually("nine of acme's polls are refused", within: 20) { refusals.count == 9 }
+        #expect(try await Self.waiting(server) == 3, "a quarter of the process's 12")
+        let globexHeaders = Tokens.bearer(try Tokens.token("globex", "read"))
+        let globex = Task { try await client.send("GET", globexPath, headers: globexHeaders) }
+        try await eventually("globex's poll waits beside acme's", within: 20) { try await Self.waiting(server) == 4 }
+        // Answered by their sessions' next events.
+        for (tenant, session) in [("acme", acmeSession), ("globex", globexSession)] {
+            var body = Fixtures.quad
+            body["work_session_id"] = .string(session)
+            let created = try await client.post("/api/v1/markers", .object(body), headers: Tokens.bearer(try Tokens.token(tenant, "write")))
+            #expect(created.status == 201)
+        }
+        #expect(try await globex.value.status == 200)
+        var statuses: [Int] = []
+        for task in acme { statuses.append(try await task.value) }
+        #expect(statuses.filter { $0 == 200 }.count == 3)
+        try await eventually("nobody waits", within: 10) { try await Self.waiting(server) == 0 }
+        await server.terminate()
+    }
+
     /// A burst of one subject's polls sent all at once (the hostile benchmark's flood saw
     /// 328 waiting against a cap of 100): the cap holds however they interleave.
     @Test func aBurstOfPollsSentAtOnceIsHeldToTheSubjectsCap() async throws {
