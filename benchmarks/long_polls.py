@@ -34,7 +34,7 @@ async def hold_polls(port, topic, since, count, ready, done):
     """`count` long polls of `topic`, each its own connection and subject, until `done`."""
     async def one(index):
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write((f"GET /api/v1/changes?topic={topic}&since={since}&wait=30 HTTP/1.1\r\nHost: x\r\n"
+        writer.write((f"GET /api/v1/changes?topic={topic}&since={since}&wait=30 HTTP/1.1\r\nHost: localhost\r\n"
                       f"X-User-Id: poller-{index}\r\n\r\n").encode())
         await writer.drain()
         try:

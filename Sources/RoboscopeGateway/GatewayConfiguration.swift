@@ -52,6 +52,8 @@ public struct GatewayConfiguration: Sendable {
     /// Pages of other sites that may open a socket (`--allowed-origins`); a browser's
     /// upgrade from anywhere else is refused with 403 (cross-site WebSocket hijacking).
     public var allowedOrigins = OriginPolicy()
+    /// The hosts an upgrade may name with authentication off (`--allowed-hosts`; DNS rebinding).
+    public var allowedHosts = HostAllowList()
     /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxies`): behind an
     /// ingress, the per-client connection cap counts the client, not the ingress.
     public var trustedProxies = TrustedProxies()

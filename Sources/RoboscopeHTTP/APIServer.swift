@@ -17,10 +17,14 @@ public enum APIServer {
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: ClientAddressMiddleware(proxies: services.trustedProxies))
         HealthController(services: services).addRoutes(to: router)
+        // Probes and scrapes name whatever host the orchestrator dials; the rest, with
+        // authentication off, only the hosts allowed (DNS rebinding).
+        let guarded = services.authentication == nil
+            ? router.group().add(middleware: AllowedHostGuard(hosts: services.allowedHosts)) : router.group()
         if let console = services.console {
-            ConsoleController(assets: console).addRoutes(to: router)
+            ConsoleController(assets: console).addRoutes(to: guarded)
         }
-        let api = router.group("api/v1")
+        let api = guarded.group("api/v1")
         api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
         api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant))
         // After the principal: limits are per subject and tenant (per address without tokens).

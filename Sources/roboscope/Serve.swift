@@ -90,7 +90,10 @@ struct Serve: AsyncParsableCommand {
     func presenceMaxUsers() throws -> Int { try Settings.presenceMaxUsers.value(presenceMaxUsersFlag) }
     func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
     func readDatabaseURL() throws -> String? { try Settings.readDatabaseURL.resolve(readDatabaseURLFlag) }
-    func allowedHosts() throws -> [String] {
+    func allowedHosts() throws -> HostAllowList {
+        HostAllowList(try allowedHostNames())
+    }
+    func allowedHostNames() throws -> [String] {
         (try Settings.allowedHosts.resolve(allowedHostsFlag) ?? "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
     }
@@ -173,7 +176,7 @@ struct Serve: AsyncParsableCommand {
         _ = try role()
         _ = try allowedOrigins()
         _ = try trustedProxies()
-        for host in try allowedHosts() where host.contains(where: { "/@?# ".contains($0) }) {
+        for host in try allowedHostNames() where host.contains(where: { "/@?# ".contains($0) }) {
             throw ValidationError("--allowed-hosts: \(host) is not a host name")
         }
         let rates = try rateLimits()
@@ -238,6 +241,7 @@ struct Serve: AsyncParsableCommand {
         api.rateLimits = try rateLimits()
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
         api.allowedOrigins = try allowedOrigins()
+        api.allowedHosts = try allowedHosts()
         api.trustedProxies = try trustedProxies()
         if role.runsAPI {
             if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
@@ -272,6 +276,7 @@ struct Serve: AsyncParsableCommand {
             configuration.authentication = verifier
             configuration.defaultTenant = try auth.defaultTenant()
             configuration.allowedOrigins = try allowedOrigins()
+            configuration.allowedHosts = try allowedHosts()
             configuration.trustedProxies = try trustedProxies()
             configuration.presenceMaxUsers = try presenceMaxUsers()
             configuration.readDatabaseURL = standbyURL

@@ -22,7 +22,7 @@ import WebSocketCodec
 
     /// An upgrade request for `path` with `headers`, as the parser makes it.
     func request(_ path: String = "/api/v1/ws", _ headers: [String: String] = [:]) throws -> UpgradeRequest {
-        let head = "GET \(path) HTTP/1.1\r\nHost: gateway.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let head = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
             + headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
         guard case .request(let request, _) = Array(head.utf8).withUnsafeBytes({ UpgradeParser.parse($0) }) else {
@@ -54,7 +54,7 @@ import WebSocketCodec
                                      isShuttingDown: false)) == 403)
         #expect(status(policy.decide(try request(), connectionsOfClient: 4, isShuttingDown: false)) == 429)
         #expect(status(policy.decide(try request(), connectionsOfClient: 3, isShuttingDown: false)) == nil, "at the cap is fine")
-        #expect(status(policy.decide(try request("/api/v1/ws", ["Origin": "http://gateway.example"]), connectionsOfClient: 1,
+        #expect(status(policy.decide(try request("/api/v1/ws", ["Origin": "http://localhost"]), connectionsOfClient: 1,
                                      isShuttingDown: false)) == nil, "the page's own origin")
     }
 

@@ -35,6 +35,9 @@ struct AdmissionPolicy: Sendable {
         case "/api/v1/ws/echo" where configuration.echo: break
         default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
         }
+        if configuration.authentication == nil, !configuration.allowedHosts.permits(authority: request.headers["host"]) {
+            return .refused(UpgradeRejection(status: 421, message: "this Host is not one of --allowed-hosts"))
+        }
         if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
             return .refused(UpgradeRejection(status: 403, message: "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"))
         }

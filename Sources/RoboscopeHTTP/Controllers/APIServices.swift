@@ -73,6 +73,8 @@ public struct APIServices: Sendable {
     private(set) var budgets = RequestBudgets(RateLimits(), bySubject: false)
     /// Pages of other sites that may write (`--allowed-origins`; none by default).
     public var allowedOrigins = OriginPolicy()
+    /// The hosts requests may name with authentication off (`--allowed-hosts`; DNS rebinding).
+    public var allowedHosts = HostAllowList()
     /// Peers whose `X-Forwarded-For` names the client (`--trusted-proxies`; none by default).
     public var trustedProxies = TrustedProxies()
 

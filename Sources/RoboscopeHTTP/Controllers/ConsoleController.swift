@@ -65,7 +65,7 @@ struct ConsoleController {
     static let securityPolicy = HTTPField.Name("Content-Security-Policy")!
     let assets: ConsoleAssets
 
-    func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+    func addRoutes<Context: RequestContext>(to router: RouterGroup<Context>) {
         router.get("console") { request, _ in serve("index.html", request) }
         router.get("console/:file") { request, context in serve(context.parameters.get("file") ?? "", request) }
     }

@@ -29,32 +29,18 @@ public struct RealtimeSettings: Sendable {
     /// default; the first stands in for any other.
     public var allowedHosts: [String]
 
-    public static let localHosts = ["localhost", "127.0.0.1", "[::1]"]
-
-    public init(url: String? = nil, port: Int = 8081, allowedHosts: [String] = Self.localHosts) {
+    public init(url: String? = nil, port: Int = 8081, allowedHosts: HostAllowList = HostAllowList()) {
         self.url = url
         self.port = port
-        self.allowedHosts = allowedHosts.isEmpty ? Self.localHosts : allowedHosts.map { $0.lowercased() }
+        self.allowedHosts = allowedHosts.hosts
     }
 
     /// The configured URL, else `ws://<host>:<port>/api/v1/ws` for the request's host
     /// when it is allowed, else for the first allowed host.
     public func url(requestedAt authority: String?) -> String {
         if let url { return url }
-        let requested = Self.hostname(of: authority)
+        let requested = HostAllowList.hostname(of: authority)
         let host = requested.flatMap { allowedHosts.contains($0) ? $0 : nil } ?? allowedHosts[0]
         return "ws://\(host):\(port)/api/v1/ws"
-    }
-
-    /// The host of a `Host` header without its port, lowercased (IPv6 literals keep their brackets).
-    static func hostname(of authority: String?) -> String? {
-        guard var host = authority?.lowercased(), !host.isEmpty else { return nil }
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return nil }
-            host = String(host[...close])
-        } else if let colon = host.lastIndex(of: ":") {
-            host = String(host[..<colon])
-        }
-        return host.isEmpty ? nil : host
     }
 }

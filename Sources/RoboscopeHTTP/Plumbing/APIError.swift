@@ -26,6 +26,7 @@ enum APIError {
         case .requestTimeout: return .requestTimeout
         case .badRequest: return .badRequest
         case .unsupportedMediaType: return .unsupportedMediaType
+        case .misdirectedRequest: return .misdirectedRequest
         default:
             // A code without a status is a bug here, not the client's doing.
             return .internalServerError

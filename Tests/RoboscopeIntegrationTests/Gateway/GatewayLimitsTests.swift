@@ -20,7 +20,7 @@ import Glibc
         let second = try WebSocketClient(port: server.wsPort)
         #expect(throws: TestFailure.self) { _ = try WebSocketClient(port: server.wsPort) }
         let refused = try WebSocketClient.rawRequest(port: server.wsPort, """
-            GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+            GET /api/v1/ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
             """)
         #expect(refused.hasPrefix("HTTP/1.1 429 "))

@@ -61,7 +61,7 @@ import Testing
         let (server, databaseURL) = try await LazyServer("report_cancel") { ["--db-report-statement-timeout", "120"] }.get()
         let lock = try await TableLock(databaseURL, table: "eventlog.events")
         let socket = try WebSocketClient.connect(port: server.port)
-        let request = Array("GET /api/v1/audit?limit=10 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        let request = Array("GET /api/v1/audit?limit=10 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
         #expect(write(socket, request, request.count) == request.count)
         try await eventually("the audit statement waits on the lock", within: 20) {
             try await Self.waitingOnLocks(databaseURL, in: Self.auditStatement) == 1

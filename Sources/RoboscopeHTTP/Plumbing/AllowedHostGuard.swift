@@ -1,0 +1,23 @@
+import Hummingbird
+import RoboscopeDomain
+
+/// With authentication off, answers only requests whose `Host` is one of
+/// `--allowed-hosts`: a page on a rebinding domain reaches this server under its own host
+/// name, and its requests say so (issue 45; docs/security.md, "Browsers and proxies").
+struct AllowedHostGuard: RouterMiddleware {
+    typealias Context = RoboscopeRequestContext
+    let hosts: HostAllowList
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard hosts.permits(authority: request.head.authority) else {
+            throw DomainError(.misdirectedRequest, "this Host is not one of --allowed-hosts: list it there to serve requests that name it",
+                              field: "Host")
+        }
+        return try await next(request, context)
+    }
+}
+
+extension DomainError.Code {
+    /// A request naming a host this server does not answer for: 421.
+    public static let misdirectedRequest = DomainError.Code("host_not_allowed")
+}
