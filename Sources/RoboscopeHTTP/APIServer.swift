@@ -26,7 +26,8 @@ public enum APIServer {
         }
         let api = guarded.group("api/v1")
         api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
-        api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant))
+        api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant,
+                                                refusals: services.budgets.refusedTokens))
         // After the principal: limits are per subject and tenant (per address without tokens).
         if services.budgets.isLimiting {
             api.add(middleware: RateLimitMiddleware(budgets: services.budgets))
@@ -49,7 +50,8 @@ public enum APIServer {
 
     /// `/healthz`, `/readyz` and `/metrics` only: the HTTP side of a gateway-only process.
     public static func probes(
-        services: APIServices, host: String, port: Int, metrics: PrometheusCollectorRegistry, logger: Logger
+        services: APIServices, host: String, port: Int, metrics: PrometheusCollectorRegistry, logger: Logger,
+        limits: HTTPLimits? = nil
     ) -> some ApplicationProtocol {
         let router = Router(context: RoboscopeRequestContext.self)
         MetricsController(registry: metrics).addRoutes(to: router)
@@ -57,7 +59,7 @@ public enum APIServer {
         HealthController(services: services).addRoutes(to: router)
         return Application(
             router: router,
-            server: services.limits.server,
+            server: (limits ?? services.limits).server,
             configuration: .init(address: .hostname(host, port: port), serverName: "roboscope"),
             logger: logger
         )

@@ -53,6 +53,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
     @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
     @Option(name: Settings.tenantRateLimit.name, help: Settings.tenantRateLimit.help) var tenantRateLimitFlag: Double?
+    @Option(name: Settings.unauthenticatedRateLimit.name, help: Settings.unauthenticatedRateLimit.help) var unauthenticatedRateLimitFlag: Double?
+    @Option(name: Settings.httpMaxConnections.name, help: Settings.httpMaxConnections.help) var httpMaxConnectionsFlag: Int?
+    @Option(name: Settings.httpMaxConnectionsPerClient.name, help: Settings.httpMaxConnectionsPerClient.help) var httpMaxConnectionsPerClientFlag: Int?
+    @Option(name: Settings.opsPort.name, help: Settings.opsPort.help) var opsPortFlag: Int?
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
     @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
     @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
@@ -73,17 +77,24 @@ struct Serve: AsyncParsableCommand {
             body: try Settings.bodyLimit.value(bodyLimitFlag),
             header: try Settings.headerLimit.value(headerLimitFlag),
             idleTimeout: .seconds(try Settings.idleTimeout.value(idleTimeoutFlag)),
-            requestTimeout: .seconds(try Settings.requestTimeout.value(requestTimeoutFlag))
+            requestTimeout: .seconds(try Settings.requestTimeout.value(requestTimeoutFlag)),
+            connections: ConnectionCaps(maxConnections: try Settings.httpMaxConnections.value(httpMaxConnectionsFlag),
+                                        maxPerClient: try Settings.httpMaxConnectionsPerClient.value(httpMaxConnectionsPerClientFlag),
+                                        proxies: try trustedProxies())
         )
     }
+
+    func opsPort() throws -> Int? { try Settings.opsPort.resolve(opsPortFlag) }
 
     func shutdownTimeout() throws -> Int { try Settings.shutdownTimeout.value(shutdownTimeoutFlag) }
 
     func rateLimits() throws -> RateLimits {
         let rate = try Settings.rateLimit.value(rateLimitFlag)
         let tenant = try Settings.tenantRateLimit.value(tenantRateLimitFlag)
+        let unauthenticated = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
         return RateLimits(perClient: rate > 0 ? (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2) : nil,
-                          perTenant: tenant > 0 ? (tenant, max(1, tenant * 2)) : nil)
+                          perTenant: tenant > 0 ? (tenant, max(1, tenant * 2)) : nil,
+                          unauthenticated: unauthenticated > 0 ? (unauthenticated, max(1, unauthenticated * 2)) : nil)
     }
 
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
@@ -163,6 +174,13 @@ struct Serve: AsyncParsableCommand {
         guard limits.header >= 1024 else { throw ValidationError("--header-limit must be at least 1024") }
         guard limits.idleTimeout >= .seconds(1), limits.requestTimeout >= .seconds(1) else {
             throw ValidationError("--idle-timeout and --request-timeout must be at least 1 second")
+        }
+        guard limits.connections.maxConnections >= 1, limits.connections.maxPerClient >= 1 else {
+            throw ValidationError("--http-max-connections and --http-max-connections-per-client must be at least 1")
+        }
+        if let ops = try opsPort(), !(1...65535).contains(ops) { throw ValidationError("--ops-port must be a port, 1 to 65535") }
+        guard try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag) >= 0 else {
+            throw ValidationError("--unauthenticated-rate-limit must be 0 or more")
         }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
@@ -270,6 +288,12 @@ struct Serve: AsyncParsableCommand {
             // A gateway-only process still answers probes and scrapes on the HTTP port.
             services.append(APIServer.probes(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving probes and metrics", metadata: ["http": "\(host):\(port)"])
+        }
+        if let ops = try opsPort() {
+            // Probes and scrapes on a port of their own, with caps of their own.
+            services.append(APIServer.probes(services: api, host: host, port: ops, metrics: metrics, logger: logger,
+                                             limits: HTTPLimits(connections: ConnectionCaps(maxConnections: 64, maxPerClient: 64))))
+            logger.info("serving probes and metrics", metadata: ["ops": "\(host):\(ops)"])
         }
         if role.runsGateway {
             var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())

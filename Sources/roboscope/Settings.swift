@@ -140,6 +140,14 @@ enum Settings {
                                           "seconds a connection has to deliver a complete request head after opening or after its last response; then it is closed (idle keep-alive, or a client trickling headers); also closes, without an answer, a connection whose request body stops arriving for that long")
     static let requestTimeout = Setting<Int>("request-timeout", env: "ROBOSCOPE_REQUEST_TIMEOUT", default: 60,
                                              "seconds a request's whole body may take after its head, however it trickles (408, then close)")
+    static let httpMaxConnections = Setting<Int>("http-max-connections", env: "ROBOSCOPE_HTTP_MAX_CONNECTIONS", default: 10_000,
+                                                 "connections the HTTP port holds at once; past it a new connection is closed at once")
+    static let httpMaxConnectionsPerClient = Setting<Int>("http-max-connections-per-client", env: "ROBOSCOPE_HTTP_MAX_CONNECTIONS_PER_CLIENT", default: 256,
+                                                          "the same per client address (a trusted proxy's connections count in the total only)")
+    static let opsPort = Setting<Int>("ops-port", env: "ROBOSCOPE_OPS_PORT", default: nil, shown: "unset: none",
+                                      "a second port serving `/healthz`, `/readyz` and `/metrics` only, with connection caps of its own, which no client flood on the HTTP port reaches (point probes and scrapes at it)")
+    static let unauthenticatedRateLimit = Setting<Double>("unauthenticated-rate-limit", env: "ROBOSCOPE_UNAUTHENTICATED_RATE_LIMIT", default: 20,
+                                                          "requests per second per client address whose token is refused (401), counted before token verification: past it 429 without checking the token; `0`: off")
     static let shutdownTimeout = Setting<Int>("shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
                                               "seconds SIGTERM waits for in-flight work before cancelling it")
     static let rateLimit = Setting<Double>("rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 100, shown: "`100`",
@@ -234,8 +242,8 @@ enum Settings {
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
         SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
-        SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(shutdownTimeout),
-        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
+        SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(opsPort), SettingRow(shutdownTimeout),
+        SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(changesMaxWaiting), SettingRow(changesMaxWaitingPerTenant), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret), SettingRow(authTokensFile),
         SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh), SettingRow(authTenantClaim), SettingRow(authLeeway),

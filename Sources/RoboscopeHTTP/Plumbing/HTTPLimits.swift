@@ -14,18 +14,22 @@ public struct HTTPLimits: Sendable {
     public var idleTimeout: Duration
     /// A request's body must arrive within this time of its head (408 otherwise).
     public var requestTimeout: Duration
+    /// Connections the port holds at once, in all and per client address.
+    public var connections: ConnectionCaps
 
-    public init(body: Int = 1 << 20, header: Int = 16 << 10, idleTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(60)) {
+    public init(body: Int = 1 << 20, header: Int = 16 << 10, idleTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
+                connections: ConnectionCaps = ConnectionCaps()) {
         self.body = body
         self.header = header
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
+        self.connections = connections
     }
 
     /// The HTTP/1.1 server with these limits in its pipeline.
     var server: HTTPServerBuilder {
         .http1(configuration: .init(
-            additionalChannelHandlers: [RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout))],
+            additionalChannelHandlers: [ConnectionCapHandler(caps: connections), RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout))],
             idleTimeout: TimeAmount(idleTimeout),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: header, maxHeaderListSize: header)
         ))

@@ -11,15 +11,26 @@ struct PrincipalMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
     let verifier: TokenVerifier?
     let defaultTenant: String
+    /// Refused tokens per client address (`--unauthenticated-rate-limit`): an address out
+    /// of them is answered 429 before its next token is verified, so a flood of forged
+    /// signatures costs a lookup, not a signature check each (issue 45).
+    var refusals: TokenBuckets?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
         if let verifier {
+            let address = context.clientAddress ?? "unknown"
+            if let refusals, let wait = refusals.wait(for: address) {
+                throw RequestBudgets.refusal("address", rate: refusals.rate, wait: wait,
+                                             what: "requests with a refused token")
+            }
             do {
                 context.principal = try await verifier.verifyRefreshing(authorization: request.headers[.authorization])
             } catch let failure as AuthenticationFailure {
+                refusals?.charge(for: address, cost: 1)
                 throw DomainError(.unauthorized, failure.reason)
             } catch {
+                refusals?.charge(for: address, cost: 1)
                 throw DomainError(.unauthorized, "the token cannot be verified")
             }
         } else {

@@ -26,10 +26,14 @@ struct RateLimitMiddleware: RouterMiddleware {
 public struct RateLimits: Sendable {
     public var perClient: (rate: Double, burst: Double)?
     public var perTenant: (rate: Double, burst: Double)?
+    /// Refused tokens per client address, with authentication on.
+    public var unauthenticated: (rate: Double, burst: Double)?
 
-    public init(perClient: (rate: Double, burst: Double)? = nil, perTenant: (rate: Double, burst: Double)? = nil) {
+    public init(perClient: (rate: Double, burst: Double)? = nil, perTenant: (rate: Double, burst: Double)? = nil,
+                unauthenticated: (rate: Double, burst: Double)? = nil) {
         self.perClient = perClient
         self.perTenant = perTenant
+        self.unauthenticated = unauthenticated
     }
 }
 
@@ -37,6 +41,8 @@ public struct RateLimits: Sendable {
 final class RequestBudgets: Sendable {
     let clients: TokenBuckets?
     let tenants: TokenBuckets?
+    /// Refused tokens per address (nil with authentication off, or the limit off).
+    let refusedTokens: TokenBuckets?
     /// With authentication on, clients are subjects; off, addresses.
     let bySubject: Bool
     private let refused: [String: Counter]
@@ -44,6 +50,7 @@ final class RequestBudgets: Sendable {
     init(_ limits: RateLimits, bySubject: Bool) {
         clients = limits.perClient.map { TokenBuckets(rate: $0.rate, burst: $0.burst) }
         tenants = bySubject ? limits.perTenant.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } : nil
+        refusedTokens = bySubject ? limits.unauthenticated.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } : nil
         self.bySubject = bySubject
         var refused: [String: Counter] = [:]
         for limit in ["subject", "address", "tenant"] {
@@ -90,8 +97,8 @@ final class RequestBudgets: Sendable {
         tenants?.charge(for: context.principal.tenant, cost: cost)
     }
 
-    static func refusal(_ limit: String, rate: Double, wait: Int) -> DomainError {
-        DomainError(.rateLimited, "more than \(rate.formatted()) requests a second for this \(limit); retry in \(wait) s",
+    static func refusal(_ limit: String, rate: Double, wait: Int, what: String = "requests") -> DomainError {
+        DomainError(.rateLimited, "more than \(rate.formatted()) \(what) a second for this \(limit); retry in \(wait) s",
                     details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
     }
 }
@@ -119,6 +126,11 @@ final class TokenBuckets: Sendable {
     /// Takes a token; nil if there was one, else the seconds until there is.
     func take(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
         limiter.withLock { $0.take(for: client, now: now) }
+    }
+
+    /// Nil when `client` has a token now (none is taken), else the seconds until it has.
+    func wait(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
+        limiter.withLock { $0.wait(for: client, now: now) }
     }
 
     /// Charges what a request cost beyond its token. The bucket may go into debt (down
@@ -158,6 +170,13 @@ struct RateLimiter {
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate) - cost
         bucket.at = now
         buckets[client] = bucket
+    }
+
+    /// Nil if `client` has a token now (it is not taken), else the whole seconds until it has.
+    mutating func wait(for client: String, now: TimeInterval) -> Int? {
+        guard let bucket = buckets[client] else { return nil }
+        let tokens = min(burst, bucket.tokens + (now - bucket.at) * rate)
+        return tokens >= 1 ? nil : max(1, Int(((1 - tokens) / rate).rounded(.up)))
     }
 
     /// Takes a token; nil if there was one, else the whole seconds until there is.
