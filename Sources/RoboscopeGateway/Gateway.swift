@@ -18,9 +18,11 @@ public final class Gateway: Service, Sendable {
     public let port: Int
 
     public init(
-        configuration: GatewayConfiguration, databaseURL: String, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
+        configuration given: GatewayConfiguration, databaseURL: String, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
     ) throws {
         let limit = FileLimit.raiseToHardLimit()
+        var configuration = given
+        configuration.maxConnections = min(given.maxConnections, Self.connectionCeiling(fileLimit: limit))
         let registry = TopicRegistry()
         let metrics = GatewayMetrics()
         let hub = Hub(
@@ -35,7 +37,17 @@ public final class Gateway: Service, Sendable {
         self.shards = shards
         listener = try Socket.listen(host: configuration.host, port: configuration.port)
         port = Socket.localPort(listener)
-        logger.info("gateway listening", metadata: ["ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)"])
+        logger.info("gateway listening", metadata: ["ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)",
+                                                    "max_connections": "\(configuration.maxConnections)"])
+    }
+
+    /// WebSocket connections a process with `fileLimit` descriptors holds: the rest, an
+    /// eighth of them (at most 2,048, at least 32), stays in reserve for the HTTP side,
+    /// the database and Redis connections and the logs, so a full gateway never takes the
+    /// probes and the pools down with it.
+    static func connectionCeiling(fileLimit: Int) -> Int {
+        guard fileLimit > 0 else { return Int.max }
+        return max(1, fileLimit - min(2048, max(32, fileLimit / 8)))
     }
 
     public var metrics: GatewayMetrics.Snapshot { hub.metrics.snapshot }

@@ -15,6 +15,9 @@ public struct GatewayConfiguration: Sendable {
     /// A connection silent this long is pinged; one that stays silent as long again is closed.
     public var pingInterval: Duration = .seconds(30)
     public var maxConnectionsPerClient = 1000
+    /// Connections the process's gateway holds at once; the gateway lowers it to the
+    /// descriptor limit less a reserve (`Gateway.connectionCeiling`).
+    public var maxConnections = Int.max
     public var maxSubscriptionsPerConnection = 100
     /// Subscriptions of one connection waiting for the tailer at once (withdrawn ones
     /// count until the tailer gets to them); the next gets `rate_limited`.

@@ -31,6 +31,9 @@ final class Shard: @unchecked Sendable {
     private var fanout = FanoutTable<Connection>()
     private var nextID: UInt64 = 0
     private var acceptor: Acceptor?
+    /// Whether the acceptor listens: it stops at the connection ceiling and backs off
+    /// when descriptors run out.
+    private var acceptGate: AcceptGate<ContinuousClock.Instant>
     private(set) var isShuttingDown = false
     /// Connections with frames queued by `deliver` since the last `flushDelivered`.
     private var dirty: [Connection] = []
@@ -44,6 +47,7 @@ final class Shard: @unchecked Sendable {
         self.hub = hub
         configuration = hub.configuration
         policy = AdmissionPolicy(configuration: hub.configuration)
+        acceptGate = AcceptGate(ceiling: hub.configuration.maxConnections)
         loop = try EventLoop(name: "ws-loop-\(index)")
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
         loop.onTick = { [unowned self] now in tick(now) }
@@ -76,13 +80,8 @@ final class Shard: @unchecked Sendable {
     func listen(on listener: Int32) {
         loop.execute { [self] in
             let acceptor = Acceptor(listener: listener, shard: self)
-            do {
-                // EPOLLEXCLUSIVE admits EPOLLIN but not EPOLLRDHUP.
-                try loop.register(listener, acceptor, events: EPOLLIN.rawValue, exclusive: true)
-                self.acceptor = acceptor
-            } catch {
-                hub.logger.error("cannot watch the listening socket", metadata: ["error": "\(error)"])
-            }
+            self.acceptor = acceptor
+            arm(acceptor)
         }
     }
 
@@ -305,6 +304,48 @@ final class Shard: @unchecked Sendable {
         for connection in Array(connections.values) {
             connection.tick(now)
         }
+        if let acceptor, acceptGate.tick(now: now, open: hub.metrics.snapshot.openConnections) {
+            arm(acceptor)
+        }
+    }
+
+    // MARK: Accepting
+
+    /// Whether the acceptor may take one more connection now; when not, the listener is
+    /// disarmed until a tick finds room.
+    func mayAccept() -> Bool {
+        if acceptGate.mayAccept(open: hub.metrics.snapshot.openConnections) { return true }
+        disarm("at the connection ceiling (\(acceptGate.ceiling)); not accepting until a connection closes")
+        return false
+    }
+
+    func acceptSucceeded() {
+        acceptGate.accepted()
+    }
+
+    /// `accept` failed for want of descriptors: the listener rests, longer each time.
+    func outOfDescriptors() {
+        acceptGate.outOfDescriptors(now: now)
+        disarm("out of file descriptors; not accepting for a while")
+    }
+
+    private func disarm(_ reason: String) {
+        guard let acceptor else { return }
+        loop.deregister(acceptor.listener)
+        let (log, leftOut) = acceptGate.log(now: now)
+        if log {
+            hub.logger.warning("\(reason)", metadata: ["open_connections": "\(hub.metrics.snapshot.openConnections)",
+                                                       "lines_left_out": "\(leftOut)"])
+        }
+    }
+
+    private func arm(_ acceptor: Acceptor) {
+        do {
+            // EPOLLEXCLUSIVE admits EPOLLIN but not EPOLLRDHUP.
+            try loop.register(acceptor.listener, acceptor, events: EPOLLIN.rawValue, exclusive: true)
+        } catch {
+            hub.logger.error("cannot watch the listening socket", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Stops accepting and starts closing every connection with 1001.
@@ -337,11 +378,13 @@ final class Acceptor: LoopHandler {
 
     func handle(events: UInt32) {
         for _ in 0..<64 {
+            guard shard.mayAccept() else { return }
             do {
                 guard case .done(let accepted) = try Socket.accept(listener) else { return }
+                shard.acceptSucceeded()
                 shard.accepted(fd: accepted.fd, peer: accepted.peer)
             } catch let error as SystemError where error.errno == EMFILE || error.errno == ENFILE {
-                shard.hub.logger.warning("out of file descriptors; not accepting for now")
+                shard.outOfDescriptors()
                 return
             } catch {
                 return

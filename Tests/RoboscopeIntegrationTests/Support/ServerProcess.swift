@@ -27,8 +27,9 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// `ports` (HTTP, WebSocket): the ones of a server this one replaces after a crash.
+    /// `wrapper`: a command that execs the server (`prlimit --nofile=256 --`), same pid.
     init(databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = [],
-         ports: (http: Int, ws: Int)? = nil) async throws {
+         ports: (http: Int, ws: Int)? = nil, wrapper: [String] = []) async throws {
         port = try ports?.http ?? FreePort.pick()
         wsPort = try ports?.ws ?? FreePort.pick()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
@@ -44,6 +45,10 @@ final class ServerProcess: @unchecked Sendable {
             // under its connection limit.
             + (extraArguments.contains("--db-pool-size") ? [] : ["--db-pool-size", "4"])
             + extraArguments
+        if let command = wrapper.first {
+            process.arguments = Array(wrapper.dropFirst()) + [Self.binary.path] + (process.arguments ?? [])
+            process.executableURL = URL(fileURLWithPath: command)
+        }
         process.standardOutput = log
         process.standardError = log
         try process.run()
