@@ -22,7 +22,18 @@ import Testing
                                              wrapper: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
         var sockets: [Int32] = []
         defer { sockets.forEach { Glibc.close($0) } }
-        for _ in 0..<300 { sockets.append(try WebSocketClient.connect(port: server.wsPort)) }
+        // Each sends its upgrade at once: those accepted become sockets that stay (a bare
+        // connection would be closed by the upgrade timeout on a loaded machine), those
+        // waiting in the backlog are upgraded when taken in.
+        let upgrade = Array("""
+            GET /api/v1/ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
+            """.utf8)
+        for _ in 0..<300 {
+            let socket = try WebSocketClient.connect(port: server.wsPort)
+            _ = upgrade.withUnsafeBytes { write(socket, $0.baseAddress, $0.count) }
+            sockets.append(socket)
+        }
         // 256 less a reserve of 32: at most 224 accepted; the rest wait in the backlog.
         try await eventually("the gateway reached its ceiling", within: 20) {
             server.log().contains("at the connection ceiling (224)")
