@@ -42,12 +42,12 @@ public final class Gateway: Service, Sendable {
     }
 
     /// WebSocket connections a process with `fileLimit` descriptors holds: the rest, an
-    /// eighth of them (at most 2,048, at least 32), stays in reserve for the HTTP side,
+    /// eighth of them (at most 2,048, at least 128), stays in reserve for the HTTP side,
     /// the database and Redis connections and the logs, so a full gateway never takes the
     /// probes and the pools down with it.
     static func connectionCeiling(fileLimit: Int) -> Int {
         guard fileLimit > 0 else { return Int.max }
-        return max(1, fileLimit - min(2048, max(32, fileLimit / 8)))
+        return max(1, fileLimit - min(2048, max(128, fileLimit / 8)))
     }
 
     public var metrics: GatewayMetrics.Snapshot { hub.metrics.snapshot }

@@ -292,7 +292,7 @@ struct Serve: AsyncParsableCommand {
         if let ops = try opsPort() {
             // Probes and scrapes on a port of their own, with caps of their own.
             services.append(APIServer.probes(services: api, host: host, port: ops, metrics: metrics, logger: logger,
-                                             limits: HTTPLimits(connections: ConnectionCaps(maxConnections: 64, maxPerClient: 64))))
+                                             limits: HTTPLimits(connections: ConnectionCaps(maxConnections: 64, maxPerClient: 64, recordsMetrics: false))))
             logger.info("serving probes and metrics", metadata: ["ops": "\(host):\(ops)"])
         }
         if role.runsGateway {

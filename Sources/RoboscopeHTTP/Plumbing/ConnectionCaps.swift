@@ -17,15 +17,18 @@ public final class ConnectionCaps: Sendable {
     private let state = Mutex<(total: Int, perClient: [String: Int])>((0, [:]))
     private let refusedTotal = Counter(label: "roboscope_http_connections_refused_total", dimensions: [("limit", "process")])
     private let refusedPerClient = Counter(label: "roboscope_http_connections_refused_total", dimensions: [("limit", "client")])
-    private let open = Gauge(label: "roboscope_http_connections")
+    /// Nil for the ops port's caps: the series are the HTTP port's.
+    private let open: Gauge?
 
-    public init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies()) {
+    public init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies(),
+                recordsMetrics: Bool = true) {
         self.maxConnections = maxConnections
         self.maxPerClient = maxPerClient
         self.proxies = proxies
+        open = recordsMetrics ? Gauge(label: "roboscope_http_connections") : nil
         refusedTotal.increment(by: 0)
         refusedPerClient.increment(by: 0)
-        open.record(0)
+        open?.record(0)
     }
 
     /// Connections held now.
@@ -46,7 +49,7 @@ public final class ConnectionCaps: Sendable {
             }
             state.total += 1
             if let client { state.perClient[client, default: 0] += 1 }
-            open.record(state.total)
+            open?.record(state.total)
             return true
         }
     }
@@ -59,7 +62,7 @@ public final class ConnectionCaps: Sendable {
                 state.perClient[client, default: 1] -= 1
                 if state.perClient[client] == 0 { state.perClient[client] = nil }
             }
-            open.record(state.total)
+            open?.record(state.total)
         }
     }
 }
