@@ -20,8 +20,11 @@ public final class ConnectionCaps: Sendable {
     /// Nil for the ops port's caps: the series are the HTTP port's.
     private let open: Gauge?
 
-    public init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies(),
-                recordsMetrics: Bool = true) {
+    public convenience init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies()) {
+        self.init(maxConnections: maxConnections, maxPerClient: maxPerClient, proxies: proxies, recordsMetrics: true)
+    }
+
+    public init(maxConnections: Int, maxPerClient: Int, proxies: TrustedProxies = TrustedProxies(), recordsMetrics: Bool) {
         self.maxConnections = maxConnections
         self.maxPerClient = maxPerClient
         self.proxies = proxies
