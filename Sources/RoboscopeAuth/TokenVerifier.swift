@@ -94,7 +94,9 @@ public final class TokenVerifier: Sendable {
         guard let alg = header["alg"]?.stringValue else { throw AuthenticationFailure("token header has no alg") }
         // RFC 7515 section 4.1.11: a recipient that does not understand an extension named
         // in `crit` must refuse the token; this service understands none.
-        if header["crit"] != nil { throw AuthenticationFailure("token header names crit extensions, which this service does not support") }
+        if header["crit"] != nil {
+            throw AuthenticationFailure("token header names crit extensions, which this service does not support")
+        }
         let key = try keys.withLock { try $0.key(kid: header["kid"]?.stringValue, alg: alg) }
         guard let signature = Self.base64URL(segments[2]) else { throw AuthenticationFailure("malformed token signature") }
         let signingInput = Array(token.utf8.prefix(segments[0].utf8.count + 1 + segments[1].utf8.count))
@@ -115,15 +117,12 @@ public final class TokenVerifier: Sendable {
     /// `+` or `/`, unused trailing bits zero), else nil: two spellings of one signature
     /// would be two tokens for the cache and the revocation list.
     static func base64URL(_ text: Substring) -> Data? {
-        let alphabet = text.utf8.allSatisfy { byte in
-            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte) || byte == 0x2D || byte == 0x5F
-        }
-        guard alphabet, text.utf8.count % 4 != 1 else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64) else { return nil }
-        let canonical = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        // Encoding the bytes again gives the one canonical spelling; any other is refused.
+        let canonical = data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         return canonical.utf8.elementsEqual(text.utf8) ? data : nil
     }
 }

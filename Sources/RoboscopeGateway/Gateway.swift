@@ -18,7 +18,8 @@ public final class Gateway: Service, Sendable {
     public let port: Int
 
     public init(
-        configuration given: GatewayConfiguration, databaseURL: String, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
+        configuration given: GatewayConfiguration, databaseURL: String, redis: RedisEndpoint, presence: PresenceStore,
+        logger: Logger
     ) throws {
         let limit = FileLimit.raiseToHardLimit()
         var configuration = given
@@ -37,8 +38,10 @@ public final class Gateway: Service, Sendable {
         self.shards = shards
         listener = try Socket.listen(host: configuration.host, port: configuration.port)
         port = Socket.localPort(listener)
-        logger.info("gateway listening", metadata: ["ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)",
-                                                    "max_connections": "\(configuration.maxConnections)"])
+        logger.info("gateway listening", metadata: [
+            "ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)",
+            "max_connections": "\(configuration.maxConnections)",
+        ])
     }
 
     /// WebSocket connections a process with `fileLimit` descriptors holds: the rest, an

@@ -20,14 +20,16 @@ public enum APIServer {
         // Probes and scrapes name whatever host the orchestrator dials; the rest, with
         // authentication off, only the hosts allowed (DNS rebinding).
         let guarded = services.authentication == nil
-            ? router.group().add(middleware: AllowedHostGuard(hosts: services.allowedHosts)) : router.group()
+            ? router.group().add(middleware: AllowedHostGuard(hosts: services.realtime.allowedHosts)) : router.group()
         if let console = services.console {
             ConsoleController(assets: console).addRoutes(to: guarded)
         }
         let api = guarded.group("api/v1")
         api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
-        api.add(middleware: PrincipalMiddleware(verifier: services.authentication, defaultTenant: services.defaultTenant,
-                                                refusals: services.budgets.refusedTokens))
+        api.add(middleware: PrincipalMiddleware(
+            verifier: services.authentication, defaultTenant: services.defaultTenant,
+            refusals: services.budgets.refusedTokens
+        ))
         // After the principal: limits are per subject and tenant (per address without tokens).
         if services.budgets.isLimiting {
             api.add(middleware: RateLimitMiddleware(budgets: services.budgets))

@@ -20,10 +20,10 @@ struct AuthOptions: ParsableArguments {
     @Option(name: Settings.authIssuer.name, help: Settings.authIssuer.help) var issuerFlag: String?
     @Option(name: Settings.defaultTenant.name, help: Settings.defaultTenant.help) var defaultTenantFlag: String?
     @Flag(name: .customLong("auth-allow-any-audience"),
-          help: "accept JWTs whatever their aud (logs a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE=true)")
+          help: "accept JWTs whatever their aud (a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE=true)")
     var allowAnyAudienceFlag = false
     @Flag(name: .customLong("auth-allow-any-issuer"),
-          help: "accept JWTs whatever their iss (logs a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER=true)")
+          help: "accept JWTs whatever their iss (a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER=true)")
     var allowAnyIssuerFlag = false
 
     /// The secret deploy/kubernetes ships, which must be replaced.
@@ -36,8 +36,8 @@ struct AuthOptions: ParsableArguments {
     var isOn: Bool { jwtSecret != nil || tokensFile != nil || jwksFile != nil || jwksURL != nil }
     /// JWTs are verified (a secret or a JWK Set), not only static tokens.
     var verifiesJWTs: Bool { jwtSecret != nil || jwksFile != nil || jwksURL != nil }
-    var allowAnyAudience: Bool { allowAnyAudienceFlag || Environment.string("ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE") == "true" }
-    var allowAnyIssuer: Bool { allowAnyIssuerFlag || Environment.string("ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER") == "true" }
+    var allowAnyAudience: Bool { allowAnyAudienceFlag || Environment.isTrue("ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE") }
+    var allowAnyIssuer: Bool { allowAnyIssuerFlag || Environment.isTrue("ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER") }
 
     /// The secret compared as an operator may have pasted it: a trailing newline or
     /// another case of the placeholder is still the placeholder.
@@ -77,7 +77,8 @@ struct AuthOptions: ParsableArguments {
             }
             guard secret.utf8.count >= 32 else { throw ValidationError("--auth-jwt-secret must be at least 32 bytes") }
             guard Set(secret.utf8).count >= 16 else {
-                throw ValidationError("--auth-jwt-secret has fewer than 16 distinct bytes: generate a random one (openssl rand -base64 48)")
+                throw ValidationError("--auth-jwt-secret has fewer than 16 distinct bytes: "
+                                      + "generate a random one (openssl rand -base64 48)")
             }
         }
         if jwksFile != nil, jwksURL != nil { throw ValidationError("give --auth-jwks-file or --auth-jwks-url, not both") }
@@ -88,10 +89,12 @@ struct AuthOptions: ParsableArguments {
         }
         if verifiesJWTs {
             if try Settings.authAudience.resolve(audienceFlag) == nil, !allowAnyAudience {
-                throw ValidationError("--auth-audience is required with JWT verification: name this service's audience, or pass --auth-allow-any-audience to accept tokens issued for any service")
+                throw ValidationError("--auth-audience is required with JWT verification: "
+                                      + "name this service's audience, or pass --auth-allow-any-audience to accept tokens issued for any service")
             }
             if try Settings.authIssuer.resolve(issuerFlag) == nil, !allowAnyIssuer {
-                throw ValidationError("--auth-issuer is required with JWT verification: name the identity provider, or pass --auth-allow-any-issuer to accept any issuer the keys verify")
+                throw ValidationError("--auth-issuer is required with JWT verification: name the identity provider, "
+                                      + "or pass --auth-allow-any-issuer to accept any issuer the keys verify")
             }
         }
         if let claim = try Settings.authTenantClaim.resolve(tenantClaimFlag), claim.isEmpty || claim.count > 100 {
@@ -125,7 +128,10 @@ struct AuthOptions: ParsableArguments {
             return nil
         }
         if verifiesJWTs, allowAnyAudience, try Settings.authAudience.resolve(audienceFlag) == nil {
-            logger.warning("JWTs are accepted whatever their aud (--auth-allow-any-audience): a token your identity provider issued for another service is accepted here; set --auth-audience")
+            logger.warning("""
+                JWTs are accepted whatever their aud (--auth-allow-any-audience): a token your identity provider \
+                issued for another service is accepted here; set --auth-audience
+                """)
         }
         if verifiesJWTs, allowAnyIssuer, try Settings.authIssuer.resolve(issuerFlag) == nil {
             logger.warning("JWTs are accepted whatever their iss (--auth-allow-any-issuer): set --auth-issuer")

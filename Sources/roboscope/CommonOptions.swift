@@ -84,6 +84,11 @@ enum Environment {
         return value
     }
 
+    /// Whether the variable says `true` (any case).
+    static func isTrue(_ name: String) -> Bool {
+        string(name)?.lowercased() == "true"
+    }
+
     static func int(_ name: String) throws -> Int? {
         guard let text = string(name) else { return nil }
         guard let value = Int(text) else { throw ValidationError("\(name) must be a whole number, got \(text)") }

@@ -53,9 +53,12 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
     @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
     @Option(name: Settings.tenantRateLimit.name, help: Settings.tenantRateLimit.help) var tenantRateLimitFlag: Double?
-    @Option(name: Settings.unauthenticatedRateLimit.name, help: Settings.unauthenticatedRateLimit.help) var unauthenticatedRateLimitFlag: Double?
-    @Option(name: Settings.httpMaxConnections.name, help: Settings.httpMaxConnections.help) var httpMaxConnectionsFlag: Int?
-    @Option(name: Settings.httpMaxConnectionsPerClient.name, help: Settings.httpMaxConnectionsPerClient.help) var httpMaxConnectionsPerClientFlag: Int?
+    @Option(name: Settings.unauthenticatedRateLimit.name, help: Settings.unauthenticatedRateLimit.help)
+    var unauthenticatedRateLimitFlag: Double?
+    @Option(name: Settings.httpMaxConnections.name, help: Settings.httpMaxConnections.help)
+    var httpMaxConnectionsFlag: Int?
+    @Option(name: Settings.httpMaxConnectionsPerClient.name, help: Settings.httpMaxConnectionsPerClient.help)
+    var httpMaxConnectionsPerClientFlag: Int?
     @Option(name: Settings.opsPort.name, help: Settings.opsPort.help) var opsPortFlag: Int?
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
     @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
@@ -70,7 +73,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
     @Option(name: Settings.changesMaxWaiting.name, help: Settings.changesMaxWaiting.help) var changesMaxWaitingFlag: Int?
     @Option(name: Settings.changesMaxWaitingPerSubject.name, help: Settings.changesMaxWaitingPerSubject.help) var changesMaxWaitingPerSubjectFlag: Int?
-    @Option(name: Settings.changesMaxWaitingPerTenant.name, help: Settings.changesMaxWaitingPerTenant.help) var changesMaxWaitingPerTenantFlag: Int?
+    @Option(name: Settings.changesMaxWaitingPerTenant.name, help: Settings.changesMaxWaitingPerTenant.help)
+    var changesMaxWaitingPerTenantFlag: Int?
 
     func limits() throws -> HTTPLimits {
         HTTPLimits(
@@ -78,9 +82,11 @@ struct Serve: AsyncParsableCommand {
             header: try Settings.headerLimit.value(headerLimitFlag),
             idleTimeout: .seconds(try Settings.idleTimeout.value(idleTimeoutFlag)),
             requestTimeout: .seconds(try Settings.requestTimeout.value(requestTimeoutFlag)),
-            connections: ConnectionCaps(maxConnections: try Settings.httpMaxConnections.value(httpMaxConnectionsFlag),
-                                        maxPerClient: try Settings.httpMaxConnectionsPerClient.value(httpMaxConnectionsPerClientFlag),
-                                        proxies: try trustedProxies())
+            connections: ConnectionCaps(
+                maxConnections: try Settings.httpMaxConnections.value(httpMaxConnectionsFlag),
+                maxPerClient: try Settings.httpMaxConnectionsPerClient.value(httpMaxConnectionsPerClientFlag),
+                proxies: try trustedProxies()
+            )
         )
     }
 
@@ -178,15 +184,19 @@ struct Serve: AsyncParsableCommand {
         guard limits.connections.maxConnections >= 1, limits.connections.maxPerClient >= 1 else {
             throw ValidationError("--http-max-connections and --http-max-connections-per-client must be at least 1")
         }
-        if let ops = try opsPort(), !(1...65535).contains(ops) { throw ValidationError("--ops-port must be a port, 1 to 65535") }
+        if let ops = try opsPort(), !(1...65535).contains(ops) {
+            throw ValidationError("--ops-port must be a port, 1 to 65535")
+        }
         guard try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag) >= 0 else {
             throw ValidationError("--unauthenticated-rate-limit must be 0 or more")
         }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
         guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
-        guard try maxWaitingPolls().process >= 1, try maxWaitingPolls().perSubject >= 1, try maxWaitingPolls().perTenant ?? 1 >= 1 else {
-            throw ValidationError("--changes-max-waiting, --changes-max-waiting-per-tenant and --changes-max-waiting-per-subject must be at least 1")
+        let polls = try maxWaitingPolls()
+        guard polls.process >= 1, polls.perSubject >= 1, polls.perTenant ?? 1 >= 1 else {
+            throw ValidationError("--changes-max-waiting, --changes-max-waiting-per-tenant and "
+                                  + "--changes-max-waiting-per-subject must be at least 1")
         }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
@@ -259,7 +269,6 @@ struct Serve: AsyncParsableCommand {
         api.rateLimits = try rateLimits()
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
         api.allowedOrigins = try allowedOrigins()
-        api.allowedHosts = try allowedHosts()
         api.trustedProxies = try trustedProxies()
         if role.runsAPI {
             if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
@@ -291,8 +300,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let ops = try opsPort() {
             // Probes and scrapes on a port of their own, with caps of their own.
+            let caps = ConnectionCaps(maxConnections: 64, maxPerClient: 64, recordsMetrics: false)
             services.append(APIServer.probes(services: api, host: host, port: ops, metrics: metrics, logger: logger,
-                                             limits: HTTPLimits(connections: ConnectionCaps(maxConnections: 64, maxPerClient: 64, recordsMetrics: false))))
+                                             limits: HTTPLimits(connections: caps)))
             logger.info("serving probes and metrics", metadata: ["ops": "\(host):\(ops)"])
         }
         if role.runsGateway {

@@ -33,8 +33,6 @@ struct AcceptGate<Instant: InstantProtocol> where Instant.Duration == Duration {
         self.ceiling = ceiling
     }
 
-    var isListening: Bool { state == .listening }
-
     /// Before an accept: whether one more connection may come in now (`open` held).
     mutating func mayAccept(open: Int) -> Bool {
         guard state == .listening else { return false }

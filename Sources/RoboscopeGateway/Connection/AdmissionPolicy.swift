@@ -35,7 +35,8 @@ struct AdmissionPolicy: Sendable {
         case "/api/v1/ws/echo" where configuration.echo: break
         default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
         }
-        if configuration.authentication == nil, !configuration.allowedHosts.permits(authority: request.headers["host"]) {
+        let host = request.headers["host"]
+        if configuration.authentication == nil, !configuration.allowedHosts.permits(authority: host) {
             return .refused(UpgradeRejection(status: 421, message: "this Host is not one of --allowed-hosts"))
         }
         if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {

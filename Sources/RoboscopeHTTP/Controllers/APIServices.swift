@@ -32,9 +32,10 @@ public struct APIServices: Sendable {
     private func makeWatch(_ signal: ChangeSignal) -> ChangeWatch {
         let feed = ChangesFeed(pool: store.pool)
         // Without authentication there is one tenant: its share is the whole process.
-        let perTenant = authentication == nil ? maxWaitingPolls.process : maxWaitingPolls.perTenant ?? max(1, maxWaitingPolls.process / 4)
-        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject,
-                           maxPerTenant: perTenant) { topics in
+        let perTenant = authentication == nil
+            ? maxWaitingPolls.process : maxWaitingPolls.perTenant ?? max(1, maxWaitingPolls.process / 4)
+        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process,
+                           maxPerSubject: maxWaitingPolls.perSubject, maxPerTenant: perTenant) { topics in
             try await feed.heads(of: topics)
         }
     }
@@ -73,8 +74,6 @@ public struct APIServices: Sendable {
     private(set) var budgets = RequestBudgets(RateLimits(), bySubject: false)
     /// Pages of other sites that may write (`--allowed-origins`; none by default).
     public var allowedOrigins = OriginPolicy()
-    /// The hosts requests may name with authentication off (`--allowed-hosts`; DNS rebinding).
-    public var allowedHosts = HostAllowList()
     /// Peers whose `X-Forwarded-For` names the client (`--trusted-proxies`; none by default).
     public var trustedProxies = TrustedProxies()
 

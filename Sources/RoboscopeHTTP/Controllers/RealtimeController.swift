@@ -25,14 +25,15 @@ public struct RealtimeSettings: Sendable {
     public var url: String?
     /// The gateway's port, for the same-host default.
     public var port: Int
-    /// Hosts (lowercase, IPv6 in brackets) a request's `Host` may name for the same-host
-    /// default; the first stands in for any other.
-    public var allowedHosts: [String]
+    /// Hosts a request's `Host` may name (`--allowed-hosts`): for the same-host default,
+    /// where the first stands in for any other, and, with authentication off, for a request
+    /// to be answered at all (`AllowedHostGuard`).
+    public var allowedHosts: HostAllowList
 
     public init(url: String? = nil, port: Int = 8081, allowedHosts: HostAllowList = HostAllowList()) {
         self.url = url
         self.port = port
-        self.allowedHosts = allowedHosts.hosts
+        self.allowedHosts = allowedHosts
     }
 
     /// The configured URL, else `ws://<host>:<port>/api/v1/ws` for the request's host
@@ -40,7 +41,7 @@ public struct RealtimeSettings: Sendable {
     public func url(requestedAt authority: String?) -> String {
         if let url { return url }
         let requested = HostAllowList.hostname(of: authority)
-        let host = requested.flatMap { allowedHosts.contains($0) ? $0 : nil } ?? allowedHosts[0]
+        let host = requested.flatMap { allowedHosts.hosts.contains($0) ? $0 : nil } ?? allowedHosts.hosts[0]
         return "ws://\(host):\(port)/api/v1/ws"
     }
 }

@@ -8,9 +8,12 @@ struct AllowedHostGuard: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
     let hosts: HostAllowList
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard hosts.permits(authority: request.head.authority) else {
-            throw DomainError(.misdirectedRequest, "this Host is not one of --allowed-hosts: list it there to serve requests that name it",
+            throw DomainError(.misdirectedRequest,
+                              "this Host is not one of --allowed-hosts: list it there to serve requests that name it",
                               field: "Host")
         }
         return try await next(request, context)

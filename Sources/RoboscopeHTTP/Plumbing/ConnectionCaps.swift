@@ -15,16 +15,14 @@ public final class ConnectionCaps: Sendable {
     public let maxPerClient: Int
     let proxies: TrustedProxies
     private let state = Mutex<(total: Int, perClient: [String: Int])>((0, [:]))
-    private let refusedTotal = Counter(label: "roboscope_http_connections_refused_total", dimensions: [("limit", "process")])
-    private let refusedPerClient = Counter(label: "roboscope_http_connections_refused_total", dimensions: [("limit", "client")])
+    private let refusedTotal = Counter(label: ConnectionCaps.refusedLabel, dimensions: [("limit", "process")])
+    private let refusedPerClient = Counter(label: ConnectionCaps.refusedLabel, dimensions: [("limit", "client")])
+    private static let refusedLabel = "roboscope_http_connections_refused_total"
     /// Nil for the ops port's caps: the series are the HTTP port's.
     private let open: Gauge?
 
-    public convenience init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies()) {
-        self.init(maxConnections: maxConnections, maxPerClient: maxPerClient, proxies: proxies, recordsMetrics: true)
-    }
-
-    public init(maxConnections: Int, maxPerClient: Int, proxies: TrustedProxies = TrustedProxies(), recordsMetrics: Bool) {
+    public init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies(),
+                recordsMetrics: Bool = true) {
         self.maxConnections = maxConnections
         self.maxPerClient = maxPerClient
         self.proxies = proxies

@@ -17,8 +17,10 @@ public struct HTTPLimits: Sendable {
     /// Connections the port holds at once, in all and per client address.
     public var connections: ConnectionCaps
 
-    public init(body: Int = 1 << 20, header: Int = 16 << 10, idleTimeout: Duration = .seconds(30), requestTimeout: Duration = .seconds(60),
-                connections: ConnectionCaps = ConnectionCaps()) {
+    public init(
+        body: Int = 1 << 20, header: Int = 16 << 10, idleTimeout: Duration = .seconds(30),
+        requestTimeout: Duration = .seconds(60), connections: ConnectionCaps = ConnectionCaps()
+    ) {
         self.body = body
         self.header = header
         self.idleTimeout = idleTimeout
@@ -29,7 +31,10 @@ public struct HTTPLimits: Sendable {
     /// The HTTP/1.1 server with these limits in its pipeline.
     var server: HTTPServerBuilder {
         .http1(configuration: .init(
-            additionalChannelHandlers: [ConnectionCapHandler(caps: connections), RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout))],
+            additionalChannelHandlers: [
+                ConnectionCapHandler(caps: connections),
+                RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout)),
+            ],
             idleTimeout: TimeAmount(idleTimeout),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: header, maxHeaderListSize: header)
         ))

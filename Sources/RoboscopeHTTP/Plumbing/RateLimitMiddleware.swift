@@ -98,7 +98,8 @@ final class RequestBudgets: Sendable {
     }
 
     static func refusal(_ limit: String, rate: Double, wait: Int, what: String = "requests") -> DomainError {
-        DomainError(.rateLimited, "more than \(rate.formatted()) \(what) a second for this \(limit); retry in \(wait) s",
+        DomainError(.rateLimited,
+                    "more than \(rate.formatted()) \(what) a second for this \(limit); retry in \(wait) s",
                     details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
     }
 }

@@ -76,7 +76,9 @@ final class ChangeWatch: Sendable {
                                    field: "wait", details: ["retry_after": .integer(1)])
             }
             if state.admittedByTenant[tenant, default: 0] >= maxPerTenant {
-                return DomainError(.rateLimited, "\(maxPerTenant) long polls of your tenant are waiting already (its share of this server); retry when one answers",
+                return DomainError(.rateLimited,
+                                   "\(maxPerTenant) long polls of your tenant are waiting already (its share of this "
+                                       + "server); retry when one answers",
                                    field: "wait", details: ["retry_after": .integer(1), "limit": .string("tenant")])
             }
             state.admitted[subject, default: 0] += 1
