@@ -111,8 +111,7 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         let head = base64URL(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys))
         let input = "\(head).\(payload)"
         guard let secret else { return input + "." }
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "\(input).\(base64URL(Data(mac)))"
+        return "\(input).\(mac(input, secret: secret))"
     }
 
     func refusal(_ verifier: TokenVerifier, _ token: String) -> String? {
@@ -218,14 +217,18 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         for exp in [1e13, 9_223_372_036_852, 253_402_300_800, -1, 1e300] {
             var claims = Claims()
             claims.exp = exp
-            #expect(refusal(verifier, try await keys.sign(claims, kid: "ec-1"))?.hasPrefix("token exp is outside") == true, "\(exp)")
+            let refused = refusal(verifier, try await keys.sign(claims, kid: "ec-1"))
+            #expect(refused?.hasPrefix("token exp is outside") == true, "\(exp)")
         }
         var farNotBefore = Claims()
         farNotBefore.nbf = 1e13
-        #expect(refusal(verifier, try await keys.sign(farNotBefore, kid: "ec-1"))?.hasPrefix("token nbf is outside") == true)
+        let notBefore = refusal(verifier, try await keys.sign(farNotBefore, kid: "ec-1"))
+        #expect(notBefore?.hasPrefix("token nbf is outside") == true)
         let header = ["alg": "HS256", "typ": "JWT"]
-        let payload: [String: Any] = ["sub": "a", "tenant": "acme", "exp": Self.now.timeIntervalSince1970 + 60, "iat": -5]
-        #expect(refusal(verifier, try Self.token(header, payload, secret: Self.secret))?.hasPrefix("token iat is outside") == true)
+        let payload: [String: Any] = ["sub": "a", "tenant": "acme", "exp": Self.now.timeIntervalSince1970 + 60,
+                                      "iat": -5]
+        let issuedAt = refusal(verifier, try Self.token(header, payload, secret: Self.secret))
+        #expect(issuedAt?.hasPrefix("token iat is outside") == true)
         let textual: [String: Any] = ["sub": "a", "tenant": "acme", "exp": "tomorrow"]
         #expect(refusal(verifier, try Self.token(header, textual, secret: Self.secret)) == "token exp is not a number")
         // The last second of 9999 is still a date.
@@ -252,19 +255,22 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         var lastBits = Array(parts[2])
         lastBits[lastBits.count - 1] = alphabet[alphabet.firstIndex(of: lastBits[lastBits.count - 1])! ^ 1]
         let standard = parts[2].contains("-") || parts[2].contains("_")
-            ? parts[2].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/") : parts[2] + "=="
+            ? parts[2].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            : parts[2] + "=="
         for signature in [padded, String(lastBits), standard] {
-            #expect(refusal(verifier, "\(parts[0]).\(parts[1]).\(signature)") == "malformed token signature", "\(signature)")
+            #expect(refusal(verifier, "\(parts[0]).\(parts[1]).\(signature)") == "malformed token signature",
+                    "\(signature)")
         }
         // Claims padded, and signed as they are: the signature holds, the spelling does not.
         let paddedInput = "\(parts[0]).\(parts[1])="
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(paddedInput.utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
-        #expect(refusal(verifier, "\(paddedInput).\(Self.base64URL(Data(mac)))") == "malformed token claims")
+        let paddedToken = "\(paddedInput).\(Self.mac(paddedInput, secret: Self.secret))"
+        #expect(refusal(verifier, paddedToken) == "malformed token claims")
         #expect(refusal(verifier, "\(parts[0])=.\(parts[1]).\(parts[2])") == "malformed token header")
         for sub in ["a\nb", "tab\there", "bell\u{7}", "c1\u{85}"] {
             var claims = payload
             claims["sub"] = sub
-            #expect(refusal(verifier, try Self.token(["alg": "HS256"], claims, secret: Self.secret)) == "token sub must hold no control characters")
+            #expect(refusal(verifier, try Self.token(["alg": "HS256"], claims, secret: Self.secret))
+                    == "token sub must hold no control characters")
         }
     }
 
@@ -272,8 +278,13 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
     static func token(_ header: [String: Any], _ claims: [String: Any], secret: String) throws -> String {
         let head = base64URL(try JSONSerialization.data(withJSONObject: header, options: .sortedKeys))
         let body = base64URL(try JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(head).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return "\(head).\(body).\(base64URL(Data(mac)))"
+        return "\(head).\(body).\(mac("\(head).\(body)", secret: secret))"
+    }
+
+    /// The HS256 signature of `input` with `secret`, in base64url.
+    static func mac(_ input: String, secret: String) -> String {
+        let code = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return base64URL(Data(code))
     }
 
     @Test func audienceAndIssuerMustMatchWhenConfigured() async throws {

@@ -36,7 +36,9 @@ import Testing
     @Test func itLogsAtMostOnceASecondCountingWhatItLeftOut() {
         let gate = Box(AcceptGate<TestInstant>(ceiling: 1))
         #expect(gate.mutate { $0.log(now: .zero) } == (true, 0))
-        for step in 1...9 { #expect(gate.mutate { $0.log(now: .zero + .milliseconds(Int64(step * 100))).log } == false) }
+        for step in 1...9 {
+            #expect(gate.mutate { $0.log(now: .zero + .milliseconds(Int64(step * 100))).log } == false)
+        }
         #expect(gate.mutate { $0.log(now: .zero + .seconds(1)) } == (true, 9))
         #expect(gate.mutate { $0.log(now: .zero + .seconds(3)) } == (true, 0))
     }

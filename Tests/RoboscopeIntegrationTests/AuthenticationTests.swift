@@ -14,7 +14,7 @@ import WebSocketCodec
             [{"token": "static-writer-token", "subject": "robot-arm-3", "tenant": "acme", "scope": "admin"},
              {"token": "static-reader-token", "subject": "dashboard", "tenant": "acme", "scope": "read audit"}]
             """.utf8).write(to: file)
-        return ["--auth-jwt-secret", AuthenticationTests.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--auth-tokens-file", file.path]
+        return Tokens.serverArguments(secret: AuthenticationTests.secret) + ["--auth-tokens-file", file.path]
     }
 
     static func base64URL(_ data: Data) -> String {

@@ -6,11 +6,13 @@ import Testing
 /// (issue 45: `exp: 1e13` took the whole process down, `exp: 9223372036852` the upgrade).
 @Suite struct FailingClosedTests {
     static let shared = LazyServer("failing_closed") {
-        ["--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope-tests", "--auth-issuer", "https://id.tests.invalid/"]
+        ["--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope-tests",
+         "--auth-issuer", "https://id.tests.invalid/"]
     }
 
     static func claims(exp: Any) -> [String: Any] {
-        ["sub": "ana", "tenant": "acme", "scope": "read", "exp": exp, "aud": "roboscope-tests", "iss": "https://id.tests.invalid/"]
+        ["sub": "ana", "tenant": "acme", "scope": "read", "exp": exp, "aud": "roboscope-tests",
+         "iss": "https://id.tests.invalid/"]
     }
 
     /// The refusal `serve` prints for `arguments`; it must not start (it exits non-zero
@@ -25,19 +27,19 @@ import Testing
     @Test func serveRefusesToStartWithWeakOrAmbiguousAuthentication() async throws {
         let placeholder = "change-me-to-at-least-32-random-bytes-of-secret"
         for secret in [placeholder + "\n", placeholder.uppercased(), "  " + placeholder] {
-            #expect(try await refusal(["--auth-jwt-secret", secret, "--auth-allow-any-audience", "--auth-allow-any-issuer"])
-                .contains("placeholder"), "\(secret.debugDescription)")
+            #expect(try await refusal(Tokens.serverArguments(secret: secret)).contains("placeholder"),
+                    "\(secret.debugDescription)")
         }
         let repetitive = String(repeating: "abcdefgh", count: 8)
-        #expect(try await refusal(["--auth-jwt-secret", repetitive, "--auth-allow-any-audience", "--auth-allow-any-issuer"])
-            .contains("fewer than 16 distinct bytes"))
+        #expect(try await refusal(Tokens.serverArguments(secret: repetitive)).contains("fewer than 16 distinct bytes"))
         #expect(try await refusal(["--auth-jwt-secret", "short-secret"]).contains("at least 32 bytes"))
         #expect(try await refusal(["--auth-jwt-secret", Tokens.secret, "--auth-issuer", "https://id.example.com/"])
             .contains("--auth-audience is required"))
         #expect(try await refusal(["--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope"])
             .contains("--auth-issuer is required"))
-        #expect(try await refusal(["--auth-jwks-url", "http://id.example.com/jwks.json", "--auth-audience", "a", "--auth-issuer", "b"])
-            .contains("must be an https:// URL"))
+        let plainKeySet = ["--auth-jwks-url", "http://id.example.com/jwks.json",
+                           "--auth-audience", "a", "--auth-issuer", "b"]
+        #expect(try await refusal(plainKeySet).contains("must be an https:// URL"))
         #expect(try await refusal(["--auth-jwt-secret", ""]).contains("is empty"))
     }
 
@@ -50,7 +52,8 @@ import Testing
             #expect(String(decoding: reply.body, as: UTF8.self).contains("token exp is outside"))
             let upgrade = try WebSocketClient.rawRequest(port: server.wsPort, """
                 GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-                Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer \(token)\r\n\r\n
+                Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+                Authorization: Bearer \(token)\r\n\r\n
                 """)
             #expect(upgrade.hasPrefix("HTTP/1.1 401 "), "exp \(exp)")
         }
@@ -60,7 +63,8 @@ import Testing
         #expect(try await server.client.send("GET", "/api/v1/spaces", headers: Tokens.bearer(good)).status == 200)
         var elsewhere = Self.claims(exp: Date().timeIntervalSince1970 + 300)
         elsewhere["aud"] = "another-service"
-        #expect(try await server.client.send("GET", "/api/v1/spaces", headers: Tokens.bearer(try Tokens.jwt(elsewhere))).status == 401)
+        let otherAudience = Tokens.bearer(try Tokens.jwt(elsewhere))
+        #expect(try await server.client.send("GET", "/api/v1/spaces", headers: otherAudience).status == 401)
     }
 
     @Test func allowingAnyAudienceOrIssuerIsWarnedAtStart() async throws {

@@ -6,7 +6,7 @@ import RoboscopeDomain
 /// took a lock extends or releases it, and an administrator of the tenant breaks it with
 /// `force=true`, recorded as `work_session.lock_broken`.
 @Suite(.serialized) struct LockBreakTests {
-    static let shared = LazyServer("lock_break") { ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer"] }
+    static let shared = LazyServer("lock_break") { Tokens.serverArguments() }
 
     @Test func onlyTheHolderReleasesAndAnAdministratorBreaks() async throws {
         let (server, url) = try await Self.shared.get()

@@ -43,7 +43,8 @@ import RoboscopeDomain
     @Test func withTokensTheLimitsArePerSubjectAndPerTenant() async throws {
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("ratelimit_subject"),
-            extraArguments: ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--rate-limit", "0.1", "--rate-burst", "2", "--tenant-rate-limit", "1000"]
+            extraArguments: Tokens.serverArguments()
+                + ["--rate-limit", "0.1", "--rate-burst", "2", "--tenant-rate-limit", "1000"]
         )
         let ana = Tokens.bearer(try Tokens.token("acme", "read", sub: "ana"))
         let bo = Tokens.bearer(try Tokens.token("acme", "read", sub: "bo"))
@@ -55,7 +56,7 @@ import RoboscopeDomain
 
         let tenantBound = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("ratelimit_tenant"),
-            extraArguments: ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--rate-limit", "1000", "--tenant-rate-limit", "0.1"]
+            extraArguments: Tokens.serverArguments() + ["--rate-limit", "1000", "--tenant-rate-limit", "0.1"]
         )
         #expect(try await tenantBound.client.send("GET", "/api/v1/spaces", headers: ana).status == 200)
         let refused = try await tenantBound.client.send("GET", "/api/v1/spaces", headers: bo)

@@ -8,7 +8,7 @@ import RoboscopeDomain
 /// operation of the spec with no case here fails the test: a route added later cannot
 /// skip authorization.
 @Suite(.serialized) struct TenancyMatrixTests {
-    static let shared = LazyServer("tenancy") { ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer"] }
+    static let shared = LazyServer("tenancy") { Tokens.serverArguments() }
 
     /// The ids an operation's path and body name.
     struct Ids: Sendable {

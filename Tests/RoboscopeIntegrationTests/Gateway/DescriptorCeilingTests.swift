@@ -46,6 +46,8 @@ import Testing
         // The HTTP side still has descriptors: probes, reads and writes answer.
         for _ in 0..<20 { #expect(try await server.client.get("/healthz").status == 200) }
         #expect(try await server.client.get("/api/v1/spaces").status == 200)
+        // Not a wait for a condition: the window over which the CPU of a process that has
+        // nothing to do but hold its backlog is measured (a spinning acceptor fills it).
         try await Task.sleep(for: .seconds(2))
         let cpu = Self.cpuSeconds(pid) - before
         #expect(cpu < 0.5 * Date().timeIntervalSince(started), "the acceptor does not spin: \(cpu) s of CPU")

@@ -8,7 +8,7 @@ import WebSocketCodec
 /// subscriptions they no longer cover. Leeway 0, so a token expires when its `exp` says.
 @Suite(.serialized) struct GatewayAuthenticationTests {
     static let shared = LazyServer("ws_auth") {
-        ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--auth-leeway", "0", "--ws-max-connections-per-client", "2000"]
+        Tokens.serverArguments() + ["--auth-leeway", "0", "--ws-max-connections-per-client", "2000"]
     }
 
     func jwt(_ tenant: String = "acme", _ scope: String = "read write", sub: String = "fitter-1", spaces: [String]? = nil,

@@ -72,7 +72,8 @@ import Testing
         #expect(!evil.contains("attacker"))
         let listed = try await server.client.get("/api/v1/realtime")
         #expect(listed.json["websocket_url"]?.string == "ws://127.0.0.1:\(server.wsPort)/api/v1/ws")
-        let other = try WebSocketClient.rawRequest(port: server.port, "GET /api/v1/realtime HTTP/1.1\r\nHost: RT.example.com:80\r\nConnection: close\r\n\r\n")
+        let other = try WebSocketClient.rawRequest(
+            port: server.port, "GET /api/v1/realtime HTTP/1.1\r\nHost: RT.example.com:80\r\nConnection: close\r\n\r\n")
         #expect(other.contains("ws://rt.example.com:\(server.wsPort)/api/v1/ws"))
     }
 
@@ -83,23 +84,28 @@ import Testing
         let server = try await Self.server.get().server
         let body = #"{"key":"rebound","name":"n"}"#
         let write = try WebSocketClient.rawRequest(port: server.port, """
-            POST /api/v1/spaces HTTP/1.1\r\nHost: rebind.evil.example:\(server.port)\r\nOrigin: http://rebind.evil.example:\(server.port)\r\n\
+            POST /api/v1/spaces HTTP/1.1\r\nHost: rebind.evil.example:\(server.port)\r\n\
+            Origin: http://rebind.evil.example:\(server.port)\r\n\
             Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)
             """)
         #expect(write.hasPrefix("HTTP/1.1 421"), "\(write.prefix(200))")
         #expect(write.contains("host_not_allowed"))
         for path in ["/api/v1/spaces", "/console"] {
-            let read = try WebSocketClient.rawRequest(port: server.port, "GET \(path) HTTP/1.1\r\nHost: rebind.evil.example\r\nConnection: close\r\n\r\n")
+            let read = try WebSocketClient.rawRequest(
+                port: server.port, "GET \(path) HTTP/1.1\r\nHost: rebind.evil.example\r\nConnection: close\r\n\r\n")
             #expect(read.hasPrefix("HTTP/1.1 421"), "\(path)")
         }
-        let probe = try WebSocketClient.rawRequest(port: server.port, "GET /healthz HTTP/1.1\r\nHost: 10.1.2.3:8080\r\nConnection: close\r\n\r\n")
+        let probe = try WebSocketClient.rawRequest(
+            port: server.port, "GET /healthz HTTP/1.1\r\nHost: 10.1.2.3:8080\r\nConnection: close\r\n\r\n")
         #expect(probe.hasPrefix("HTTP/1.1 200"))
         let upgrade = try WebSocketClient.rawRequest(port: server.wsPort, """
             GET /api/v1/ws HTTP/1.1\r\nHost: rebind.evil.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: http://rebind.evil.example\r\n\r\n
+            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+            Origin: http://rebind.evil.example\r\n\r\n
             """)
         #expect(upgrade.hasPrefix("HTTP/1.1 421"), "\(upgrade.prefix(200))")
-        #expect(try await server.client.get("/api/v1/spaces?key=rebound").json.array?.isEmpty == true, "nothing was written")
+        let written = try await server.client.get("/api/v1/spaces?key=rebound").json.array
+        #expect(written?.isEmpty == true, "nothing was written")
     }
 
     @Test func aTrustedProxyNamesTheClientAndNobodyElseCan() async throws {

@@ -17,7 +17,8 @@ import Testing
         let opsPort = try FreePort.pick()
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("connection_caps"),
-            extraArguments: ["--http-max-connections", "8", "--http-max-connections-per-client", "5", "--ops-port", String(opsPort)]
+            extraArguments: ["--http-max-connections", "8", "--http-max-connections-per-client", "5",
+                             "--ops-port", String(opsPort)]
         )
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }
@@ -76,13 +77,14 @@ import Testing
     @Test func refusedTokensAreLimitedPerAddressBeforeVerification() async throws {
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("refused_tokens"),
-            extraArguments: ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer",
-                             "--unauthenticated-rate-limit", "0.05"]
+            extraArguments: Tokens.serverArguments() + ["--unauthenticated-rate-limit", "0.05"]
         )
-        let forged = Tokens.bearer(try Tokens.jwt(["sub": "x", "tenant": "acme", "exp": Date().timeIntervalSince1970 + 60],
-                                                 secret: "another-secret-that-is-long-enough-0123456789"))
+        let claims: [String: Any] = ["sub": "x", "tenant": "acme", "exp": Date().timeIntervalSince1970 + 60]
+        let forged = Tokens.bearer(try Tokens.jwt(claims, secret: "another-secret-that-is-long-enough-0123456789"))
         var statuses: [Int] = []
-        for _ in 0..<4 { statuses.append(try await server.client.send("GET", "/api/v1/spaces", headers: forged).status) }
+        for _ in 0..<4 {
+            statuses.append(try await server.client.send("GET", "/api/v1/spaces", headers: forged).status)
+        }
         #expect(statuses == [401, 429, 429, 429], "a burst of one (twice 0.05), then refused before verification")
         let refused = try await server.client.send("GET", "/api/v1/spaces", headers: forged)
         #expect(refused.json["error"]?["code"] == "rate_limited")

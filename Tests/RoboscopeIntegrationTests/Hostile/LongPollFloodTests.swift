@@ -84,17 +84,19 @@ import Testing
     @Test func oneTenantsPollsHoldItsShareAndNoMore() async throws {
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("poll_share"),
-            extraArguments: ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer",
-                             "--changes-max-waiting", "12", "--changes-max-waiting-per-subject", "10"]
+            extraArguments: Tokens.serverArguments()
+                + ["--changes-max-waiting", "12", "--changes-max-waiting-per-subject", "10"]
         )
         func poll(_ tenant: String) async throws -> (path: String, session: String) {
             let admin = Tokens.bearer(try Tokens.token(tenant, "admin"))
-            let space = try await server.client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"], headers: admin)
-            let session = try await server.client.post("/api/v1/work-sessions", ["space_id": space.json["id"]!, "session_type": "repair"],
-                                                       headers: admin)
+            let client = server.client
+            let space = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"],
+                                              headers: admin)
+            let session = try await client.post("/api/v1/work-sessions",
+                                                ["space_id": space.json["id"]!, "session_type": "repair"], headers: admin)
             let id = session.json["id"]!.string!
-            let head = try await server.client.send("GET", "/api/v1/changes?topic=work_session:\(id)&since=0", headers: admin)
-                .json["next_since"]!.int!
+            let first = try await client.send("GET", "/api/v1/changes?topic=work_session:\(id)&since=0", headers: admin)
+            let head = first.json["next_since"]!.int!
             return ("/api/v1/changes?topic=work_session:\(id)&since=\(head)&wait=25", id)
         }
         let (acmePath, acmeSession) = try await poll("acme")
@@ -118,7 +120,8 @@ import Testing
         for (tenant, session) in [("acme", acmeSession), ("globex", globexSession)] {
             var body = Fixtures.quad
             body["work_session_id"] = .string(session)
-            let created = try await client.post("/api/v1/markers", .object(body), headers: Tokens.bearer(try Tokens.token(tenant, "write")))
+            let writer = Tokens.bearer(try Tokens.token(tenant, "write"))
+            let created = try await client.post("/api/v1/markers", .object(body), headers: writer)
             #expect(created.status == 201)
         }
         #expect(try await globex.value.status == 200)

@@ -99,7 +99,7 @@ import WebSocketCodec
     }
 
     @Test func withAuthenticationAConnectionIsPresentAsItsSubjectOnly() async throws {
-        let server = try await LazyServer("presence_subject") { ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer"] }.get().server
+        let server = try await LazyServer("presence_subject") { Tokens.serverArguments() }.get().server
         let admin = try Tokens.token("acme", "admin")
         let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: Tokens.bearer(admin))
         let session = try await server.client.send("POST", "/api/v1/work-sessions", json: ["space_id": space.json["id"]!],

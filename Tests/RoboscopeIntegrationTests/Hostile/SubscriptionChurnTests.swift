@@ -100,7 +100,7 @@ import WebSocketCodec
 
     @Test func aSubjectsConnectionsShareOneBudget() async throws {
         let server = try await LazyServer("ws_subject_rate") {
-            ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--ws-op-rate", "1000", "--ws-subject-op-rate", "0.1"]
+            Tokens.serverArguments() + ["--ws-op-rate", "1000", "--ws-subject-op-rate", "0.1"]
         }.get().server
         let token = try Tokens.token("acme", "read", sub: "busy")
         let sockets = try (0..<3).map { _ in try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(token)"]) }
@@ -151,7 +151,8 @@ import WebSocketCodec
 
     @Test func aTenantsSubjectsShareItsBudget() async throws {
         let server = try await LazyServer("ws_tenant_rate") {
-            ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--ws-op-rate", "1000", "--ws-subject-op-rate", "1000", "--ws-tenant-op-rate", "0.1"]
+            Tokens.serverArguments()
+                + ["--ws-op-rate", "1000", "--ws-subject-op-rate", "1000", "--ws-tenant-op-rate", "0.1"]
         }.get().server
         let first = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "one"))"])
         let second = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "two"))"])

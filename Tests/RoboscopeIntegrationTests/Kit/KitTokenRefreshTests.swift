@@ -6,7 +6,7 @@ import RoboscopeKit
 /// refreshes its token on the open socket (the `auth` op) and never reconnects.
 @Suite struct KitTokenRefreshEndToEndTests {
     /// A leeway of 20 s: a socket that kept its first ten-second token is closed at 30 s.
-    static let shared = LazyServer("kit_auth") { ["--auth-jwt-secret", Tokens.secret, "--auth-allow-any-audience", "--auth-allow-any-issuer", "--auth-leeway", "20"] }
+    static let shared = LazyServer("kit_auth") { Tokens.serverArguments() + ["--auth-leeway", "20"] }
 
     /// Tokens of ten seconds. The kit refreshes at 8 s, 22 s before the gateway would
     /// close the socket: room for a loaded machine (the clean-clone run, with every

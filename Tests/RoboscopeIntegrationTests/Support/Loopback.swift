@@ -6,7 +6,9 @@ import Glibc
 /// listeners for the tests' relays and stand-in servers.
 enum Loopback {
     /// Runs `body` with 127.0.0.1:`port` (or another loopback `host`) as the socket calls take it.
-    static func withAddress<T>(port: Int, host: String = "127.0.0.1", _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+    static func withAddress<T>(
+        port: Int, host: String = "127.0.0.1", _ body: (UnsafePointer<sockaddr>, socklen_t) -> T
+    ) -> T {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -5,6 +5,12 @@ import Foundation
 enum Tokens {
     static let secret = "a-test-secret-that-is-long-enough-0123456789"
 
+    /// The flags of a server verifying HS256 tokens signed with `secret`, whatever their
+    /// `aud` and `iss` (the tests' tokens name neither; FailingClosedTests checks both).
+    static func serverArguments(secret: String = secret) -> [String] {
+        ["--auth-jwt-secret", secret, "--auth-allow-any-audience", "--auth-allow-any-issuer"]
+    }
+
     static func base64URL(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
