@@ -39,8 +39,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     typealias Job = @Sendable (Lease) -> @Sendable () -> Void
 
     struct State {
-        var queue: [Job] = []
-        var head = 0
+        var queue: FairQueue<Job>
         var running = true
         var started = false
         var busy = 0
@@ -48,18 +47,12 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         var idle: [Int] = []
         var gate: ReconnectGate<ContinuousClock.Instant>
 
-        var waiting: Int { queue.count - head }
+        var waiting: Int { queue.count }
 
-        mutating func take() -> Job? {
-            guard head < queue.count else { return nil }
-            let job = queue[head]
-            head += 1
-            if head > 1024, head * 2 > queue.count {
-                queue.removeFirst(head)
-                head = 0
-            }
+        mutating func take() -> (job: Job, owner: String?)? {
+            guard let next = queue.take() else { return nil }
             busy += 1
-            return job
+            return (next.item, next.owner)
         }
     }
 
@@ -97,8 +90,11 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     /// `retriesStaleConnections`: when work fails because a connection made before turned
     /// out dead (the server restarted while it sat idle), run it once more on a new one.
     /// Only for work that is safe to repeat after a failure that never reached the server.
+    ///
+    /// `ownerShare`: the part of the connections one owner's work (`PoolShare.owner`, a
+    /// tenant) may hold at once, at least one; the rest waits in a fair queue.
     public init(
-        name: String, size: Int, logger: Logger, retriesStaleConnections: Bool = false,
+        name: String, size: Int, logger: Logger, retriesStaleConnections: Bool = false, ownerShare: Double = 1,
         connect: @escaping @Sendable () throws -> Connection
     ) {
         self.retriesStaleConnections = retriesStaleConnections
@@ -108,7 +104,9 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         self.connect = connect
         self.metrics = PoolMetrics(name: name, size: self.size)
         wakeups = (0..<self.size).map { _ in DispatchSemaphore(value: 0) }
-        state = Mutex(State(gate: ReconnectGate(retryInterval: Self.retryInterval)))
+        let perOwner = Int((Double(self.size) * min(1, max(0, ownerShare))).rounded(.down))
+        state = Mutex(State(queue: FairQueue(maxRunningPerOwner: perOwner),
+                            gate: ReconnectGate(retryInterval: Self.retryInterval)))
     }
 
     /// Starts the threads, once: while the pool runs, or when it stopped with work queued
@@ -135,6 +133,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     /// Runs `body` with a connection of its own on a pool thread.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let retries = retriesStaleConnections
+        let owner = PoolShare.owner
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job: Job = { lease in
                 let result = Result {
@@ -147,7 +146,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
                 }
                 return { continuation.resume(with: result) }
             }
-            if !enqueue(job) { continuation.resume(throwing: BlockingPoolError.stopped(name)) }
+            if !enqueue(job, owner: owner) { continuation.resume(throwing: BlockingPoolError.stopped(name)) }
         }
     }
 
@@ -196,12 +195,14 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     }
 
     /// False once the pool has stopped: no thread would take the job.
-    private func enqueue(_ job: @escaping Job) -> Bool {
+    /// A thread is woken only when the job may start now: one whose owner is at its
+    /// share starts when that owner's running work ends, on the thread that ran it.
+    private func enqueue(_ job: @escaping Job, owner: String?) -> Bool {
         let (accepted, unstarted, woken) = state.withLock { state -> (Bool, Bool, Int?) in
             guard state.running else { return (false, false, nil) }
-            state.queue.append(job)
+            let runnable = state.queue.append(job, owner: owner)
             metrics.occupancy(busy: state.busy, waiting: state.waiting)
-            return (true, !state.started, state.idle.popLast())
+            return (true, !state.started, runnable ? state.idle.popLast() : nil)
         }
         if unstarted { startThreads() }
         if let woken { wakeups[woken].signal() }
@@ -209,31 +210,43 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     }
 
     private enum Turn {
-        case run(Job)
+        case run(Job, owner: String?)
         case wait
         case stop
     }
 
-    /// Under the lock: a queued job, the end once the pool has stopped and its queue is
-    /// drained, or else the thread goes on top of the idle stack. A thread is signalled
-    /// only when taken off the stack, so a wait never misses its job or the stop.
-    private func turn(of thread: Int, finishedJob: Bool) -> Turn {
-        state.withLock { state in
-            if finishedJob { state.busy -= 1 }
+    /// Under the lock: a queued job whose owner is under its share, the end once the pool
+    /// has stopped and its queue is drained, or else the thread goes on top of the idle
+    /// stack. A thread is signalled only when taken off the stack, so a wait never misses
+    /// its job or the stop. When more work could start, one idle thread is woken for it
+    /// (and it wakes the next), since an owner's finished job can free several.
+    ///
+    /// `finishedJob`: the thread has just run one of `owner`'s jobs.
+    private func turn(of thread: Int, finishedJob: Bool, owner: String? = nil) -> Turn {
+        let (turn, woken) = state.withLock { state -> (Turn, Int?) in
+            if finishedJob {
+                state.busy -= 1
+                state.queue.finished(owner: owner)
+            }
             defer { metrics.occupancy(busy: state.busy, waiting: state.waiting) }
-            if let job = state.take() { return .run(job) }
-            guard state.running else { return .stop }
+            if let next = state.take() {
+                let woken = state.queue.hasRunnable ? state.idle.popLast() : nil
+                return (.run(next.job, owner: next.owner), woken)
+            }
+            guard state.running else { return (.stop, nil) }
             state.idle.append(thread)
-            return .wait
+            return (.wait, nil)
         }
+        if let woken { wakeups[woken].signal() }
+        return turn
     }
 
     /// The next job, or nil when the pool has stopped and its queue is drained.
-    private func nextJob(of thread: Int, after first: Turn) -> Job? {
+    private func nextJob(of thread: Int, after first: Turn) -> (job: Job, owner: String?)? {
         var current = first
         while true {
             switch current {
-            case .run(let job): return job
+            case .run(let job, let owner): return (job, owner)
             case .stop: return nil
             case .wait:
                 wakeups[thread].wait()
@@ -250,7 +263,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         var connection: Connection?
         var lastUsed = clock.now
         var next = nextJob(of: thread, after: turn(of: thread, finishedJob: false))
-        while let job = next {
+        while let (job, owner) = next {
             if let current = connection {
                 let check = ConnectionCheck.before(
                     broken: current.isBroken, lastUsed: lastUsed, now: clock.now, idleCheckInterval: Self.idleCheckInterval)
@@ -273,7 +286,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
             }
             let handOver = job(lease)
             connection = lease.connection
-            let after = turn(of: thread, finishedJob: true)
+            let after = turn(of: thread, finishedJob: true, owner: owner)
             handOver()
             next = nextJob(of: thread, after: after)
         }

@@ -41,6 +41,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.poolSize.name, help: Settings.poolSize.help) var poolSizeFlag: Int?
     @Option(name: Settings.statementTimeout.name, help: Settings.statementTimeout.help) var statementTimeoutFlag: Double?
     @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help) var reportStatementTimeoutFlag: Double?
+    @Option(name: Settings.reportPoolSize.name, help: Settings.reportPoolSize.help) var reportPoolSizeFlag: Int?
+    @Option(name: Settings.tenantDBShare.name, help: Settings.tenantDBShare.help) var tenantDBShareFlag: Double?
     @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
     @Option(name: Settings.redisSentinels.name, help: Settings.redisSentinels.help) var redisSentinelsFlag: String?
@@ -139,6 +141,9 @@ struct Serve: AsyncParsableCommand {
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
+    func reportPoolSize() throws -> Int { try Settings.reportPoolSize.value(reportPoolSizeFlag) }
+    /// With authentication off every request is the one tenant's: its share is the whole pool.
+    func tenantDBShare() throws -> Double { try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1) }
     func statementTimeouts() throws -> (requests: Duration, reports: Duration) {
         (.milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
          .milliseconds(Int64(try Settings.reportStatementTimeout.value(reportStatementTimeoutFlag) * 1000)))
@@ -171,7 +176,11 @@ struct Serve: AsyncParsableCommand {
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
         guard try statementTimeouts().requests >= .milliseconds(1), try statementTimeouts().reports >= .milliseconds(1) else {
-            throw ValidationError("--db-statement-timeout and --db-report-statement-timeout must be at least 0.001 seconds")
+            throw ValidationError("--db-statement-timeout and --report-timeout must be at least 0.001 seconds")
+        }
+        guard try reportPoolSize() >= 1 else { throw ValidationError("--report-pool-size must be at least 1") }
+        guard try tenantDBShare() > 0, try tenantDBShare() <= 1 else {
+            throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
         }
         guard try appendsAtOnce() >= 1 else { throw ValidationError("--appends-at-once must be at least 1") }
         guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
@@ -231,19 +240,25 @@ struct Serve: AsyncParsableCommand {
         let redis = RedisPool(endpoint: redisEndpoint, size: try redisPoolSize(), logger: logger)
         let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
         let timeouts = try statementTimeouts()
+        let share = try tenantDBShare()
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
-                                logger: logger)
-        // The audit trail, histories, `as_of` reads and integrity scans: the same
-        // connections, a longer bound.
-        let reports = pool.withStatementTimeout(timeouts.reports)
+                                tenantShare: share, logger: logger)
+        // The audit trail, histories, `as_of` reads and integrity scans: connections of
+        // their own, so that requests never wait behind a report, with a longer bound.
+        let reports = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
+                                   statementTimeout: timeouts.reports, tenantShare: share, name: "postgres_reports",
+                                   logger: logger)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
-        var services: [any Service] = [redis, pool]
+        var services: [any Service] = [redis, pool, reports]
         // Catch-up reads on a standby when it has caught up (docs/operations.md): the
         // changes feed's pool here; a gateway's tailer keeps its own connection.
         let standbyURL = try readDatabaseURL()
         let standby = role.runsAPI
-            ? try standbyURL.map { PostgresPool(url: $0, size: try poolSize(), statementTimeout: timeouts.requests, logger: logger) }
+            ? try standbyURL.map {
+                PostgresPool(url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
+                             name: "postgres_standby", logger: logger)
+            }
             : nil
         if let standby { services.append(standby) }
         if redisEndpoint.usesSentinels {

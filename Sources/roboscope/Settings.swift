@@ -129,8 +129,13 @@ enum Settings {
                                        "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus one each for its log tailer and its catch-up reader)")
     static let statementTimeout = Setting<Double>("db-statement-timeout", env: "ROBOSCOPE_DB_STATEMENT_TIMEOUT", default: 10,
                                                   "seconds a request's statement (reads, writes, the changes feed) may run before Postgres cancels it (503 with `Retry-After`)")
-    static let reportStatementTimeout = Setting<Double>("db-report-statement-timeout", env: "ROBOSCOPE_DB_REPORT_STATEMENT_TIMEOUT", default: 120,
-                                                        "the same for the audit trail, histories, `as_of` reads and integrity checks")
+    static let reportStatementTimeout = Setting<Double>("report-timeout", env: "ROBOSCOPE_REPORT_TIMEOUT", default: 30,
+                                                        "seconds a report's statement (the audit trail, histories, `as_of` reads, integrity checks) may run on the report pool before Postgres cancels it (503 with `Retry-After`)")
+    static let reportPoolSize = Setting<Int>("report-pool-size", env: "ROBOSCOPE_REPORT_POOL_SIZE", default: 4,
+                                             "Postgres connections of an `api`/`all` process for reports, apart from `--db-pool-size`, so that requests never wait behind a report")
+    static let tenantDBShare = Setting<Double>("tenant-db-share", env: "ROBOSCOPE_TENANT_DB_SHARE", default: nil,
+                                               shown: "`0.5` with authentication on, `1` off",
+                                               "the part of each pool's connections (requests, reports) one tenant's requests may hold at once, at least one; the rest of its work waits in a fair queue, served round robin across tenants")
     static let appendsAtOnce = Setting<Int>("appends-at-once", env: "ROBOSCOPE_APPENDS_AT_ONCE", default: EventStore.defaultAppendsAtOnce,
                                             "appends of separate requests run at a time; requests arriving meanwhile are committed together, each with its own outcome ([group commit](ordering.md#group-commit))")
     static let redisPoolSize = Setting<Int>("redis-pool-size", env: "ROBOSCOPE_REDIS_POOL_SIZE", default: 8, "Redis connections")
@@ -241,7 +246,7 @@ enum Settings {
         SettingRow(role),
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
-        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
+        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(reportPoolSize), SettingRow(tenantDBShare), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(opsPort), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),

@@ -1,3 +1,4 @@
+import BlockingPool
 import HTTPTypes
 import Hummingbird
 import RoboscopeAuth
@@ -36,6 +37,9 @@ struct PrincipalMiddleware: RouterMiddleware {
         } else {
             context.principal = .unauthenticated(actor: RequestIdentity.headerActor(request), tenant: defaultTenant)
         }
-        return try await next(request, context)
+        // Every statement the request runs counts against its tenant's share of the pools.
+        return try await PoolShare.$owner.withValue(context.principal.tenant) {
+            try await next(request, context)
+        }
     }
 }

@@ -12,8 +12,10 @@ extension PGConnection: BlockingConnection {
 /// The Postgres connections of a process: a `BlockingPool` of libpq connections whose
 /// failures all surface as `PGError`, so callers have one error type to translate.
 ///
-/// Every statement runs under a `statement_timeout`: the pool's (reads and writes), or a
-/// longer one of a view made by `withStatementTimeout` (the audit trail, integrity scans).
+/// Every statement runs under the pool's `statement_timeout`: a process keeps one pool
+/// for requests and one for reports (the audit trail, histories, `as_of` reads,
+/// integrity scans), with a longer bound, so that requests never wait behind a report.
+/// Both share their connections fairly between tenants (`tenantShare`).
 /// A task cancelled while its statement runs (a client that went away) cancels the
 /// statement on the server (`PQcancel`), instead of letting it run to its end.
 public final class PostgresPool: Service, Sendable {
@@ -22,25 +24,17 @@ public final class PostgresPool: Service, Sendable {
     /// This view's `statement_timeout` in milliseconds (nil: none).
     public let statementTimeout: Int?
 
-    public init(url: String, size: Int, statementTimeout: Duration? = nil, logger: Logger) {
+    /// `tenantShare`: the part of the connections one tenant's requests may hold at once
+    /// (`BlockingPool`'s `ownerShare`).
+    public init(url: String, size: Int, statementTimeout: Duration? = nil, tenantShare: Double = 1,
+                name: String = "postgres", logger: Logger) {
         self.url = url
         self.statementTimeout = statementTimeout.map(Self.milliseconds)
-        pool = BlockingPool(name: "postgres", size: size, logger: logger) {
+        pool = BlockingPool(name: name, size: size, logger: logger, ownerShare: tenantShare) {
             let connection = try PGConnection(url)
             try connection.execute("SET TIME ZONE 'UTC'")
             return connection
         }
-    }
-
-    private init(sharing other: PostgresPool, statementTimeout: Int?) {
-        url = other.url
-        pool = other.pool
-        self.statementTimeout = statementTimeout
-    }
-
-    /// The same connections, with another statement timeout for what runs through it.
-    public func withStatementTimeout(_ timeout: Duration?) -> PostgresPool {
-        PostgresPool(sharing: self, statementTimeout: timeout.map(Self.milliseconds))
     }
 
     static func milliseconds(_ duration: Duration) -> Int {

@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func aReportWhoseClientLeftIsCancelledInPostgres() async throws {
-        let (server, databaseURL) = try await LazyServer("report_cancel") { ["--db-report-statement-timeout", "120"] }.get()
+        let (server, databaseURL) = try await LazyServer("report_cancel") { ["--report-timeout", "120"] }.get()
         let lock = try await TableLock(databaseURL, table: "eventlog.events")
         let socket = try WebSocketClient.connect(port: server.port)
         let request = Array("GET /api/v1/audit?limit=10 HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
