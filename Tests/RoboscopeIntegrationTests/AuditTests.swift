@@ -107,6 +107,9 @@ import RoboscopePostgres
         #expect(try await server.client.get("/api/v1/markers/nope/history").status == 422)
     }
 
+    /// Every filter, as a tenant's reader sends it, is served by an index; issue 45: the
+    /// unfiltered page and the actor, type and time filters by indexes that start with the
+    /// tenant, so that a tenant's audit page never walks every tenant's events.
     @Test func everyFilterCanBeServedByAnIndex() async throws {
         let (_, url) = try await Self.server.get()
         let connection = try TestDatabase.connect(url)
@@ -115,21 +118,34 @@ import RoboscopePostgres
         var filters: [(String, AuditQuery)] = []
         func add(_ name: String, _ change: (inout AuditQuery) -> Void) {
             var query = AuditQuery()
+            query.visible = Visibility(tenant: "acme")
             change(&query)
             filters.append((name, query))
         }
+        add("none") { _ in }
+        add("newest first") { $0.descending = true }
         add("space_id") { $0.spaceID = .random() }
         add("work_session_id") { $0.workSessionID = .random() }
         add("entity") { $0.entityType = .marker; $0.entityID = .random() }
         add("actor") { $0.actor = "bob" }
         add("type") { $0.type = "marker.updated" }
         add("from/to") { $0.from = Timestamp(rfc3339: "2026-11-22T00:00:00Z"); $0.to = Timestamp(rfc3339: "2026-11-23T00:00:00Z") }
-        let expected = ["space_id": "events_space_idx", "work_session_id": "events_work_session_idx",
-                        "entity": "events_stream_version_key", "actor": "events_actor_idx", "type": "events_type_idx",
-                        "from/to": "events_recorded_at_idx"]
+        add("spaces claim") { $0.visible = Visibility(tenant: "acme", spaces: [.random()]) }
+        let expected: [String: [String]] = [
+            "none": ["events_tenant_idx"], "newest first": ["events_tenant_idx"],
+            "space_id": ["events_space_idx", "events_tenant_idx"],
+            "work_session_id": ["events_work_session_idx", "events_tenant_idx"],
+            "entity": ["events_stream_version_key"],
+            // On a log this small the planner may prefer the tenant's position index.
+            "actor": ["events_tenant_actor_idx", "events_tenant_idx"],
+            "type": ["events_tenant_type_idx", "events_tenant_idx"],
+            "from/to": ["events_tenant_recorded_at_idx", "events_tenant_idx"],
+            "spaces claim": ["events_space_idx", "events_tenant_idx"],
+        ]
         for (name, query) in filters {
             let plan = try AuditReader.explain(query, on: connection)
-            #expect(plan.contains(expected[name]!), "\(name): \(plan)")
+            #expect(expected[name]!.contains { plan.contains($0) }, "\(name): \(plan)")
+            #expect(!plan.contains("events_pkey"), "\(name) walks the whole log by position: \(plan)")
         }
     }
 

@@ -68,7 +68,9 @@ import RoboscopeDomain
         )
 
         let outcome = try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test")).migrate(connection)
-        #expect(outcome.migrations == ["0012_sync_protocol", "0013_tenancy"])
+        #expect(outcome.migrations == ["0012_sync_protocol", "0013_tenancy", "0014_tenant_first_audit"])
+        #expect(try connection.query("SELECT count(*) FROM eventlog.events WHERE tenant IS NULL").int64(0, 0) == 0,
+                "every event names its space's tenant")
         #expect(outcome.functions.contains("append"))
         // The migrations that still have files get their checksums on first sight.
         #expect(try connection.query(
@@ -100,6 +102,17 @@ import RoboscopeDomain
         ).string(0, 0)
         #expect(after == "{\(before + 1),\(before + 2)}")
         #expect(try connection.query("SELECT count(*) FROM eventlog.topic_sequence_breaks()").int64(0, 0) == 0)
+        #expect(try connection.query("SELECT count(*) FROM eventlog.events WHERE tenant IS DISTINCT FROM 'default'")
+            .int64(0, 0) == 0, "the new append names the tenant too")
+
+        // An event moved to another tenant's audit trail is found by `roboscope verify`.
+        try connection.execute("ALTER TABLE eventlog.events DISABLE TRIGGER USER")
+        try connection.execute("UPDATE eventlog.events SET tenant = 'other' WHERE position = (SELECT max(position) FROM eventlog.events)")
+        try connection.execute("ALTER TABLE eventlog.events ENABLE TRIGGER USER")
+        #expect(try connection.query("SELECT count(*) FROM eventlog.misrouted_events()").int64(0, 0) == 1)
+        try connection.execute("ALTER TABLE eventlog.events DISABLE TRIGGER USER")
+        try connection.execute("UPDATE eventlog.events SET tenant = 'default' WHERE tenant = 'other'")
+        try connection.execute("ALTER TABLE eventlog.events ENABLE TRIGGER USER")
 
         // Running again changes nothing.
         let again = try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test")).migrate(connection)

@@ -39,6 +39,7 @@ DECLARE
     held record;
     route_sessions uuid[];
     route_spaces uuid[];
+    route_tenants text[];
     on_space_topic boolean[];
     session_seqs bigint[];
     space_seqs bigint[];
@@ -64,8 +65,9 @@ BEGIN
 
     -- Routes, the one place they are decided: an event belongs to the work session
     -- and the space of its stream (named by the stream's first event, or by this batch
-    -- for streams it starts). It is on its work session's topic when it has one, and on
-    -- its space's topic when it is about the space or a work session.
+    -- for streams it starts), and to its space's tenant. It is on its work session's
+    -- topic when it has one, and on its space's topic when it is about the space or a
+    -- work session.
     WITH items AS (
         SELECT i.ordinality AS ord, i.item->>'stream_type' AS stream_type, (i.item->>'stream_id')::uuid AS stream_id,
                i.item->'data' AS data, (i.item->>'expected_version')::bigint = 0 AS starts_stream
@@ -78,6 +80,10 @@ BEGIN
     new_sessions AS (
         SELECT DISTINCT stream_id, (data->>'space_id')::uuid AS space_id
         FROM items WHERE stream_type = 'work_session' AND starts_stream
+    ),
+    new_spaces AS (
+        SELECT DISTINCT stream_id, coalesce(data->>'tenant', (SELECT legacy_tenant FROM eventlog.tenancy)) AS tenant
+        FROM items WHERE stream_type = 'space' AND starts_stream
     ),
     -- The first events are read inline, not through eventlog.parent_of: a SQL function
     -- that reads a table is planned again at each call, an inline subquery once.
@@ -99,12 +105,20 @@ BEGIN
                                        AND f.stream_version = 1)) AS space_id
         FROM (SELECT DISTINCT work_session_id FROM with_session WHERE work_session_id IS NOT NULL) AS s
         LEFT JOIN new_sessions n ON n.stream_id = s.work_session_id
+    ),
+    routed AS (
+        SELECT w.ord, w.stream_type, w.work_session_id,
+               CASE WHEN w.stream_type = 'space' THEN w.stream_id ELSE ss.space_id END AS space_id
+        FROM with_session w LEFT JOIN session_spaces ss ON ss.work_session_id = w.work_session_id
     )
-    SELECT array_agg(w.work_session_id ORDER BY w.ord),
-           array_agg(CASE WHEN w.stream_type = 'space' THEN w.stream_id ELSE ss.space_id END ORDER BY w.ord),
-           array_agg(w.stream_type IN ('space', 'work_session') ORDER BY w.ord)
-    INTO route_sessions, route_spaces, on_space_topic
-    FROM with_session w LEFT JOIN session_spaces ss ON ss.work_session_id = w.work_session_id;
+    SELECT array_agg(r.work_session_id ORDER BY r.ord),
+           array_agg(r.space_id ORDER BY r.ord),
+           array_agg(r.stream_type IN ('space', 'work_session') ORDER BY r.ord),
+           array_agg(coalesce(ns.tenant, st.tenant) ORDER BY r.ord)
+    INTO route_sessions, route_spaces, on_space_topic, route_tenants
+    FROM routed r
+    LEFT JOIN new_spaces ns ON ns.stream_id = r.space_id
+    LEFT JOIN space_tenants st ON st.space_id = r.space_id;
 
     -- The batch's own locks first, sorted; its topics' locks last (below), also sorted:
     -- one global order, so no two appends can deadlock, and the topics stay locked only
@@ -275,7 +289,7 @@ BEGIN
     -- volatile clock_timestamp() once for each use.
     WITH inserted AS (
         INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, recorded_at,
-                                     hash, work_session_id, space_id, work_session_seq, space_seq)
+                                     hash, work_session_id, space_id, work_session_seq, space_seq, tenant)
         SELECT n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at,
                CASE WHEN NOT follows_in_batch[n.ordinality] THEN eventlog.event_digest(
                    CASE WHEN n.stream_version > 1 THEN
@@ -285,7 +299,8 @@ BEGIN
                    END,
                    n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at)
                END,
-               route_sessions[n.ordinality], route_spaces[n.ordinality], session_seqs[n.ordinality], space_seqs[n.ordinality]
+               route_sessions[n.ordinality], route_spaces[n.ordinality], session_seqs[n.ordinality], space_seqs[n.ordinality],
+               route_tenants[n.ordinality]
         FROM (
             SELECT i.ordinality, (i.item->>'event_id')::uuid AS event_id, i.item->>'stream_type' AS stream_type,
                    (i.item->>'stream_id')::uuid AS stream_id, next_versions[i.ordinality] AS stream_version,

@@ -1,6 +1,7 @@
 import RoboscopeDomain
 
-/// The filters of `GET /audit` (each served by an index; schema/0008_audit_indexes.sql).
+/// The filters of `GET /audit`, each served by an index that starts with the reader's
+/// tenant (schema/migrations/0014_tenant_first_audit.sql).
 public struct AuditQuery: Sendable, Equatable {
     public var spaceID: EntityID?
     public var workSessionID: EntityID?
@@ -43,8 +44,9 @@ public struct AuditQuery: Sendable, Equatable {
         if let from { add({ "e.recorded_at >= \($0)::timestamptz" }, from.formatted(.storage)) }
         if let to { add({ "e.recorded_at < \($0)::timestamptz" }, to.formatted(.storage)) }
         if let visible {
-            conditions.append(visible.condition(spaceColumn: "e.space_id", first: parameters.count + 1))
-            parameters += visible.parameters
+            // The tenant first: every filter's index starts with it (0014_tenant_first_audit.sql).
+            add({ "e.tenant = \($0)" }, visible.tenant)
+            if let spaces = visible.spacesParameter { add({ "e.space_id = ANY(\($0)::uuid[])" }, spaces) }
         }
         return (conditions.joined(separator: " AND "), parameters)
     }
