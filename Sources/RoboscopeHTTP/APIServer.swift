@@ -34,6 +34,9 @@ public enum APIServer {
         if services.budgets.isLimiting {
             api.add(middleware: RateLimitMiddleware(budgets: services.budgets))
         }
+        // Large answers wait for memory to send them in (reads only: a write's answer is
+        // never refused after its change is made).
+        api.add(middleware: AnswerBudgetMiddleware(memory: services.limits.answers))
         // Before anything reads a body; after the rate limit, which charges for it.
         api.add(middleware: RequestDecompressionMiddleware(bodyLimit: services.bodyLimit))
         api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))

@@ -61,6 +61,8 @@ struct Serve: AsyncParsableCommand {
     var httpMaxConnectionsFlag: Int?
     @Option(name: Settings.httpMaxConnectionsPerClient.name, help: Settings.httpMaxConnectionsPerClient.help)
     var httpMaxConnectionsPerClientFlag: Int?
+    @Option(name: Settings.sendTimeout.name, help: Settings.sendTimeout.help) var sendTimeoutFlag: Int?
+    @Option(name: Settings.responseMemory.name, help: Settings.responseMemory.help) var responseMemoryFlag: Int?
     @Option(name: Settings.opsPort.name, help: Settings.opsPort.help) var opsPortFlag: Int?
     @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
     @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
@@ -88,7 +90,9 @@ struct Serve: AsyncParsableCommand {
                 maxConnections: try Settings.httpMaxConnections.value(httpMaxConnectionsFlag),
                 maxPerClient: try Settings.httpMaxConnectionsPerClient.value(httpMaxConnectionsPerClientFlag),
                 proxies: try trustedProxies()
-            )
+            ),
+            sendTimeout: .seconds(try Settings.sendTimeout.value(sendTimeoutFlag)),
+            answers: AnswerMemory(budget: try Settings.responseMemory.value(responseMemoryFlag) << 20)
         )
     }
 
@@ -186,6 +190,8 @@ struct Serve: AsyncParsableCommand {
         guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
         let limits = try limits()
         guard limits.body >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
+        guard limits.sendTimeout >= .seconds(1) else { throw ValidationError("--send-timeout must be at least 1 second") }
+        guard limits.answers.budget >= 1 << 20 else { throw ValidationError("--response-memory must be at least 1 (MiB)") }
         guard limits.header >= 1024 else { throw ValidationError("--header-limit must be at least 1024") }
         guard limits.idleTimeout >= .seconds(1), limits.requestTimeout >= .seconds(1) else {
             throw ValidationError("--idle-timeout and --request-timeout must be at least 1 second")
@@ -317,7 +323,7 @@ struct Serve: AsyncParsableCommand {
             // Probes and scrapes on a port of their own, with caps of their own.
             let caps = ConnectionCaps(maxConnections: 64, maxPerClient: 64, recordsMetrics: false)
             services.append(APIServer.probes(services: api, host: host, port: ops, metrics: metrics, logger: logger,
-                                             limits: HTTPLimits(connections: caps)))
+                                             limits: HTTPLimits(connections: caps, answers: api.limits.answers)))
             logger.info("serving probes and metrics", metadata: ["ops": "\(host):\(ops)"])
         }
         if role.runsGateway {

@@ -149,6 +149,10 @@ enum Settings {
                                                  "connections the HTTP port holds at once; past it a new connection is closed at once")
     static let httpMaxConnectionsPerClient = Setting<Int>("http-max-connections-per-client", env: "ROBOSCOPE_HTTP_MAX_CONNECTIONS_PER_CLIENT", default: 256,
                                                           "the same per client address (a trusted proxy's connections count in the total only)")
+    static let sendTimeout = Setting<Int>("send-timeout", env: "ROBOSCOPE_SEND_TIMEOUT", default: 30,
+                                          "seconds a client may take none of its answer's bytes while some wait; then the connection is closed")
+    static let responseMemory = Setting<Int>("response-memory", env: "ROBOSCOPE_RESPONSE_MEMORY", default: 256,
+                                             "MiB of answers the process holds unsent at most; past it a new answer of more than 64 KiB to a `GET` is refused with 503 `overloaded` and `Retry-After`")
     static let opsPort = Setting<Int>("ops-port", env: "ROBOSCOPE_OPS_PORT", default: nil, shown: "unset: none",
                                       "a second port serving `/healthz`, `/readyz` and `/metrics` only, with connection caps of its own, which no client flood on the HTTP port reaches (point probes and scrapes at it)")
     static let unauthenticatedRateLimit = Setting<Double>("unauthenticated-rate-limit", env: "ROBOSCOPE_UNAUTHENTICATED_RATE_LIMIT", default: 20,
@@ -247,7 +251,7 @@ enum Settings {
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
         SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(reportPoolSize), SettingRow(tenantDBShare), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
-        SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(opsPort), SettingRow(shutdownTimeout),
+        SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(sendTimeout), SettingRow(responseMemory), SettingRow(opsPort), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),
         SettingRow(idempotencyRetention), SettingRow(changesReadAhead), SettingRow(changesMaxWaiting), SettingRow(changesMaxWaitingPerTenant), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret), SettingRow(authTokensFile),

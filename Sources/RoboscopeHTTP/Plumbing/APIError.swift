@@ -17,7 +17,7 @@ enum APIError {
         case .idempotencyKeyReused: return .unprocessableContent
         case .payloadTooLarge: return .contentTooLarge
         case .locked: return HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
-        case .unavailable: return .serviceUnavailable
+        case .unavailable, .overloaded: return .serviceUnavailable
         case .unauthorized: return .unauthorized
         case .forbidden: return .forbidden
         case .rateLimited, .presenceFull: return .tooManyRequests
@@ -45,7 +45,7 @@ enum APIError {
 
     static func response(for error: DomainError, requestID: String) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if error.code == .unavailable || error.code == .idempotencyKeyInProgress {
+        if error.code == .unavailable || error.code == .overloaded || error.code == .idempotencyKeyInProgress {
             headers[.retryAfter] = "1"
         }
         if error.code == .rateLimited || error.code == .presenceFull, case .integer(let seconds)? = error.details["retry_after"] {

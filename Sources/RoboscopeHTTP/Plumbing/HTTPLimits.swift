@@ -16,16 +16,23 @@ public struct HTTPLimits: Sendable {
     public var requestTimeout: Duration
     /// Connections the port holds at once, in all and per client address.
     public var connections: ConnectionCaps
+    /// A connection whose client takes none of its answer's bytes for this long is closed.
+    public var sendTimeout: Duration
+    /// Answers handed to the connections and not yet taken by their sockets.
+    public var answers: AnswerMemory
 
     public init(
         body: Int = 1 << 20, header: Int = 16 << 10, idleTimeout: Duration = .seconds(30),
-        requestTimeout: Duration = .seconds(60), connections: ConnectionCaps = ConnectionCaps()
+        requestTimeout: Duration = .seconds(60), connections: ConnectionCaps = ConnectionCaps(),
+        sendTimeout: Duration = .seconds(30), answers: AnswerMemory = AnswerMemory()
     ) {
         self.body = body
         self.header = header
         self.idleTimeout = idleTimeout
         self.requestTimeout = requestTimeout
         self.connections = connections
+        self.sendTimeout = sendTimeout
+        self.answers = answers
     }
 
     /// The HTTP/1.1 server with these limits in its pipeline.
@@ -34,6 +41,7 @@ public struct HTTPLimits: Sendable {
             additionalChannelHandlers: [
                 ConnectionCapHandler(caps: connections),
                 RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout)),
+                AnswerDrainHandler(memory: answers, sendTimeout: TimeAmount(sendTimeout)),
             ],
             idleTimeout: TimeAmount(idleTimeout),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: header, maxHeaderListSize: header)
