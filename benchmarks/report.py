@@ -687,6 +687,43 @@ def hostile(r, data, polls):
              "≤ 1.1", (polls["ratio"] <= 1.1) if polls["polls"] >= 1000 else None)
 
 
+def fairshare(r, data):
+    r.add("## Fair share between tenants", "")
+    if not data:
+        return r.missing("the noisy neighbour", "deploy/local/bench fairshare")
+    r.add(machine_line(data) + f" Tenant B sends {data['b_rate']:g} small requests a second (its space, a marker, a page "
+          f"of 50, a marker created) for {data['seconds']:g} s while tenant A runs one heavy shape at a time as hard "
+          f"as its plan lets it ({data['a_clients']} clients; a session of {data['markers']:,} markers, a history of "
+          f"{data['history']:,} events, {data['polls']} long polls, up to {data['unread']} unread answers), on one "
+          "server, quiet runs first and last. Target: B's p99 within 2x of its quiet p99 plus 10 ms, and the "
+          f"server's peak RSS within `--response-memory` ({data['response_memory_mib']} MiB) of quiet.", "",
+          "| A's shape | B p50 | B p99 | target | B failed | peak RSS | server CPU per B request | A answered | A refused (429) |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for run in data["runs"]:
+        r.add(f"| {run['shape']} | {run['b_p50_ms']:.1f} ms | {run['b_p99_ms']:.1f} ms | {run['target_ms']:.1f} ms "
+              f"{'✓' if run['p99_met'] else '✗'} | {run['b_errors']} | {run['server_rss_mib_peak']:.0f} MiB | "
+              f"{run['server_cpu_ms_per_b_request']:.2f} ms | {run['a_answered']:,} | {run['a_refused']:,} |")
+    r.add("", "Server CPU per B request is the server's whole CPU during the run (A's work included) over B's "
+          "requests: the quiet rows are B's own cost.", "")
+    shapes = [run["shape"] for run in data["runs"]]
+    plt.figure(figsize=(7, 3.6))
+    plt.bar(range(len(shapes)), [run["b_p99_ms"] for run in data["runs"]], color="#4c72b0", label="B p99")
+    plt.bar(range(len(shapes)), [run["b_p50_ms"] for run in data["runs"]], color="#dd8452", label="B p50")
+    plt.axhline(data["runs"][0]["target_ms"], color="black", linestyle="--", label="target")
+    plt.xticks(range(len(shapes)), shapes, rotation=30, ha="right")
+    plt.ylabel("ms")
+    plt.legend()
+    r.plot("fairshare", "Tenant B's latency while tenant A runs each heavy shape")
+    full = data["markers"] >= 10000
+    worst = max(data["runs"], key=lambda run: run["b_p99_ms"] - run["target_ms"])
+    r.target("fair share: B's p99 under A's heaviest shape, against 2x quiet + 10 ms",
+             f"{worst['b_p99_ms']:.1f} ms ({worst['shape']}) / {worst['target_ms']:.1f} ms",
+             "every shape within", all(run["p99_met"] for run in data["runs"]) if full else None)
+    most = max(run["rss_over_quiet_mib"] for run in data["runs"])
+    r.target("fair share: server peak RSS over quiet, worst shape", f"{most:.0f} MiB",
+             f"≤ {data['response_memory_mib']} MiB", (most <= data["response_memory_mib"]) if full else None)
+
+
 def compression(r, bytes_data, deflate_data, shaped_data):
     r.add("## Bytes on the wire", "")
     if not bytes_data:
@@ -859,6 +896,7 @@ def main():
     compression(sections, load(args.results, "bytes_on_the_wire"), load(args.results, "deflate_fanout"),
                 load(args.results, "shaped_catch_up"))
     hostile(sections, load(args.results, "hostile"), load(args.results, "long_polls"))
+    fairshare(sections, load(args.results, "fairshare"))
     failover(sections, load(args.results, "failover"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets

@@ -49,11 +49,14 @@ import RoboscopePostgres
         #expect(try await CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status != 0)
 
         let source = try TestDatabase.connect(sourceURL), copy = try TestDatabase.connect(target)
-        let compare = "SELECT position, event_id, encode(hash, 'hex'), space_id, work_session_id FROM eventlog.events ORDER BY position"
+        let compare = """
+            SELECT position, event_id, encode(hash, 'hex'), space_id, work_session_id, tenant
+            FROM eventlog.events ORDER BY position
+            """
         let (before, after) = (try source.query(compare), try copy.query(compare))
         #expect(before.rowCount == after.rowCount && before.rowCount > 0)
         for row in 0..<before.rowCount {
-            #expect((0..<5).map { before.string(row, $0) } == (0..<5).map { after.string(row, $0) }, "row \(row)")
+            #expect((0..<6).map { before.string(row, $0) } == (0..<6).map { after.string(row, $0) }, "row \(row)")
         }
 
         let server = try await ServerProcess(databaseURL: target)
@@ -74,6 +77,27 @@ import RoboscopePostgres
         }
         #expect(positions == positions.sorted() && positions.count >= 10)
         #expect(await server.terminate() == 0)
+    }
+
+    /// A file dumped before events named their tenant (no last column) restores with each
+    /// event given its space's tenant, as the migration gave the stored ones.
+    @Test func aDumpOfTheLastReleaseRestoresWithItsTenants() async throws {
+        let (sourceURL, _, _) = try await Self.source()
+        let file = try await Self.dump(sourceURL)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { line in
+            line.split(separator: "\t", omittingEmptySubsequences: false).dropLast().joined(separator: "\t")
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+
+        let target = try await TestDatabase.fresh("backup_before_tenant")
+        let restored = try await CommandRunner.script("deploy/backup/restore-events", [target, file.path])
+        #expect(restored.status == 0, "\(restored.output)")
+        #expect(try await CommandRunner.roboscope(["rebuild", "--database-url", target]).status == 0)
+        let verify = try await CommandRunner.roboscope(["verify", "--database-url", target])
+        #expect(verify.status == 0, "\(verify.output)")
+        let copy = try TestDatabase.connect(target)
+        #expect(try copy.query("SELECT count(*) FROM eventlog.events WHERE tenant IS DISTINCT FROM 'default'").int64(0, 0) == 0)
     }
 
     @Test func anEventEditedInTheBackupIsNamedAfterTheRestore() async throws {
