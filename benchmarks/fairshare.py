@@ -80,7 +80,8 @@ class Client:
 def start_server(binary, database_url, limited=True):
     """The server; `limited`: with the default plan's rate limits (the set-up runs without)."""
     port, ws_port = free_port(), free_port()
-    limits = ["--rate-limit", "100", "--tenant-rate-limit", "1000"] if limited else ["--rate-limit", "0"]
+    limits = ["--rate-limit", "100", "--tenant-rate-limit", "1000"] if limited \
+        else ["--rate-limit", "0", "--tenant-rate-limit", "0"]
     server = subprocess.Popen([
         binary, "serve", "--host", "127.0.0.1", "--http-port", str(port), "--ws-port", str(ws_port),
         "--database-url", database_url, "--log-level", "error", "--auth-jwt-secret", SECRET,
