@@ -6,14 +6,14 @@
 /// among owners with work waiting each gets the next free connection in turn (the fair
 /// queue Supavisor keeps per tenant in front of Postgres). Work without an owner (the
 /// process's own, outside any request) has a queue of its own and no cap.
-struct FairQueue<Item> {
-    let maxRunningPerOwner: Int
+public struct FairQueue<Item> {
+    public let maxRunningPerOwner: Int
     private var queues: [String?: Line] = [:]
     /// Owners with items waiting, the next to be served first.
     private var turns: [String?] = []
     private var running: [String?: Int] = [:]
     /// Items waiting, every owner's.
-    private(set) var count = 0
+    public private(set) var count = 0
 
     /// One owner's items, first in first out.
     private struct Line {
@@ -21,6 +21,7 @@ struct FairQueue<Item> {
         var head = 0
 
         var isEmpty: Bool { head == items.count }
+        var count: Int { items.count - head }
 
         mutating func append(_ item: Item) { items.append(item) }
 
@@ -38,20 +39,20 @@ struct FairQueue<Item> {
         }
     }
 
-    init(maxRunningPerOwner: Int) {
+    public init(maxRunningPerOwner: Int) {
         self.maxRunningPerOwner = max(1, maxRunningPerOwner)
     }
 
-    var isEmpty: Bool { count == 0 }
+    public var isEmpty: Bool { count == 0 }
 
     /// Whether `owner` may start another item now.
-    func mayRun(_ owner: String?) -> Bool {
+    public func mayRun(_ owner: String?) -> Bool {
         owner == nil || running[owner, default: 0] < maxRunningPerOwner
     }
 
     /// Queues `item`; true when it could start at once (its owner is under its share).
     @discardableResult
-    mutating func append(_ item: Item, owner: String?) -> Bool {
+    public mutating func append(_ item: Item, owner: String?) -> Bool {
         if queues[owner]?.isEmpty ?? true { turns.append(owner) }
         queues[owner, default: Line()].append(item)
         count += 1
@@ -60,7 +61,7 @@ struct FairQueue<Item> {
 
     /// The next item whose owner is under its share, counted as running until
     /// `finished(owner:)`; nil when every owner with work waiting is at its share.
-    mutating func take() -> (item: Item, owner: String?)? {
+    public mutating func take() -> (item: Item, owner: String?)? {
         guard let turn = turns.firstIndex(where: { mayRun($0) }) else { return nil }
         let owner = turns.remove(at: turn)
         let item = queues[owner]!.removeFirst()
@@ -75,13 +76,16 @@ struct FairQueue<Item> {
     }
 
     /// Whether `take` would return an item now.
-    var hasRunnable: Bool { turns.contains(where: { mayRun($0) }) }
+    public var hasRunnable: Bool { turns.contains(where: { mayRun($0) }) }
 
-    mutating func finished(owner: String?) {
+    public mutating func finished(owner: String?) {
         let left = running[owner, default: 1] - 1
         running[owner] = left > 0 ? left : nil
     }
 
     /// Items of `owner` running now.
-    func runningCount(of owner: String?) -> Int { running[owner, default: 0] }
+    public func runningCount(of owner: String?) -> Int { running[owner, default: 0] }
+
+    /// Items of `owner` waiting now.
+    public func waitingCount(of owner: String?) -> Int { queues[owner]?.count ?? 0 }
 }

@@ -34,6 +34,10 @@ public enum APIServer {
         if services.budgets.isLimiting {
             api.add(middleware: RateLimitMiddleware(budgets: services.budgets))
         }
+        // After the rate limit: a refused request never waits for its tenant's turn.
+        if let heavy = services.heavyRequests {
+            api.add(middleware: HeavyRequestMiddleware(share: heavy))
+        }
         // Large answers wait for memory to send them in (reads only: a write's answer is
         // never refused after its change is made).
         api.add(middleware: AnswerBudgetMiddleware(memory: services.limits.answers))

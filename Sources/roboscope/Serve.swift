@@ -43,6 +43,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help) var reportStatementTimeoutFlag: Double?
     @Option(name: Settings.reportPoolSize.name, help: Settings.reportPoolSize.help) var reportPoolSizeFlag: Int?
     @Option(name: Settings.tenantDBShare.name, help: Settings.tenantDBShare.help) var tenantDBShareFlag: Double?
+    @Option(name: Settings.tenantHeavyRequests.name, help: Settings.tenantHeavyRequests.help) var tenantHeavyRequestsFlag: Int?
     @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
     @Option(name: Settings.redisSentinels.name, help: Settings.redisSentinels.help) var redisSentinelsFlag: String?
@@ -147,6 +148,13 @@ struct Serve: AsyncParsableCommand {
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
     func reportPoolSize() throws -> Int { try Settings.reportPoolSize.value(reportPoolSizeFlag) }
     /// With authentication off every request is the one tenant's: its share is the whole pool.
+    /// With authentication off there is one tenant: nothing to share.
+    func tenantHeavyRequests() throws -> Int? {
+        guard auth.isOn else { return try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag) }
+        return try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag)
+            ?? max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    }
+
     func tenantDBShare() throws -> Double { try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1) }
     func statementTimeouts() throws -> (requests: Duration, reports: Duration) {
         (.milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
@@ -183,6 +191,7 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--db-statement-timeout and --report-timeout must be at least 0.001 seconds")
         }
         guard try reportPoolSize() >= 1 else { throw ValidationError("--report-pool-size must be at least 1") }
+        guard try tenantHeavyRequests() ?? 1 >= 1 else { throw ValidationError("--tenant-heavy-requests must be at least 1") }
         guard try tenantDBShare() > 0, try tenantDBShare() <= 1 else {
             throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
         }
@@ -288,6 +297,7 @@ struct Serve: AsyncParsableCommand {
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
         api.rateLimits = try rateLimits()
+        api.heavyRequests = try tenantHeavyRequests().map { HeavyRequestShare(perTenant: $0) }
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
         api.allowedOrigins = try allowedOrigins()
         api.trustedProxies = try trustedProxies()

@@ -149,6 +149,9 @@ enum Settings {
                                                  "connections the HTTP port holds at once; past it a new connection is closed at once")
     static let httpMaxConnectionsPerClient = Setting<Int>("http-max-connections-per-client", env: "ROBOSCOPE_HTTP_MAX_CONNECTIONS_PER_CLIENT", default: 256,
                                                           "the same per client address (a trusted proxy's connections count in the total only)")
+    static let tenantHeavyRequests = Setting<Int>("tenant-heavy-requests", env: "ROBOSCOPE_TENANT_HEAVY_REQUESTS", default: nil,
+                                                  shown: "half the cores, at least 1, with authentication on; none off",
+                                                  "heavy requests (lists that may return over 1,000 rows, `as_of`, audit pages, histories, integrity checks, bulks) one tenant runs at once; the rest wait in the tenant's line, up to 256, past it 429 (`limit`: `tenant`)")
     static let sendTimeout = Setting<Int>("send-timeout", env: "ROBOSCOPE_SEND_TIMEOUT", default: 30,
                                           "seconds a client may take none of its answer's bytes while some wait; then the connection is closed")
     static let responseMemory = Setting<Int>("response-memory", env: "ROBOSCOPE_RESPONSE_MEMORY", default: 256,
@@ -250,7 +253,7 @@ enum Settings {
         SettingRow(role),
         SettingRow(flag: "no-migrate", environment: "ROBOSCOPE_MIGRATE=false", defaultText: "migrate at start",
                    meaning: "skip applying migrations at start (a Job runs `roboscope migrate`)"),
-        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(reportPoolSize), SettingRow(tenantDBShare), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
+        SettingRow(host), SettingRow(httpPort), SettingRow(wsPort), SettingRow(poolSize), SettingRow(statementTimeout), SettingRow(reportStatementTimeout), SettingRow(reportPoolSize), SettingRow(tenantDBShare), SettingRow(tenantHeavyRequests), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout), SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(sendTimeout), SettingRow(responseMemory), SettingRow(opsPort), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit), SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),

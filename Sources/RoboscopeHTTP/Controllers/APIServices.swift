@@ -46,6 +46,9 @@ public struct APIServices: Sendable {
     var changesFeed: ChangesFeed { ChangesFeed(pool: store.pool, standby: standby) }
     /// The changes feed's pages read ahead for clients catching up (none by default).
     public var changesReadAhead = ChangesReadAhead(capacity: 0)
+    /// Heavy requests one tenant may run at once (`--tenant-heavy-requests`); nil: no
+    /// bound (authentication off: one tenant).
+    public var heavyRequests: HeavyRequestShare?
     /// What `GET /realtime` answers.
     public var realtime = RealtimeSettings()
     /// The investigations console's files (`GET /console`); nil serves none.

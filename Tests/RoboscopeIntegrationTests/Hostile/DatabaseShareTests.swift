@@ -24,7 +24,9 @@ import Testing
         let server = try await ServerProcess(
             databaseURL: databaseURL,
             extraArguments: Tokens.serverArguments()
-                + ["--db-pool-size", "2", "--tenant-db-share", "0.5", "--db-statement-timeout", "60"]
+                + ["--db-pool-size", "2", "--tenant-db-share", "0.5", "--db-statement-timeout", "60",
+                   // The database's share alone: the lists here are heavy requests too.
+                   "--tenant-heavy-requests", "100"]
         )
         let (_, acmeSession) = try await Self.place(server, tenant: "acme")
         let (globexSpace, _) = try await Self.place(server, tenant: "globex")
@@ -51,6 +53,42 @@ import Testing
 
         try await lock.release()
         for read in stuck { #expect(try await read.value.status == 200, "acme's reads were queued, not refused") }
+        await server.terminate()
+    }
+
+    /// The fairshare benchmark: one tenant's heavy requests took the CPU another's small
+    /// ones needed. Past `--tenant-heavy-requests`, a tenant's heavy request waits for its
+    /// turn; another tenant's starts at once.
+    @Test func aTenantsHeavyRequestsPastItsShareWaitTheirTurn() async throws {
+        let databaseURL = try await TestDatabase.fresh("heavy_share")
+        let server = try await ServerProcess(
+            databaseURL: databaseURL,
+            extraArguments: Tokens.serverArguments() + ["--tenant-heavy-requests", "1", "--db-statement-timeout", "60"]
+        )
+        let (_, acmeSession) = try await Self.place(server, tenant: "acme")
+        let (_, globexSession) = try await Self.place(server, tenant: "globex")
+        let acme = Tokens.bearer(try Tokens.token("acme", "read"))
+        let globex = Tokens.bearer(try Tokens.token("globex", "read"))
+        let client = server.client
+        // Authorized once, so that the places are known before the lock.
+        #expect(try await client.send("GET", "/api/v1/markers?work_session_id=\(acmeSession)&limit=1", headers: acme).status == 200)
+        #expect(try await client.send("GET", "/api/v1/markers?work_session_id=\(globexSession)&limit=1", headers: globex).status == 200)
+
+        let lock = try await QueryBoundsTests.TableLock(databaseURL, table: "public.markers")
+        let heavy = (0..<2).map { _ in
+            Task { try await client.send("GET", "/api/v1/markers?work_session_id=\(acmeSession)", headers: acme) }
+        }
+        try await eventually("one of acme's lists runs, the other waits its turn", within: 20) {
+            try await server.metric("roboscope_heavy_requests_waiting") == 1
+        }
+        let other = Task { try await client.send("GET", "/api/v1/markers?work_session_id=\(globexSession)", headers: globex) }
+        try await eventually("globex's list runs beside acme's", within: 20) {
+            try await QueryBoundsTests.waitingOnLocks(databaseURL, in: Self.markersStatement) == 2
+        }
+        #expect(try await server.metric("roboscope_heavy_requests_waiting") == 1)
+        try await lock.release()
+        for list in heavy { #expect(try await list.value.status == 200) }
+        #expect(try await other.value.status == 200)
         await server.terminate()
     }
 

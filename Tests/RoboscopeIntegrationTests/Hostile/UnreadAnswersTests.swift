@@ -10,8 +10,9 @@ import Glibc
 /// of its bytes for `--send-timeout` is cut and its memory given back; past
 /// `--response-memory` of unsent answers, a new large read is 503 `overloaded` while
 /// small answers still go. Clients here read nothing, over real sockets with a small
-/// receive window, so the answers wait in the server.
-@Suite struct UnreadAnswersTests {
+/// receive window, so the answers wait in the server. One test at a time: each renders
+/// 6.5 MB answers, which beside each other load the machine for the other suites.
+@Suite(.serialized) struct UnreadAnswersTests {
     static let pending = "roboscope_http_answer_bytes_pending"
 
     /// A server, and the path of a list of 10,000 markers: 6.5 MB of answer, far more than
