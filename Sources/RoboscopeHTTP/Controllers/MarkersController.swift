@@ -45,7 +45,7 @@ struct MarkersController {
         if let moment {
             let markers = try await services.timeTravel.markers(workSessionID: shown, asOf: moment)
             services.budgets.charge(context, rows: markers.count)
-            return JSONResponse.make(markers)
+            return StreamedArray.response(markers)
         }
         let filter = MarkerFilter(scope: scope, place: place, page: Listing.probe(page), visible: Visibility(context.principal))
         guard case .workSession = scope else {

@@ -25,11 +25,11 @@ enum Listing {
 
     /// A bare JSON array of at most `page.limit` items, with a link to the next page
     /// when `items` (read with `probe(page)`) holds more.
-    static func response<T: JSONWritable>(
+    static func response<T: JSONWritable & Sendable>(
         _ items: [T], page: Page, request: Request, id: (T) -> EntityID, status: HTTPResponse.Status = .ok
     ) -> Response {
         let shown = Array(items.prefix(page.limit))
-        var response = JSONResponse.make(shown, status: status)
+        var response = StreamedArray.response(shown, status: status)
         if items.count > page.limit, let last = shown.last {
             response.headers[linkHeader] = "<\(nextURL(request, after: id(last)))>; rel=\"next\""
         }
