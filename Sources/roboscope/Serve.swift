@@ -43,7 +43,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help) var reportStatementTimeoutFlag: Double?
     @Option(name: Settings.reportPoolSize.name, help: Settings.reportPoolSize.help) var reportPoolSizeFlag: Int?
     @Option(name: Settings.tenantDBShare.name, help: Settings.tenantDBShare.help) var tenantDBShareFlag: Double?
-    @Option(name: Settings.tenantHeavyRequests.name, help: Settings.tenantHeavyRequests.help) var tenantHeavyRequestsFlag: Int?
+    @Option(name: Settings.tenantHeavyRequests.name, help: Settings.tenantHeavyRequests.help)
+    var tenantHeavyRequestsFlag: Int?
     @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
     @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
     @Option(name: Settings.redisSentinels.name, help: Settings.redisSentinels.help) var redisSentinelsFlag: String?
@@ -148,14 +149,15 @@ struct Serve: AsyncParsableCommand {
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
     func reportPoolSize() throws -> Int { try Settings.reportPoolSize.value(reportPoolSizeFlag) }
     /// With authentication off every request is the one tenant's: its share is the whole pool.
-    /// With authentication off there is one tenant: nothing to share.
+    /// With authentication off there is one tenant: no bound unless one is set.
     func tenantHeavyRequests() throws -> Int? {
-        guard auth.isOn else { return try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag) }
-        return try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag)
-            ?? max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+        let set = try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag)
+        return set ?? (auth.isOn ? max(1, ProcessInfo.processInfo.activeProcessorCount / 2) : nil)
     }
 
-    func tenantDBShare() throws -> Double { try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1) }
+    func tenantDBShare() throws -> Double {
+        try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1)
+    }
     func statementTimeouts() throws -> (requests: Duration, reports: Duration) {
         (.milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
          .milliseconds(Int64(try Settings.reportStatementTimeout.value(reportStatementTimeoutFlag) * 1000)))
@@ -191,7 +193,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--db-statement-timeout and --report-timeout must be at least 0.001 seconds")
         }
         guard try reportPoolSize() >= 1 else { throw ValidationError("--report-pool-size must be at least 1") }
-        guard try tenantHeavyRequests() ?? 1 >= 1 else { throw ValidationError("--tenant-heavy-requests must be at least 1") }
+        guard try tenantHeavyRequests() ?? 1 >= 1 else {
+            throw ValidationError("--tenant-heavy-requests must be at least 1")
+        }
         guard try tenantDBShare() > 0, try tenantDBShare() <= 1 else {
             throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
         }
@@ -199,8 +203,12 @@ struct Serve: AsyncParsableCommand {
         guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
         let limits = try limits()
         guard limits.body >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
-        guard limits.sendTimeout >= .seconds(1) else { throw ValidationError("--send-timeout must be at least 1 second") }
-        guard limits.answers.budget >= 1 << 20 else { throw ValidationError("--response-memory must be at least 1 (MiB)") }
+        guard limits.sendTimeout >= .seconds(1) else {
+            throw ValidationError("--send-timeout must be at least 1 second")
+        }
+        guard limits.answers.budget >= 1 << 20 else {
+            throw ValidationError("--response-memory must be at least 1 (MiB)")
+        }
         guard limits.header >= 1024 else { throw ValidationError("--header-limit must be at least 1024") }
         guard limits.idleTimeout >= .seconds(1), limits.requestTimeout >= .seconds(1) else {
             throw ValidationError("--idle-timeout and --request-timeout must be at least 1 second")

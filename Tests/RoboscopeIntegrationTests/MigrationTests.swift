@@ -107,7 +107,9 @@ import RoboscopeDomain
 
         // An event moved to another tenant's audit trail is found by `roboscope verify`.
         try connection.execute("ALTER TABLE eventlog.events DISABLE TRIGGER USER")
-        try connection.execute("UPDATE eventlog.events SET tenant = 'other' WHERE position = (SELECT max(position) FROM eventlog.events)")
+        try connection.execute(
+            "UPDATE eventlog.events SET tenant = 'other' WHERE position = (SELECT max(position) FROM eventlog.events)"
+        )
         try connection.execute("ALTER TABLE eventlog.events ENABLE TRIGGER USER")
         #expect(try connection.query("SELECT count(*) FROM eventlog.misrouted_events()").int64(0, 0) == 1)
         try connection.execute("ALTER TABLE eventlog.events DISABLE TRIGGER USER")

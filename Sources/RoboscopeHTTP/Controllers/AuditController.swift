@@ -45,7 +45,7 @@ struct AuditController {
         return try await CancelOnClose.run(request) {
             let page = try await audit.page(ready)
             budgets.charge(context, rows: page.entries.count)
-            return JSONResponse.make(page)
+            return Self.answer(page)
         }
     }
 
@@ -64,8 +64,18 @@ struct AuditController {
             if page.entries.isEmpty, ready.after == 0, ready.before == nil {
                 throw DomainError.notFound(name, ready.entityID!)
             }
-            return JSONResponse.make(page)
+            return Self.answer(page)
         }
+    }
+
+    /// The page as `AuditPage` writes it, streamed past a MiB (a page of 1,000 entries
+    /// with their changes can pass it).
+    static func answer(_ page: AuditPage) -> Response {
+        var tail = JSONWriter(timestampStyle: .wire, capacity: 64)
+        tail.key("next_after"); tail.value(page.nextAfter)
+        tail.key("next_before"); tail.value(page.nextBefore)
+        return StreamedArray.response(page.entries, prefix: #"{"data":["#,
+                                      suffix: Array("],".utf8) + tail.bytes + Array("}".utf8))
     }
 
     /// `order` (`asc`, the default, or `desc`), its cursor (`after` or `before`) and

@@ -71,7 +71,9 @@ final class AnswerDrainHandler: ChannelOutboundHandler, RemovableChannelHandler 
                 // Reset, not a graceful close: the kernel drops what its buffer still
                 // holds for this client at once, instead of keeping it for the retries.
                 if let socket = context.channel as? any SocketOptionProvider {
-                    socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in context.close(promise: nil) }
+                    socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in
+                        context.close(promise: nil)
+                    }
                 } else {
                     context.close(promise: nil)
                 }
@@ -88,7 +90,8 @@ final class AnswerDrainHandler: ChannelOutboundHandler, RemovableChannelHandler 
     static let socketSendBuffer = 256 << 10
 
     func handlerAdded(context: ChannelHandlerContext) {
-        _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(Self.socketSendBuffer))
+        let size = SocketOptionValue(Self.socketSendBuffer)
+        _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: size)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -96,9 +96,9 @@ struct HeavyRequestMiddleware: RouterMiddleware {
         guard HeavyRequestShare.isHeavy(request) else { return try await next(request, context) }
         let tenant = context.principal.tenant
         guard await share.enter(tenant) else {
-            throw DomainError(.rateLimited,
-                              "\(share.maxWaiting) heavy requests (large lists, reports, bulks) of this tenant wait already; retry in 1 s",
-                              details: ["retry_after": .integer(1), "limit": .string("tenant")])
+            let message = "\(share.maxWaiting) heavy requests (large lists, reports, bulks) of this tenant "
+                + "wait already; retry in 1 s"
+            throw DomainError(.rateLimited, message, details: ["retry_after": .integer(1), "limit": .string("tenant")])
         }
         defer { share.leave(tenant) }
         return try await next(request, context)

@@ -13,15 +13,19 @@ enum StreamedArray {
     static let streamAbove = 1 << 20
     static let chunk = 64 << 10
 
-    static func response<T: JSONWritable & Sendable>(_ items: [T], status: HTTPResponse.Status = .ok) -> Response {
-        var head = ByteBuffer(string: "[")
+    /// `prefix` and `suffix` wrap the items: `[` and `]` for a bare array, or an
+    /// envelope's (`{"data":[` ... `],"next_after":…}`).
+    static func response<T: JSONWritable & Sendable>(
+        _ items: [T], status: HTTPResponse.Status = .ok, prefix: String = "[", suffix: [UInt8] = Array("]".utf8)
+    ) -> Response {
+        var head = ByteBuffer(string: prefix)
         var next = 0
         while next < items.count, head.readableBytes < streamAbove {
             next = render(items, from: next, into: &head)
         }
         let headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if next == items.count {
-            head.writeString("]")
+            head.writeBytes(suffix)
             return Response(status: status, headers: headers, body: .init(byteBuffer: head))
         }
         let first = head, rest = next
@@ -34,7 +38,7 @@ enum StreamedArray {
                 index = render(items, from: index, into: &part)
                 try await writer.write(part)
             }
-            try await writer.write(ByteBuffer(string: "]"))
+            try await writer.write(ByteBuffer(bytes: suffix))
             try await writer.finish(nil)
         })
     }

@@ -71,17 +71,19 @@ import Testing
         let globex = Tokens.bearer(try Tokens.token("globex", "read"))
         let client = server.client
         // Authorized once, so that the places are known before the lock.
-        #expect(try await client.send("GET", "/api/v1/markers?work_session_id=\(acmeSession)&limit=1", headers: acme).status == 200)
-        #expect(try await client.send("GET", "/api/v1/markers?work_session_id=\(globexSession)&limit=1", headers: globex).status == 200)
+        let acmeList = "/api/v1/markers?work_session_id=\(acmeSession)"
+        let globexList = "/api/v1/markers?work_session_id=\(globexSession)"
+        #expect(try await client.send("GET", acmeList + "&limit=1", headers: acme).status == 200)
+        #expect(try await client.send("GET", globexList + "&limit=1", headers: globex).status == 200)
 
         let lock = try await QueryBoundsTests.TableLock(databaseURL, table: "public.markers")
         let heavy = (0..<2).map { _ in
-            Task { try await client.send("GET", "/api/v1/markers?work_session_id=\(acmeSession)", headers: acme) }
+            Task { try await client.send("GET", acmeList, headers: acme) }
         }
         try await eventually("one of acme's lists runs, the other waits its turn", within: 20) {
             try await server.metric("roboscope_heavy_requests_waiting") == 1
         }
-        let other = Task { try await client.send("GET", "/api/v1/markers?work_session_id=\(globexSession)", headers: globex) }
+        let other = Task { try await client.send("GET", globexList, headers: globex) }
         try await eventually("globex's list runs beside acme's", within: 20) {
             try await QueryBoundsTests.waitingOnLocks(databaseURL, in: Self.markersStatement) == 2
         }

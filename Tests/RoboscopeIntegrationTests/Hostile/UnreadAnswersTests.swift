@@ -18,7 +18,8 @@ import Glibc
     /// A server, and the path of a list of 10,000 markers: 6.5 MB of answer, far more than
     /// the sockets' buffers take.
     static func serverWithALargeList(_ arguments: [String]) async throws -> (ServerProcess, String) {
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("unread"), extraArguments: arguments)
+        let databaseURL = try await TestDatabase.fresh("unread")
+        let server = try await ServerProcess(databaseURL: databaseURL, extraArguments: arguments)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         var marker = Fixtures.quad
