@@ -89,8 +89,8 @@ struct AuthOptions: ParsableArguments {
         }
         if verifiesJWTs {
             if try Settings.authAudience.resolve(audienceFlag) == nil, !allowAnyAudience {
-                throw ValidationError("--auth-audience is required with JWT verification: "
-                                      + "name this service's audience, or pass --auth-allow-any-audience to accept tokens issued for any service")
+                throw ValidationError("--auth-audience is required with JWT verification: name this service's "
+                                      + "audience, or pass --auth-allow-any-audience to accept tokens issued for any service")
             }
             if try Settings.authIssuer.resolve(issuerFlag) == nil, !allowAnyIssuer {
                 throw ValidationError("--auth-issuer is required with JWT verification: name the identity provider, "

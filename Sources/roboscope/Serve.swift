@@ -148,13 +148,13 @@ struct Serve: AsyncParsableCommand {
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
     func reportPoolSize() throws -> Int { try Settings.reportPoolSize.value(reportPoolSizeFlag) }
-    /// With authentication off every request is the one tenant's: its share is the whole pool.
     /// With authentication off there is one tenant: no bound unless one is set.
     func tenantHeavyRequests() throws -> Int? {
         let set = try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag)
         return set ?? (auth.isOn ? max(1, ProcessInfo.processInfo.activeProcessorCount / 2) : nil)
     }
 
+    /// With authentication off every request is the one tenant's: its share is the whole pool.
     func tenantDBShare() throws -> Double {
         try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1)
     }

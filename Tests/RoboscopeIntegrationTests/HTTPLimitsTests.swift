@@ -11,11 +11,15 @@ import Testing
     @Test func aHeadOverTheLimitIs431() async throws {
         let server = try await Self.server.get().server
         let padding = String(repeating: "a", count: 8000)
-        let reply = try WebSocketClient.rawRequest(port: server.port, "GET /api/v1/spaces HTTP/1.1\r\nHost: localhost\r\nX-Padding: \(padding)\r\n\r\n")
+        let reply = try WebSocketClient.rawRequest(
+            port: server.port, "GET /api/v1/spaces HTTP/1.1\r\nHost: localhost\r\nX-Padding: \(padding)\r\n\r\n"
+        )
         #expect(reply.hasPrefix("HTTP/1.1 431"), "\(reply.prefix(200))")
         #expect(reply.contains(#""code":"headers_too_large""#))
         // Heads under the limit still pass.
-        let small = try WebSocketClient.rawRequest(port: server.port, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        let small = try WebSocketClient.rawRequest(
+            port: server.port, "GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        )
         #expect(small.hasPrefix("HTTP/1.1 200"))
     }
 
@@ -31,7 +35,8 @@ import Testing
         let socket = try WebSocketClient.connect(port: server.port)
         defer { close(socket) }
         let started = ContinuousClock.now
-        try send(socket, "POST /api/v1/spaces HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"key\":")
+        try send(socket, "POST /api/v1/spaces HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                 + "Content-Length: 100\r\n\r\n{\"key\":")
         let (reply, closed) = WebSocketClient.readUntilClosed(socket, seconds: 10)
         #expect(reply.hasPrefix("HTTP/1.1 408"), "\(reply.prefix(200))")
         #expect(reply.contains(#""code":"request_timeout""#))

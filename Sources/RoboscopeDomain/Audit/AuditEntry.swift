@@ -81,8 +81,14 @@ public struct AuditPage: Sendable, JSONWritable {
     public func writeJSON(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.key("data"); writer.array(entries) { $0.value($1) }
-            writer.key("next_after"); writer.value(nextAfter)
-            writer.key("next_before"); writer.value(nextBefore)
+            writeCursors(to: &writer)
         }
+    }
+
+    /// The members after `data`, for a writer that renders the entries itself (the API
+    /// streams a large page).
+    public func writeCursors(to writer: inout JSONWriter) {
+        writer.key("next_after"); writer.value(nextAfter)
+        writer.key("next_before"); writer.value(nextBefore)
     }
 }

@@ -72,8 +72,7 @@ struct AuditController {
     /// with their changes can pass it).
     static func answer(_ page: AuditPage) -> Response {
         var tail = JSONWriter(timestampStyle: .wire, capacity: 64)
-        tail.key("next_after"); tail.value(page.nextAfter)
-        tail.key("next_before"); tail.value(page.nextBefore)
+        page.writeCursors(to: &tail)
         return StreamedArray.response(page.entries, prefix: #"{"data":["#,
                                       suffix: Array("],".utf8) + tail.bytes + Array("}".utf8))
     }

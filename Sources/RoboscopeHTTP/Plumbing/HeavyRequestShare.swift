@@ -21,7 +21,7 @@ public final class HeavyRequestShare: Sendable {
     public init(perTenant: Int, maxWaiting: Int = 256) {
         self.perTenant = max(1, perTenant)
         self.maxWaiting = maxWaiting
-        lines = Mutex(FairQueue(maxRunningPerOwner: max(1, perTenant)))
+        lines = Mutex(FairQueue(maxRunningPerOwner: self.perTenant))
         waitingGauge.record(0)
     }
 

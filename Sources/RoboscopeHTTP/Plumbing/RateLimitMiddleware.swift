@@ -134,8 +134,8 @@ final class TokenBuckets: Sendable {
         limiter.withLock { $0.wait(for: client, now: now) }
     }
 
-    /// Charges what a request cost beyond its token. The bucket may go into debt (down
-    /// to minus the burst): the client's next requests wait it out.
+    /// Charges what a request cost beyond its token. The bucket may go into debt, however
+    /// deep: the client's next requests wait it out.
     func charge(for client: String, cost: Double, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
         limiter.withLock { $0.charge(for: client, cost: cost, now: now) }
     }

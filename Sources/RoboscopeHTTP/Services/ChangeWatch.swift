@@ -12,9 +12,9 @@ import Synchronization
 /// Waiting polls are bounded: `maxWaiting` in the process (past it 503, the process is
 /// full), `maxPerTenant` per tenant (past it 429: that tenant holds its share, and the
 /// others keep theirs) and `maxPerSubject` per subject (past it 429, that client holds
-/// enough). A poll
-/// takes its place (`admit`) before it waits and gives it back (`leave`) when it ends, in
-/// one step each under the lock: a burst of polls sent at once cannot overshoot.
+/// enough). A poll takes its place (`admit`) before it waits and gives it back (`leave`)
+/// when it ends, in one step each under the lock: a burst of polls sent at once cannot
+/// overshoot.
 final class ChangeWatch: Sendable {
     typealias Heads = @Sendable ([Topic]) async throws -> [Topic: Int64]
 

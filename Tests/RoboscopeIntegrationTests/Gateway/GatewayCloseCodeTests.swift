@@ -90,7 +90,8 @@ import WebSocketCodec
         let oldVersion = try WebSocketClient.rawRequest(port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "Version: 13", with: "Version: 8") }))
         #expect(oldVersion.hasPrefix("HTTP/1.1 426 "))
         #expect(oldVersion.contains("Sec-WebSocket-Version: 13"))
-        let plain = try WebSocketClient.rawRequest(port: server.wsPort, head(["GET /api/v1/ws HTTP/1.1", "Host: localhost"]))
+        let plain = try WebSocketClient.rawRequest(port: server.wsPort,
+                                                   head(["GET /api/v1/ws HTTP/1.1", "Host: localhost"]))
         #expect(plain.hasPrefix("HTTP/1.1 426 "))
         let badKey = try WebSocketClient.rawRequest(port: server.wsPort, head(good.map { $0.hasPrefix("Sec-WebSocket-Key") ? "Sec-WebSocket-Key: abc" : $0 }))
         #expect(badKey.hasPrefix("HTTP/1.1 400 "))

@@ -92,8 +92,9 @@ import Testing
             let client = server.client
             let space = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"],
                                               headers: admin)
-            let session = try await client.post("/api/v1/work-sessions",
-                                                ["space_id": space.json["id"]!, "session_type": "repair"], headers: admin)
+            let session = try await client.post(
+                "/api/v1/work-sessions", ["space_id": space.json["id"]!, "session_type": "repair"], headers: admin
+            )
             let id = session.json["id"]!.string!
             let first = try await client.send("GET", "/api/v1/changes?topic=work_session:\(id)&since=0", headers: admin)
             let head = first.json["next_since"]!.int!
