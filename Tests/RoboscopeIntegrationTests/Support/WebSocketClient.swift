@@ -39,7 +39,9 @@ final class WebSocketClient: @unchecked Sendable {
         let text = String(decoding: head[..<end], as: UTF8.self)
         guard text.hasPrefix("HTTP/1.1 101"),
               text.contains("Sec-WebSocket-Accept: \(HandshakeResponse.acceptValue(forKey: key))") else {
-            close(fd)
+            // Not closed here: every stored property is set, so deinit runs and closes it. A
+            // second close could close a socket another test opened meanwhile under the same
+            // number (a CI run's refused upgrade and another test's socket once shared one).
             throw TestFailure("upgrade refused: \(text.split(separator: "\r\n").first ?? "")")
         }
         let answered = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-extensions:") }
