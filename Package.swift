@@ -85,9 +85,12 @@ let package = Package(
             name: "WebSocketCodec",
             dependencies: ["CZlib", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Series labelled by tenant, with a bound on how many tenants get a label.
+        .target(name: "RoboscopeMetrics", dependencies: [server("Metrics", "swift-metrics")]),
         .target(
             name: "BlockingPool",
             dependencies: [
+                "RoboscopeMetrics",
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
@@ -108,6 +111,7 @@ let package = Package(
             dependencies: [
                 "CLibPQ",
                 "BlockingPool",
+                "RoboscopeMetrics",
                 "RoboscopeDomain",
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
@@ -118,6 +122,7 @@ let package = Package(
             name: "RoboscopeHTTP",
             dependencies: [
                 "BlockingPool",
+                "RoboscopeMetrics",
                 "RoboscopeAuth",
                 "RoboscopeDomain",
                 "RoboscopePostgres",
@@ -134,6 +139,7 @@ let package = Package(
             name: "RoboscopeGateway",
             dependencies: [
                 "BlockingPool",
+                "RoboscopeMetrics",
                 "CLinuxSystem",
                 "RoboscopeAuth",
                 "WebSocketCodec",
@@ -170,6 +176,7 @@ let package = Package(
             name: "roboscope",
             dependencies: [
                 "BlockingPool",
+                "RoboscopeMetrics",
                 "RoboscopeDomain",
                 "RoboscopePostgres",
                 "RoboscopeHTTP",
@@ -217,7 +224,7 @@ let package = Package(
         .testTarget(
             name: "RoboscopeGatewayTests",
             dependencies: [
-                "RoboscopeGateway", "BlockingPool",
+                "RoboscopeGateway", "BlockingPool", "RoboscopeMetrics",
                 server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),

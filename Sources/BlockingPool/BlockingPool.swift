@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import RoboscopeMetrics
 import ServiceLifecycle
 import Synchronization
 
@@ -33,6 +34,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     private let clock = ContinuousClock()
     private let metrics: PoolMetrics
     private let retriesStaleConnections: Bool
+    private let tenantTime: TenantMetrics?
 
     /// Runs the work and returns how to hand its result over: the thread counts itself
     /// free before the caller resumes, so that the caller's next job finds it.
@@ -93,10 +95,14 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     ///
     /// `ownerShare`: the part of the connections one owner's work (`PoolShare.owner`, a
     /// tenant) may hold at once, at least one; the rest waits in a fair queue.
+    ///
+    /// `tenantTime`: the time each owner's jobs hold a connection is added to its
+    /// `roboscope_tenant_db_seconds_total` (the database pools; not Redis).
     public init(
         name: String, size: Int, logger: Logger, retriesStaleConnections: Bool = false, ownerShare: Double = 1,
-        connect: @escaping @Sendable () throws -> Connection
+        tenantTime: TenantMetrics? = nil, connect: @escaping @Sendable () throws -> Connection
     ) {
+        self.tenantTime = tenantTime
         self.retriesStaleConnections = retriesStaleConnections
         self.name = name
         self.size = max(1, size)
@@ -284,7 +290,11 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
             let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [self] in
                 try connectRecordingOutcome()
             }
+            let started = clock.now
             let handOver = job(lease)
+            if let tenantTime, let owner {
+                tenantTime.heldDatabase(tenant: owner, seconds: (clock.now - started).secondsDouble)
+            }
             connection = lease.connection
             let after = turn(of: thread, finishedJob: true, owner: owner)
             handOver()

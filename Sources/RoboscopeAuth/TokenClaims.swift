@@ -24,7 +24,7 @@ public struct ClaimRules: Sendable {
     /// The principal of a verified JWT's claims at `now` (seconds since 1970).
     public func principal(_ claims: JSONObject, now: Double) throws -> Principal {
         guard let exp = try Self.numericDate("exp", in: claims) else { throw AuthenticationFailure("token has no exp") }
-        if exp + leeway <= now { throw AuthenticationFailure("token expired") }
+        if exp + leeway <= now { throw AuthenticationFailure("token expired", kind: .expired) }
         if let nbf = try Self.numericDate("nbf", in: claims), nbf - leeway > now {
             throw AuthenticationFailure("token not valid yet (nbf)")
         }
@@ -105,7 +105,17 @@ public struct ClaimRules: Sendable {
 
 /// Why a token was refused (the message goes into the 401 body).
 public struct AuthenticationFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of refusal, for the refusal counters and logs (`roboscope_ws_refusals_total`).
+    public enum Kind: String, Sendable {
+        case missingToken = "missing_token", invalidToken = "invalid_token", expired, revoked
+        case keyRetired = "key_retired"
+    }
+
     public var reason: String
-    public init(_ reason: String) { self.reason = reason }
+    public var kind: Kind
+    public init(_ reason: String, kind: Kind = .invalidToken) {
+        self.reason = reason
+        self.kind = kind
+    }
     public var description: String { reason }
 }

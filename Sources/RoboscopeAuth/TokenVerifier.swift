@@ -43,7 +43,7 @@ public final class TokenVerifier: Sendable {
 
     /// The principal of an `Authorization` header value.
     public func verify(authorization: String?, now: Date = Date()) throws -> Principal {
-        guard let authorization else { throw AuthenticationFailure("missing Authorization: Bearer <token>") }
+        guard let authorization else { throw AuthenticationFailure("missing Authorization: Bearer <token>", kind: .missingToken) }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw AuthenticationFailure("the Authorization header must be Bearer <token>")
@@ -82,7 +82,7 @@ public final class TokenVerifier: Sendable {
             guard let expiry = principal.expiresAt,
                   Double(expiry.microsecondsSinceEpoch) / 1_000_000 + rules.leeway > now.timeIntervalSince1970 else {
                 verified.withLock { _ = $0.removeValue(forKey: token) }
-                throw AuthenticationFailure("token expired")
+                throw AuthenticationFailure("token expired", kind: .expired)
             }
             return principal
         }

@@ -19,6 +19,10 @@ public struct VerificationKeys: Sendable {
 
     public init() {}
 
+    /// The JWK Set's key ids, sorted (for the start-up line; never a key).
+    public var keyIDs: [String] { byKID.keys.sorted() }
+    public var hasSecret: Bool { secret != nil }
+
     /// A JWK Set's keys, with the secret (if any).
     public init(set: KeySet, secret: VerificationKeys?) {
         self.secret = secret?.secret

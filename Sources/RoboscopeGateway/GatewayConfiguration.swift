@@ -61,6 +61,9 @@ public struct GatewayConfiguration: Sendable {
     /// ingress, the per-client connection cap counts the client, not the ingress.
     public var trustedProxies = TrustedProxies()
 
+    /// Lines a second about refused upgrades and 4001/4003 closes (`--log-refusals-per-second`).
+    public var logRefusalsPerSecond = 20
+
     /// permessage-deflate for clients that offer it (`--ws-deflate`); nil turns it off.
     public var deflate: DeflateSettings? = DeflateSettings()
 

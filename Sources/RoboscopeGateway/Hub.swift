@@ -13,6 +13,8 @@ final class Hub: Sendable {
     let presence: PresenceWorker
     /// Ops per connection, subject and tenant.
     let budgets: OpBudgets
+    /// Refused upgrades and 4001/4003 closes, counted and logged.
+    let refusals: RefusalLog
 
     init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
          tailer: LogTailer, catchUps: CatchUpReader, presence: PresenceWorker) {
@@ -24,5 +26,6 @@ final class Hub: Sendable {
         self.catchUps = catchUps
         self.presence = presence
         budgets = OpBudgets(configuration: configuration)
+        refusals = RefusalLog(logger: logger, perSecond: configuration.logRefusalsPerSecond)
     }
 }

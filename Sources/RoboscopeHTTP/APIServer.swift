@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import Prometheus
+import RoboscopeMetrics
 import RoboscopePostgres
 
 /// Builds the HTTP application: every route under `/api/v1`, health at the root.
@@ -14,8 +15,9 @@ public enum APIServer {
         }
         // Outside the error middleware: error answers compress too.
         router.add(middleware: ResponseCompressionMiddleware(minimumSize: 1024))
-        router.add(middleware: ErrorMiddleware())
+        // Outside the error middleware: its access-log line names the client.
         router.add(middleware: ClientAddressMiddleware(proxies: services.trustedProxies))
+        router.add(middleware: ErrorMiddleware(tenantMetrics: .shared))
         HealthController(services: services).addRoutes(to: router)
         // Probes and scrapes name whatever host the orchestrator dials; the rest, with
         // authentication off, only the hosts allowed (DNS rebinding).
@@ -64,7 +66,7 @@ public enum APIServer {
     ) -> some ApplicationProtocol {
         let router = Router(context: RoboscopeRequestContext.self)
         MetricsController(registry: metrics).addRoutes(to: router)
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(tenantMetrics: nil))
         HealthController(services: services).addRoutes(to: router)
         return Application(
             router: router,

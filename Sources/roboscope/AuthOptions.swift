@@ -152,7 +152,15 @@ struct AuthOptions: ParsableArguments {
                 throw ValidationError("the JWK Set \(source.location) cannot be used: \(error)")
             }
         }
-        let verifier = TokenVerifier(keys: keys, staticTokens: tokens, rules: try rules(), keySource: source)
+        let rules = try rules()
+        let verifier = TokenVerifier(keys: keys, staticTokens: tokens, rules: rules, keySource: source)
+        // What an operator checks first when tokens are refused; names, never a secret.
+        logger.info("authentication in force", metadata: [
+            "issuers": "\(rules.issuer ?? "any")", "audiences": "\(rules.audience ?? "any")",
+            "tenant_claims": "\(rules.tenantClaim)", "key_ids": "\(keys.keyIDs.joined(separator: ","))",
+            "key_source": "\(source.map { "\($0.location)" } ?? "none")", "hs256_secret": "\(keys.hasSecret ? "set" : "none")",
+            "static_tokens": "\(tokens.count)",
+        ])
         return (verifier, source)
     }
 }

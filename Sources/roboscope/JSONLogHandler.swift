@@ -3,8 +3,10 @@ import Logging
 import RoboscopeDomain
 
 /// One JSON object per line on standard error (`--log-format json`), for log
-/// collectors: `time`, `level`, `label`, `message`, `source` and every metadata key
-/// (such as `request_id`) at the top level.
+/// collectors: `time` (RFC 3339, UTC, `Z`), `level`, `label`, `message`, `source` (the
+/// module that logged) and every metadata key (such as `request_id`) at the top level.
+/// A metadata key that is one of those names is kept under `meta_<key>` (a JWK Set's
+/// `source` in "reload failed"), never overwritten.
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
@@ -18,9 +20,9 @@ struct JSONLogHandler: LogHandler {
     func log(event: LogEvent) {
         var fields: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
-            fields[key] = "\(value)"
+            fields[Self.reserved.contains(key) ? "meta_" + key : key] = "\(value)"
         }
-        fields["time"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        fields["time"] = Self.time(Date())
         fields["level"] = event.level.rawValue
         fields["label"] = label
         fields["message"] = "\(event.message)"
@@ -28,5 +30,12 @@ struct JSONLogHandler: LogHandler {
         var line = JSONValue.object(fields.mapValues(JSONValue.string)).canonicalJSON
         line.append(0x0A)
         FileHandle.standardError.write(Data(line))
+    }
+
+    static let reserved: Set<String> = ["time", "level", "label", "message", "source"]
+
+    /// `2026-11-27T15:12:11.123Z`: RFC 3339 in UTC, milliseconds, with its zone.
+    static func time(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
     }
 }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import Metrics
 import Prometheus
+import RoboscopeMetrics
 import Foundation
 import RoboscopeDomain
 import RoboscopeGateway
@@ -54,6 +55,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.idleTimeout.name, help: Settings.idleTimeout.help) var idleTimeoutFlag: Int?
     @Option(name: Settings.requestTimeout.name, help: Settings.requestTimeout.help) var requestTimeoutFlag: Int?
     @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
+    @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag: Int?
+    @Option(name: Settings.logRefusalsPerSecond.name, help: Settings.logRefusalsPerSecond.help)
+    var logRefusalsPerSecondFlag: Int?
     @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
     @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
     @Option(name: Settings.tenantRateLimit.name, help: Settings.tenantRateLimit.help) var tenantRateLimitFlag: Double?
@@ -145,6 +149,8 @@ struct Serve: AsyncParsableCommand {
          try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag))
     }
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
+    func metricsMaxTenants() throws -> Int { try Settings.metricsMaxTenants.value(metricsMaxTenantsFlag) }
+    func logRefusalsPerSecond() throws -> Int { try Settings.logRefusalsPerSecond.value(logRefusalsPerSecondFlag) }
     func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
     func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
     func reportPoolSize() throws -> Int { try Settings.reportPoolSize.value(reportPoolSizeFlag) }
@@ -222,6 +228,8 @@ struct Serve: AsyncParsableCommand {
         guard try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag) >= 0 else {
             throw ValidationError("--unauthenticated-rate-limit must be 0 or more")
         }
+        guard try metricsMaxTenants() >= 0 else { throw ValidationError("--metrics-max-tenants must be 0 or more") }
+        guard try logRefusalsPerSecond() >= 1 else { throw ValidationError("--log-refusals-per-second must be at least 1") }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
         guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
         guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
@@ -258,6 +266,7 @@ struct Serve: AsyncParsableCommand {
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
+        TenantMetrics.shared.labels.setLimit(try metricsMaxTenants())
         let host = try Settings.host.value(hostFlag)
         let redisEndpoint = try redisEndpoint()
         let redis = RedisPool(endpoint: redisEndpoint, size: try redisPoolSize(), logger: logger)
@@ -353,6 +362,7 @@ struct Serve: AsyncParsableCommand {
             configuration.trustedProxies = try trustedProxies()
             configuration.presenceMaxUsers = try presenceMaxUsers()
             configuration.readDatabaseURL = standbyURL
+            configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
                 presence: presence, logger: logger

@@ -160,6 +160,10 @@ enum Settings {
                                       "a second port serving `/healthz`, `/readyz` and `/metrics` only, with connection caps of its own, which no client flood on the HTTP port reaches (point probes and scrapes at it)")
     static let unauthenticatedRateLimit = Setting<Double>("unauthenticated-rate-limit", env: "ROBOSCOPE_UNAUTHENTICATED_RATE_LIMIT", default: 20,
                                                           "requests per second per client address whose token is refused (401), counted before token verification: past it 429 without checking the token; `0`: off")
+    static let metricsMaxTenants = Setting<Int>("metrics-max-tenants", env: "ROBOSCOPE_METRICS_MAX_TENANTS", default: 100,
+                                                "tenants whose series (`roboscope_tenant_*`) carry their own `tenant` label, the first met first; the rest are counted under `_other`")
+    static let logRefusalsPerSecond = Setting<Int>("log-refusals-per-second", env: "ROBOSCOPE_LOG_REFUSALS_PER_SECOND", default: 20,
+                                                   "lines a second the gateway logs about refused upgrades and 4xxx closes; past it one line a second counts those left out")
     static let shutdownTimeout = Setting<Int>("shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
                                               "seconds SIGTERM waits for in-flight work before cancelling it")
     static let rateLimit = Setting<Double>("rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 100, shown: "`100`",
@@ -259,7 +263,8 @@ enum Settings {
         SettingRow(tenantHeavyRequests), SettingRow(appendsAtOnce), SettingRow(redisPoolSize),
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout),
         SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(sendTimeout),
-        SettingRow(responseMemory), SettingRow(opsPort), SettingRow(shutdownTimeout),
+        SettingRow(responseMemory), SettingRow(opsPort), SettingRow(metricsMaxTenants), SettingRow(logRefusalsPerSecond),
+        SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit),
         SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),

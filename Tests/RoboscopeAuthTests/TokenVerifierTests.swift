@@ -361,7 +361,7 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         #expect(try verifier.verify(token: token, now: Self.now.addingTimeInterval(200)) == first, "remembered")
         // exp is now + 300, the leeway 60: past 360 s the remembered token is refused too.
         #expect(refusal(verifier, token) == nil)
-        #expect(throws: AuthenticationFailure("token expired")) { try verifier.verify(token: token, now: Self.now.addingTimeInterval(361)) }
+        #expect(throws: AuthenticationFailure("token expired", kind: .expired)) { try verifier.verify(token: token, now: Self.now.addingTimeInterval(361)) }
         // A new key set without the token's key: the token is checked again, and refused.
         let again = try await keys.sign(Claims(sub: "fitter-2"), kid: "ed-1")
         _ = try verifier.verify(token: again, now: Self.now)

@@ -32,7 +32,7 @@ import WebSocketCodec
     }
 
     func status(_ decision: AdmissionPolicy.Decision) -> Int? {
-        if case .refused(let rejection) = decision { return rejection.status }
+        if case .refused(let rejection, _) = decision { return rejection.status }
         return nil
     }
 

@@ -25,7 +25,7 @@ import Testing
         #expect(!machine.value.isAuthenticated)
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(10)) } == .none)
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(10) + .milliseconds(1)) }
-            == .unauthorized("no auth op within 10 s of the upgrade"))
+            == .unauthorized(.missingToken, "no auth op within 10 s of the upgrade"))
     }
 
     @Test func anAuthOpInTimeLiftsTheDeadline() {
@@ -43,7 +43,7 @@ import Testing
         #expect(machine.value.isAuthenticated)
         machine.value.heard(now: t0 + .seconds(4))
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(4)) } == .none)
-        #expect(machine.mutate { $0.tick(now: t0 + .seconds(5)) } == .unauthorized("token expired"))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(5)) } == .unauthorized(.expired, "token expired"))
     }
 
     @Test func aRefreshMovesTheExpiry() {
@@ -53,7 +53,7 @@ import Testing
         machine.value.heard(now: t0 + .seconds(6))
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(6)) } == .none)
         machine.value.heard(now: t0 + .seconds(50))
-        #expect(machine.mutate { $0.tick(now: t0 + .seconds(50)) } == .unauthorized("token expired"))
+        #expect(machine.mutate { $0.tick(now: t0 + .seconds(50)) } == .unauthorized(.expired, "token expired"))
     }
 
     @Test func aTokenWithoutExpiryHoldsForGood() {

@@ -12,7 +12,7 @@ struct AdmissionPolicy: Sendable {
     let configuration: GatewayConfiguration
 
     enum Decision {
-        case refused(UpgradeRejection)
+        case refused(UpgradeRejection, RefusalReason)
         /// No `Authorization` header, authentication on: the `auth` op must follow.
         case awaitingToken
         /// The connection acts for `principal` (anonymous in the default tenant without
@@ -29,21 +29,25 @@ struct AdmissionPolicy: Sendable {
     /// Whether the upgrade proceeds; `connectionsOfClient`: the client's open connections,
     /// this one included.
     func decide(_ request: UpgradeRequest, connectionsOfClient: Int, isShuttingDown: Bool) -> Decision {
-        if isShuttingDown { return .refused(UpgradeRejection(status: 503, message: "server is shutting down")) }
+        if isShuttingDown { return .refused(UpgradeRejection(status: 503, message: "server is shutting down"), .unavailable) }
         switch request.path {
         case "/api/v1/ws": break
         case "/api/v1/ws/echo" where configuration.echo: break
-        default: return .refused(UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))"))
+        default:
+            let rejection = UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))")
+            return .refused(rejection, .notFound)
         }
         let host = request.headers["host"]
         if configuration.authentication == nil, !configuration.allowedHosts.permits(authority: host) {
-            return .refused(UpgradeRejection(status: 421, message: "this Host is not one of --allowed-hosts"))
+            return .refused(UpgradeRejection(status: 421, message: "this Host is not one of --allowed-hosts"), .hostNotAllowed)
         }
         if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
-            return .refused(UpgradeRejection(status: 403, message: "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"))
+            let message = "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"
+            return .refused(UpgradeRejection(status: 403, message: message), .forbidden)
         }
         if connectionsOfClient > configuration.maxConnectionsPerClient {
-            return .refused(UpgradeRejection(status: 429, message: "more than \(configuration.maxConnectionsPerClient) connections from this client"))
+            let message = "more than \(configuration.maxConnectionsPerClient) connections from this client"
+            return .refused(UpgradeRejection(status: 429, message: message), .rateLimited)
         }
         guard let verifier = configuration.authentication else {
             return .admitted(.unauthenticated(actor: "anonymous", tenant: configuration.defaultTenant))
@@ -52,7 +56,7 @@ struct AdmissionPolicy: Sendable {
         guard let authorization = request.headers["authorization"] else { return .awaitingToken }
         switch verified({ try verifier.verify(authorization: authorization) }) {
         case .success(let principal): return .admitted(principal)
-        case .failure(let refusal): return .refused(UpgradeRejection(status: 401, message: refusal.reason))
+        case .failure(let refusal): return .refused(UpgradeRejection(status: 401, message: refusal.reason), refusal.kind)
         }
     }
 
@@ -62,7 +66,7 @@ struct AdmissionPolicy: Sendable {
         do {
             return .success(try verify())
         } catch let failure as AuthenticationFailure {
-            return .failure(TokenRefusal(reason: failure.reason))
+            return .failure(TokenRefusal(reason: failure.reason, kind: RefusalReason(failure.kind)))
         } catch {
             if let verifier = configuration.authentication, let source = verifier.keySource {
                 Task { await source.refreshEarly(into: verifier) }
@@ -90,4 +94,5 @@ struct AdmissionPolicy: Sendable {
 /// Why a token was refused (the reason goes into a 401 or a 4001 close).
 struct TokenRefusal: Error {
     var reason: String
+    var kind: RefusalReason = .invalidToken
 }

@@ -1,4 +1,5 @@
 import RoboscopeDomain
+import RoboscopeMetrics
 import RoboscopePostgres
 import WebSocketCodec
 import CLinuxSystem
@@ -50,6 +51,10 @@ final class Connection: LoopHandler {
     var opBudget: TokenBucket
     /// permessage-deflate as agreed at the upgrade; nil when the client offered none.
     private(set) var deflate: PerMessageDeflate?
+    /// The upgrade's `User-Agent` (for refusal lines and the operator's connection list).
+    private(set) var userAgent: String?
+    /// The tenant whose `roboscope_tenant_ws_connections` counts it, once it has acted for one.
+    private(set) var countedTenant: String?
 
     init(id: UInt64, fd: Int32, peer: String, shard: Shard, now: ContinuousClock.Instant) {
         self.id = id
@@ -77,6 +82,28 @@ final class Connection: LoopHandler {
     func authenticated(as principal: Principal, validUntil: ContinuousClock.Instant?) {
         self.principal = principal
         machine.authenticated(validUntil: validUntil)
+        countIn(principal.tenant)
+    }
+
+    /// Counts it in its tenant's open connections, once (a refreshed token keeps the tenant).
+    func countIn(_ tenant: String) {
+        guard countedTenant == nil else { return }
+        countedTenant = tenant
+        TenantMetrics.shared.connections(tenant: tenant, change: 1)
+    }
+
+    /// Closes with `code` (4001, 4003) for `reason`, counted and logged (`RefusalLog`).
+    func refuse(_ reason: RefusalReason, closing code: CloseCode, _ message: String) {
+        guard isOpen else { return close(code, message) }
+        shard.hub.refusals.record(refusal(reason, code: Int(code.rawValue), message), now: shard.now)
+        close(code, message)
+    }
+
+    private func refusal(_ reason: RefusalReason, code: Int, _ message: String) -> RefusalLog.Refusal {
+        let known = countedTenant != nil
+        return RefusalLog.Refusal(reason: reason, code: code, message: message, clientAddress: client,
+                                  tenant: known ? principal.tenant : nil, subject: known ? principal.subject : nil,
+                                  userAgent: userAgent)
     }
     var queuedBytes: Int { outbound.byteCount }
 
@@ -131,12 +158,13 @@ final class Connection: LoopHandler {
         case .needMore:
             return
         case .reject(let rejection):
-            refuse(rejection)
+            refuse(rejection, reason: RefusalReason(rejection: rejection))
         case .request(let request, let consumed):
+            userAgent = request.headers["user-agent"]
             let admission = shard.admit(request, connection: self)
             switch admission {
-            case .refused(let rejection):
-                return refuse(rejection)
+            case .refused(let rejection, let reason):
+                return refuse(rejection, reason: reason)
             case .awaitingToken:
                 machine.upgraded(now: shard.now, awaitingToken: true)
             case .authenticated(let validUntil):
@@ -158,7 +186,8 @@ final class Connection: LoopHandler {
         }
     }
 
-    private func refuse(_ rejection: UpgradeRejection) {
+    private func refuse(_ rejection: UpgradeRejection, reason: RefusalReason) {
+        shard.hub.refusals.record(refusal(reason, code: rejection.status, rejection.message), now: shard.now)
         head = []
         enqueue(SharedFrame(HandshakeResponse.rejection(rejection)))
         machine.refused(now: shard.now)
@@ -311,7 +340,7 @@ final class Connection: LoopHandler {
         case .none: break
         case .ping: send(SharedFrame(FrameEncoder.frame(.ping, [])))
         case .terminate: terminate()
-        case .unauthorized(let reason): close(.unauthorized, reason)
+        case .unauthorized(let reason, let message): refuse(reason, closing: .unauthorized, message)
         }
     }
 

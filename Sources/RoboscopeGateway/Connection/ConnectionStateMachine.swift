@@ -31,7 +31,7 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         case ping
         case terminate
         /// Close with 4001: no token came in time, or the token expired.
-        case unauthorized(String)
+        case unauthorized(RefusalReason, String)
     }
 
     enum PeerCloseAction: Equatable {
@@ -147,9 +147,9 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         case .open:
             switch authentication {
             case .awaitingToken(let deadline) where now > deadline:
-                return .unauthorized("no auth op within \(Self.authenticationTimeout.components.seconds) s of the upgrade")
+                return .unauthorized(.missingToken, "no auth op within \(Self.authenticationTimeout.components.seconds) s of the upgrade")
             case .valid(let until?) where now >= until:
-                return .unauthorized("token expired")
+                return .unauthorized(.expired, "token expired")
             default:
                 break
             }

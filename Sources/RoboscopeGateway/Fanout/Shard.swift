@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RoboscopeAuth
 import RoboscopeDomain
+import RoboscopeMetrics
 import RoboscopePostgres
 import WebSocketCodec
 import CLinuxSystem
@@ -104,7 +105,7 @@ final class Shard: @unchecked Sendable {
 
     /// What an upgrade request earns.
     enum Admission {
-        case refused(UpgradeRejection)
+        case refused(UpgradeRejection, RefusalReason)
         /// No `Authorization` header, authentication on: the `auth` op must follow.
         case awaitingToken
         /// The connection acts for its principal until the instant (nil: for good).
@@ -121,12 +122,13 @@ final class Shard: @unchecked Sendable {
             connection.client = client
         }
         switch policy.decide(request, connectionsOfClient: hub.clients.count(of: client), isShuttingDown: isShuttingDown) {
-        case .refused(let rejection):
-            return .refused(rejection)
+        case .refused(let rejection, let reason):
+            return .refused(rejection, reason)
         case .awaitingToken:
             return .awaitingToken
         case .admitted(let principal):
             connection.principal = principal
+            connection.countIn(principal.tenant)
             return .authenticated(validUntil: validUntil(of: principal))
         }
     }
@@ -148,6 +150,7 @@ final class Shard: @unchecked Sendable {
         }
         connection.presence = []
         hub.clients.remove(connection.client)
+        if let tenant = connection.countedTenant { TenantMetrics.shared.connections(tenant: tenant, change: -1) }
         hub.metrics.closed()
     }
 
@@ -304,6 +307,7 @@ final class Shard: @unchecked Sendable {
         for connection in Array(connections.values) {
             connection.tick(now)
         }
+        hub.refusals.tick(now: now)
         if let acceptor, acceptGate.tick(now: now, open: hub.metrics.snapshot.openConnections) {
             arm(acceptor)
         }

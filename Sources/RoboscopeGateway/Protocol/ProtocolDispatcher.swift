@@ -22,7 +22,8 @@ final class ProtocolDispatcher: @unchecked Sendable {
     func received(_ opcode: Opcode, _ payload: [UInt8], from connection: Connection) {
         let request: ClientRequest
         switch ClientOps.route(opcode, payload, authenticated: connection.isAuthenticated) {
-        case .close(let code, let reason): return connection.close(code, reason)
+        // ClientOps closes only a connection that has not authenticated yet.
+        case .close(let code, let reason): return connection.refuse(.missingToken, closing: code, reason)
         case .reply(let error): return reply(connection, ServerMessage.error(error))
         case .serve(let parsed): request = parsed
         }
@@ -60,12 +61,12 @@ final class ProtocolDispatcher: @unchecked Sendable {
         let principal: Principal
         switch shard.policy.verified({ try verifier.verify(token: token) }) {
         case .success(let verified): principal = verified
-        case .failure(let refusal): return connection.close(.unauthorized, refusal.reason)
+        case .failure(let refusal): return connection.refuse(refusal.kind, closing: .unauthorized, refusal.reason)
         }
         let previous = connection.principal
         let wasAuthenticated = connection.isAuthenticated
         if wasAuthenticated, principal.subject != previous.subject || principal.tenant != previous.tenant {
-            return connection.close(.forbidden, "a refreshed token must name the same subject and tenant")
+            return connection.refuse(.forbidden, closing: .forbidden, "a refreshed token must name the same subject and tenant")
         }
         connection.authenticated(as: principal, validUntil: shard.validUntil(of: principal))
         reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: principal.expiresAt))

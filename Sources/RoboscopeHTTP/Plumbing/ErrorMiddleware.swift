@@ -3,15 +3,21 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import RoboscopeDomain
+import RoboscopeMetrics
 
 /// Gives every request an id (the client's `X-Request-Id` or a new one), returns it
 /// in a header, and turns every error into a JSON body. Unknown errors are logged
 /// with the request id and answered 500 without any detail. Every request ends with
-/// one access-log line at info (method, path, status, duration), carrying the id like
-/// every other line logged for the request.
+/// one access-log line at info (method, path, status, the refusal's `code`, tenant,
+/// subject, client address, duration, the `traceparent`'s trace id), carrying the request
+/// id like every other line logged for the request; and, under `/api/v1`, one count in
+/// its tenant's `roboscope_tenant_requests_total` by outcome.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let traceParent = HTTPField.Name("traceparent")!
+    /// Where API requests are counted per tenant (nil: the probes' port, which has none).
+    let tenantMetrics: TenantMetrics?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -20,11 +26,13 @@ struct ErrorMiddleware: RouterMiddleware {
         context.requestID = requestID
         context.logger[metadataKey: "request_id"] = "\(requestID)"
         var response: Response
+        var code: String?
         do {
             response = try await next(request, context)
         } catch {
             if let domainError = APIError.domainError(from: error) {
                 response = APIError.response(for: domainError, requestID: requestID)
+                code = domainError.code.rawValue
                 if response.status == .internalServerError {
                     context.logger.error("an error code without a status", metadata: ["code": "\(domainError.code)", "error": "\(domainError)"])
                 }
@@ -39,6 +47,7 @@ struct ErrorMiddleware: RouterMiddleware {
                 let internalError = DomainError(DomainError.Code("internal_error"), "internal error; quote the request id")
                 response = APIError.response(for: internalError, requestID: requestID)
                 response.status = .internalServerError
+                code = internalError.code.rawValue
             }
         }
         response.headers[RequestIdentity.requestIDHeader] = requestID
@@ -51,10 +60,22 @@ struct ErrorMiddleware: RouterMiddleware {
             response.headers[.connection] = "close"
         }
         let elapsed = (ContinuousClock.now - started) / .milliseconds(1)
-        context.logger.info("request", metadata: [
+        let principal = context.caller.principal
+        var fields: Logger.Metadata = [
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
-            "duration_ms": "\(elapsed)",
-        ])
+            "duration_ms": "\(elapsed)", "client_address": "\(context.clientAddress ?? "unknown")",
+        ]
+        if let code { fields["code"] = "\(code)" }
+        if let principal {
+            fields["tenant"] = "\(principal.tenant)"
+            fields["subject"] = "\(principal.subject)"
+        }
+        if let traceID = TraceParent.traceID(request.headers[Self.traceParent]) { fields["trace_id"] = "\(traceID)" }
+        context.logger.info("request", metadata: fields)
+        if let tenantMetrics, context.caller.reachedAPI {
+            tenantMetrics.request(tenant: principal?.tenant ?? "",
+                                  outcome: TenantMetrics.Outcome(status: Int(response.status.code)))
+        }
         return response
     }
 }

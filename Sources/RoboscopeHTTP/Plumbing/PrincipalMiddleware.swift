@@ -19,6 +19,7 @@ struct PrincipalMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
+        context.caller.enteredAPI()
         if let verifier {
             let address = context.clientAddress ?? "unknown"
             if let refusals, let wait = refusals.wait(for: address) {
@@ -37,6 +38,7 @@ struct PrincipalMiddleware: RouterMiddleware {
         } else {
             context.principal = .unauthenticated(actor: RequestIdentity.headerActor(request), tenant: defaultTenant)
         }
+        context.caller.identified(as: context.principal)
         // Every statement the request runs counts against its tenant's share of the pools.
         return try await PoolShare.$owner.withValue(context.principal.tenant) {
             try await next(request, context)

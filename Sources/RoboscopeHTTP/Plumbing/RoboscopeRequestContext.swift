@@ -19,6 +19,8 @@ public struct RoboscopeRequestContext: RequestContext {
     public var principal = Principal(subject: "anonymous", tenant: "", scopes: Scopes([]), spaces: [])
     /// Set by `IdempotencyMiddleware` for a write with an `Idempotency-Key`.
     public var idempotency: IdempotencyClaim?
+    /// Who the request was, once known: shared by every copy of the context.
+    public let caller = RequestCaller()
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -1,5 +1,7 @@
 import Foundation
+import BlockingPool
 import Metrics
+import RoboscopeMetrics
 import RoboscopeDomain
 
 /// Appends batches of events to the log, in one transaction each, through
@@ -114,6 +116,8 @@ public struct EventStore: Sendable {
     private func committed(_ appended: [Appended]) {
         notifier?.signal()
         Self.appendedEvents.increment(by: appended.count)
+        // Called in the request's task: its tenant is the pools' owner of the work.
+        if let tenant = PoolShare.owner { TenantMetrics.shared.appended(tenant: tenant, count: appended.count) }
     }
 
     /// Appends on a connection the caller holds (a pool job of this store's, tools, tests).

@@ -1,6 +1,7 @@
 import BlockingPool
 import Foundation
 import Logging
+import RoboscopeMetrics
 import ServiceLifecycle
 
 extension PGConnection: BlockingConnection {
@@ -30,7 +31,7 @@ public final class PostgresPool: Service, Sendable {
                 name: String = "postgres", logger: Logger) {
         self.url = url
         self.statementTimeout = statementTimeout.map(Self.milliseconds)
-        pool = BlockingPool(name: name, size: size, logger: logger, ownerShare: tenantShare) {
+        pool = BlockingPool(name: name, size: size, logger: logger, ownerShare: tenantShare, tenantTime: .shared) {
             let connection = try PGConnection(url)
             try connection.execute("SET TIME ZONE 'UTC'")
             return connection
