@@ -15,7 +15,7 @@ public struct ClaimRules: Sendable {
 
     public init() {}
 
-    public static let maxSubjectLength = 200
+    public static let maxSubjectLength = Principal.maxSubjectLength
     /// The last second a numeric date may name (9999-12-31T23:59:59Z): past it a date
     /// means nothing a clock can reach, and its microseconds would overflow the arithmetic
     /// of every check that follows (docs/security.md, "Failing closed").
@@ -28,7 +28,7 @@ public struct ClaimRules: Sendable {
         if let nbf = try Self.numericDate("nbf", in: claims), nbf - leeway > now {
             throw AuthenticationFailure("token not valid yet (nbf)")
         }
-        _ = try Self.numericDate("iat", in: claims)
+        let iat = try Self.numericDate("iat", in: claims)
         if let audience {
             let named: [String] = switch claims["aud"] {
             case .string(let one)?: [one]
@@ -45,6 +45,7 @@ public struct ClaimRules: Sendable {
             spaces: claims["spaces"]
         )
         principal.expiresAt = Timestamp(microsecondsSinceEpoch: Int64((exp * 1_000_000).rounded(.down)))
+        principal.issuedAt = iat.map { Timestamp(microsecondsSinceEpoch: Int64(($0 * 1_000_000).rounded(.down))) }
         return principal
     }
 

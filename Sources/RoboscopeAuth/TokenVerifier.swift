@@ -24,21 +24,33 @@ public final class TokenVerifier: Sendable {
 
     /// Tokens past this many bytes are refused before any parsing.
     public static let maxTokenBytes = 8 * 1024
+    /// Revocations in force: a matching token is refused (`token_revoked`) even when cached.
+    public let revocations: RevocationList
+    /// Told the key ids of every new key set, so that connections of a retired key end.
+    private let keyObservers = Mutex<[@Sendable (Set<String>) -> Void]>([])
 
     public init(
         keys: VerificationKeys, staticTokens: [String: Principal] = [:], rules: ClaimRules = ClaimRules(),
-        keySource: KeySetSource? = nil
+        keySource: KeySetSource? = nil, revocations: RevocationList = RevocationList()
     ) {
         self.keys = Mutex(keys)
         self.staticTokens = staticTokens
         self.rules = rules
         self.keySource = keySource
+        self.revocations = revocations
     }
 
     /// Replaces the JWK Set's keys (the secret stays): a reload that read a good set.
     public func replaceKeySet(_ set: KeySet) {
         keys.withLock { $0.byKID = set.keys }
         verified.withLock { $0.removeAll() }
+        let kept = Set(set.keys.keys)
+        for observer in keyObservers.withLock({ $0 }) { observer(kept) }
+    }
+
+    /// `observer` hears the key ids of each key set put in force after this call.
+    public func observeKeySets(_ observer: @escaping @Sendable (Set<String>) -> Void) {
+        keyObservers.withLock { $0.append(observer) }
     }
 
     /// The principal of an `Authorization` header value.
@@ -67,8 +79,17 @@ public final class TokenVerifier: Sendable {
         }
     }
 
-    /// The principal of a bare token (the WebSocket `auth` op).
+    /// The principal of a bare token (the WebSocket `auth` op), unless a revocation in
+    /// force matches it.
     public func verify(token: String, now: Date = Date()) throws -> Principal {
+        let principal = try principal(ofToken: token, now: now)
+        if let revocation = revocations.revocation(of: principal) {
+            throw AuthenticationFailure("token revoked: \(revocation.reason)", kind: .revoked)
+        }
+        return principal
+    }
+
+    private func principal(ofToken token: String, now: Date) throws -> Principal {
         guard !token.isEmpty else { throw AuthenticationFailure("empty token") }
         guard token.utf8.count <= Self.maxTokenBytes else {
             throw AuthenticationFailure("token is over \(Self.maxTokenBytes) bytes")
@@ -105,7 +126,8 @@ public final class TokenVerifier: Sendable {
         guard let payloadData = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payloadData))?.objectValue else {
             throw AuthenticationFailure("malformed token claims")
         }
-        let principal = try rules.principal(claims, now: now.timeIntervalSince1970)
+        var principal = try rules.principal(claims, now: now.timeIntervalSince1970)
+        if alg != "HS256" { principal.keyID = header["kid"]?.stringValue }
         verified.withLock { cache in
             if cache.count >= Self.verifiedCacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[token] = principal

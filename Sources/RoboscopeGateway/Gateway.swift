@@ -1,4 +1,5 @@
 import Logging
+import RoboscopeDomain
 import RoboscopeRedis
 import ServiceLifecycle
 import CLinuxSystem
@@ -38,6 +39,25 @@ public final class Gateway: Service, Sendable {
         self.shards = shards
         listener = try Socket.listen(host: configuration.host, port: configuration.port)
         port = Socket.localPort(listener)
+        if let verifier = configuration.authentication {
+            // Within the listener's wake-up of a revocation or a key set's reload, on every loop.
+            verifier.revocations.observe { [shards] revocations in
+                for shard in shards {
+                    shard.loop.execute {
+                        shard.end(.revoked, "revoked") { principal in revocations.contains { $0.matches(principal) } }
+                    }
+                }
+            }
+            verifier.observeKeySets { [shards] keyIDs in
+                for shard in shards {
+                    shard.loop.execute {
+                        shard.end(.keyRetired, "key retired") { principal in
+                            principal.keyID.map { !keyIDs.contains($0) } ?? false
+                        }
+                    }
+                }
+            }
+        }
         logger.info("gateway listening", metadata: [
             "ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)",
             "max_connections": "\(configuration.maxConnections)",

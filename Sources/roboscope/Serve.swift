@@ -311,6 +311,14 @@ struct Serve: AsyncParsableCommand {
         if let verifier, let source = verifier.keySource {
             services.append(KeySetRefresh(source: source, verifier: verifier))
         }
+        if let verifier {
+            // Revocations in force before the first request, then kept current from Postgres.
+            let revocations = RevocationListener(url: common.databaseURL, logger: logger) { list in
+                verifier.revocations.replace(with: list)
+            }
+            revocations.loadNow()
+            services.append(BackgroundThread(start: { revocations.start() }, stop: { await revocations.stop() }))
+        }
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
         api.rateLimits = try rateLimits()

@@ -68,7 +68,7 @@ import RoboscopeDomain
         )
 
         let outcome = try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test")).migrate(connection)
-        #expect(outcome.migrations == ["0012_sync_protocol", "0013_tenancy", "0014_tenant_first_audit"])
+        #expect(outcome.migrations == ["0012_sync_protocol", "0013_tenancy", "0014_tenant_first_audit", "0015_token_revocations"])
         #expect(try connection.query("SELECT count(*) FROM eventlog.events WHERE tenant IS NULL").int64(0, 0) == 0,
                 "every event names its space's tenant")
         #expect(outcome.functions.contains("append"))

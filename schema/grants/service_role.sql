@@ -26,6 +26,10 @@ BEGIN
     EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO %I', service);
     -- What the schema went through is the migration role's to record.
     EXECUTE format('REVOKE INSERT, UPDATE, DELETE ON public.schema_migrations, public.schema_functions FROM %I', service);
+    -- Revocations are lifted, never erased: their rows are the record of who did what.
+    IF to_regclass('public.token_revocations') IS NOT NULL THEN
+        EXECUTE format('REVOKE DELETE ON public.token_revocations FROM %I', service);
+    END IF;
     EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA eventlog, public TO %I', service);
     EXECUTE format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA eventlog, public TO %I', service);
 END

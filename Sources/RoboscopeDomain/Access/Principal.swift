@@ -11,6 +11,11 @@ public struct Principal: Hashable, Sendable {
     public var spaces: Set<EntityID>?
     /// When its token stops being valid (its `exp`); nil never (static tokens, no authentication).
     public var expiresAt: Timestamp?
+    /// When its token was issued (`iat`); nil when it names none (static tokens): a
+    /// revocation of its tenant or subject then matches it whatever its `issued_before`.
+    public var issuedAt: Timestamp?
+    /// The JWK Set key that signed its token (`kid`); nil for the HS256 secret and static tokens.
+    public var keyID: String?
 
     public init(subject: String, tenant: String, scopes: Scopes, spaces: Set<EntityID>? = nil, expiresAt: Timestamp? = nil) {
         self.subject = subject
@@ -19,6 +24,9 @@ public struct Principal: Hashable, Sendable {
         self.spaces = spaces
         self.expiresAt = expiresAt
     }
+
+    /// Longest `sub`, in characters.
+    public static let maxSubjectLength = 200
 
     /// Without authentication: one tenant, every scope, the actor named by the client.
     public static func unauthenticated(actor: String, tenant: String) -> Principal {
@@ -89,6 +97,8 @@ extension DomainError {
 extension DomainError.Code {
     /// No bearer token, or one that does not verify.
     public static let unauthorized = DomainError.Code("unauthorized")
+    /// A token a revocation in force matches (`POST /admin/revocations`): 401.
+    public static let tokenRevoked = DomainError.Code("token_revoked")
     /// A visible resource, and a token whose scope does not allow the action.
     public static let forbidden = DomainError.Code("forbidden")
 }

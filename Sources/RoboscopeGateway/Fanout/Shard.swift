@@ -364,6 +364,15 @@ final class Shard: @unchecked Sendable {
         }
     }
 
+    /// Closes with 4001 every authenticated connection whose principal `ends` says no longer
+    /// holds (a revocation, a retired key, an operator's disconnect), counted and logged
+    /// with `reason`.
+    func end(_ reason: RefusalReason, _ message: String, where ends: (Principal) -> Bool) {
+        for connection in Array(connections.values) where connection.isAuthenticated && ends(connection.principal) {
+            connection.refuse(reason, closing: .unauthorized, message)
+        }
+    }
+
     /// Closes whatever is left without waiting for the peers.
     func terminateAll() {
         for connection in Array(connections.values) { connection.terminate() }

@@ -14,6 +14,8 @@ public struct APIServices: Sendable {
     public var locks: LockStore
     /// Stored answers of writes with an `Idempotency-Key`.
     public var idempotency: IdempotencyKeys
+    /// Token revocations (`/admin/revocations`).
+    public var revocations: RevocationStore
     let sessionLocks: SessionLocks
     /// The work sessions' places that marker creates need, read once each.
     let sessionPlaces: WorkSessionPlaces
@@ -92,6 +94,7 @@ public struct APIServices: Sendable {
         self.locks = locks
         self.limits = limits
         idempotency = IdempotencyKeys(pool: store.pool)
+        revocations = RevocationStore(pool: store.pool)
         sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis), idempotency: idempotency)
         gate = Gate(places: Places(pool: store.pool))
         sessionPlaces = WorkSessionPlaces { [reads] id in try await reads.workSession(id)?.place }

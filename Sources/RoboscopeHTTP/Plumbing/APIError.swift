@@ -18,7 +18,7 @@ enum APIError {
         case .payloadTooLarge: return .contentTooLarge
         case .locked: return HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
         case .unavailable, .overloaded: return .serviceUnavailable
-        case .unauthorized: return .unauthorized
+        case .unauthorized, .tokenRevoked: return .unauthorized
         case .forbidden: return .forbidden
         case .rateLimited, .presenceFull: return .tooManyRequests
         case .methodNotAllowed: return .methodNotAllowed
@@ -51,7 +51,7 @@ enum APIError {
         if error.code == .rateLimited || error.code == .presenceFull, case .integer(let seconds)? = error.details["retry_after"] {
             headers[.retryAfter] = String(seconds)
         }
-        if error.code == .unauthorized {
+        if error.code == .unauthorized || error.code == .tokenRevoked {
             headers[.wwwAuthenticate] = "Bearer"
         }
         return Response(status: status(for: error.code), headers: headers,

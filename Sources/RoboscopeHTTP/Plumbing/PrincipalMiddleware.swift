@@ -30,7 +30,7 @@ struct PrincipalMiddleware: RouterMiddleware {
                 context.principal = try await verifier.verifyRefreshing(authorization: request.headers[.authorization])
             } catch let failure as AuthenticationFailure {
                 refusals?.charge(for: address, cost: 1)
-                throw DomainError(.unauthorized, failure.reason)
+                throw DomainError(failure.kind == .revoked ? .tokenRevoked : .unauthorized, failure.reason)
             } catch {
                 refusals?.charge(for: address, cost: 1)
                 throw DomainError(.unauthorized, "the token cannot be verified")

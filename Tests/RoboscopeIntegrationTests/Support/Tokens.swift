@@ -34,3 +34,29 @@ enum Tokens {
 
     static func bearer(_ token: String) -> [String: String] { ["Authorization": "Bearer \(token)"] }
 }
+
+/// ES256 keys of a JWK Set file the tests write and rewrite (a key rotation).
+struct ES256Key {
+    let kid: String
+    let key = P256.Signing.PrivateKey()
+
+    /// The public half as a JWK Set entry.
+    var jwk: [String: Any] {
+        let raw = key.publicKey.rawRepresentation
+        return ["kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+                "x": Tokens.base64URL(raw.prefix(32)), "y": Tokens.base64URL(raw.suffix(32))]
+    }
+
+    static func writeSet(_ keys: [ES256Key], to url: URL) throws {
+        let data = try JSONSerialization.data(withJSONObject: ["keys": keys.map(\.jwk)])
+        try data.write(to: url, options: .atomic)
+    }
+
+    /// A JWT with `claims`, signed by this key and naming its `kid`.
+    func jwt(_ claims: [String: Any]) throws -> String {
+        let header = Tokens.base64URL(try JSONSerialization.data(withJSONObject: ["alg": "ES256", "typ": "JWT", "kid": kid]))
+        let payload = Tokens.base64URL(try JSONSerialization.data(withJSONObject: claims))
+        let signature = try key.signature(for: Data("\(header).\(payload)".utf8))
+        return "\(header).\(payload).\(Tokens.base64URL(signature.rawRepresentation))"
+    }
+}

@@ -1,0 +1,63 @@
+/// `POST /admin/revocations` decided (docs/operations.md "Running many customers"): who may
+/// revoke what, and the revocation a body names. An operator revokes any tenant's tokens,
+/// a subject's, or a key's (`kid`); an administrator only its own tenant's.
+public enum RevocationCommands {
+    /// Whose revocations a principal may make, list and lift.
+    public enum Reach: Equatable, Sendable {
+        /// Every tenant's, and keys' (the `operator` scope).
+        case everyTenant
+        /// Its own tenant's only (the `admin` scope).
+        case tenant(String)
+
+        /// Whether `tenant`'s revocations are within reach.
+        public func covers(_ tenant: String?) -> Bool {
+            switch self {
+            case .everyTenant: true
+            case .tenant(let own): tenant == own
+            }
+        }
+
+        /// The tenant a listing is limited to (nil: all).
+        public var tenantFilter: String? {
+            switch self {
+            case .everyTenant: nil
+            case .tenant(let own): own
+            }
+        }
+    }
+
+    /// The principal's reach, else 403 naming `admin` (the least scope that has one).
+    public static func reach(of principal: Principal) throws -> Reach {
+        if principal.scopes.contains(.operator) { return .everyTenant }
+        try principal.require(.admin)
+        return .tenant(principal.tenant)
+    }
+
+    /// The revocation `body` asks for, made by `principal` at `now` with id `id`.
+    public static func revocation(_ body: FieldReader, by principal: Principal, id: EntityID, now: Timestamp) throws
+        -> Revocation {
+        let reach = try reach(of: principal)
+        let keyID = try body.string("kid", maxLength: 200)
+        var tenant = try body.string("tenant", maxLength: TenantName.maxLength)
+        let subject = try body.string("subject", maxLength: Principal.maxSubjectLength)
+        if let tenant, !TenantName.isValid(tenant) {
+            throw DomainError.invalid("tenant", "must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
+        }
+        if keyID != nil {
+            guard reach == .everyTenant else { throw DomainError.forbidden(needing: .operator) }
+            guard tenant == nil, subject == nil else {
+                throw DomainError.invalid("kid", "names a key: give it alone, without tenant or subject")
+            }
+        } else {
+            // An administrator's own tenant is the one meant when it names none.
+            if tenant == nil, case .tenant(let own) = reach { tenant = own }
+            guard let named = tenant else { throw DomainError.invalid("tenant", "is required (or kid, for a key)") }
+            guard reach.covers(named) else { throw DomainError.forbidden(needing: .operator) }
+        }
+        let reason = try body.requiredString("reason", maxLength: Revocation.maxReasonLength)
+        return Revocation(
+            id: id, tenant: tenant, subject: subject, keyID: keyID, issuedBefore: try body.timestamp("issued_before") ?? now,
+            reason: reason, createdAt: now, createdBy: "\(principal.tenant)/\(principal.subject)"
+        )
+    }
+}

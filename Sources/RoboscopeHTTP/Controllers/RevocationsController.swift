@@ -1,0 +1,76 @@
+import Hummingbird
+import Logging
+import RoboscopeDomain
+import RoboscopePostgres
+
+/// `/admin/revocations`: tokens that no longer hold (docs/operations.md, "Running many
+/// customers"). An operator revokes any tenant's tokens, a subject's or a key's; an
+/// administrator its own tenant's. Stored in Postgres, whose announcement puts it in force
+/// on every instance within the listener's wake-up (REST 401 `token_revoked`, sockets
+/// closed with 4001 `revoked`); lifted, never erased.
+struct RevocationsController {
+    let services: APIServices
+
+    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
+        group.post("admin/revocations", use: create)
+        group.get("admin/revocations", use: list)
+        group.delete("admin/revocations/:id", use: lift)
+    }
+
+    func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        // The scope first: a body is read only for a principal that may revoke anything.
+        _ = try RevocationCommands.reach(of: context.principal)
+        let revocation = try RevocationCommands.revocation(
+            try await input.fields(), by: context.principal, id: .random(), now: WallClock.now()
+        )
+        let stored = try await services.revocations.create(revocation)
+        context.logger.warning("tokens revoked", metadata: [
+            "revocation": "\(revocation.id)", "tenant": "\(revocation.tenant ?? "")",
+            "revoked_subject": "\(revocation.subject ?? "")", "kid": "\(revocation.keyID ?? "")",
+            "issued_before": "\(revocation.issuedBefore.formatted(.wire))", "reason": "\(revocation.reason)",
+            "by": "\(revocation.createdBy)",
+        ])
+        return JSONResponse.make(Self.wire(stored), status: .created)
+    }
+
+    func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        let reach = try RevocationCommands.reach(of: context.principal)
+        var tenant = reach.tenantFilter
+        if let asked = input.query("tenant") {
+            guard TenantName.isValid(asked) else {
+                throw DomainError(.invalidField, "query tenant: not a tenant name", field: "tenant")
+            }
+            guard reach.covers(asked) else { throw DomainError.forbidden(needing: .operator) }
+            tenant = asked
+        }
+        let stored = try await services.revocations.list(tenant: tenant)
+        return JSONResponse.make(JSONValue.object(["revocations": .array(stored.map(Self.wire))]))
+    }
+
+    func lift(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
+        let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
+        let id = try input.pathID()
+        let reach = try RevocationCommands.reach(of: context.principal)
+        let by = "\(context.principal.tenant)/\(context.principal.subject)"
+        // Another tenant's revocation, to an administrator, is one that does not exist.
+        guard let lifted = try await services.revocations.lift(id, tenant: reach.tenantFilter, by: by) else {
+            throw DomainError(.notFound, "revocation \(id) not found")
+        }
+        context.logger.warning("revocation lifted", metadata: ["revocation": "\(id)", "by": "\(by)"])
+        return JSONResponse.make(Self.wire(lifted))
+    }
+
+    static func wire(_ stored: StoredRevocation) -> JSONValue {
+        let revocation = stored.revocation
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        return .object([
+            "id": .string(revocation.id.description), "tenant": text(revocation.tenant), "subject": text(revocation.subject),
+            "kid": text(revocation.keyID), "issued_before": .string(revocation.issuedBefore.formatted(.wire)),
+            "reason": .string(revocation.reason), "created_at": .string(revocation.createdAt.formatted(.wire)),
+            "created_by": .string(revocation.createdBy), "lifted_at": text(stored.liftedAt?.formatted(.wire)),
+            "lifted_by": text(stored.liftedBy),
+        ])
+    }
+}

@@ -1,0 +1,99 @@
+import RoboscopeDomain
+
+/// A revocation as stored: the revocation, and when and by whom it was lifted.
+public struct StoredRevocation: Sendable, Hashable {
+    public var revocation: Revocation
+    public var liftedAt: Timestamp?
+    public var liftedBy: String?
+}
+
+/// `public.token_revocations`: revocations made, listed, lifted (never deleted), and the
+/// ones in force, which every process loads at start and whenever Postgres announces a
+/// change on `roboscope_revocations` (`RevocationListener`).
+public struct RevocationStore: Sendable {
+    public let pool: PostgresPool
+    public static let channel = "roboscope_revocations"
+    /// Most revocations a listing returns (the newest).
+    public static let listLimit = 1000
+
+    public init(pool: PostgresPool) {
+        self.pool = pool
+    }
+
+    static let columns = """
+        id, tenant, subject, kid, (extract(epoch FROM issued_before) * 1000000)::bigint, reason,
+        (extract(epoch FROM created_at) * 1000000)::bigint, created_by,
+        (extract(epoch FROM lifted_at) * 1000000)::bigint, lifted_by
+        """
+
+    /// Stores `revocation` (its `created_at` is the database's clock); the stored row.
+    public func create(_ revocation: Revocation) async throws -> StoredRevocation {
+        try await pool.translatingErrors { connection in
+            let result = try connection.query(
+                """
+                INSERT INTO public.token_revocations (id, tenant, subject, kid, issued_before, reason, created_by)
+                VALUES ($1::uuid, $2, $3, $4, to_timestamp($5::bigint / 1000000.0), $6, $7)
+                RETURNING \(Self.columns)
+                """,
+                [revocation.id, revocation.tenant, revocation.subject, revocation.keyID,
+                 revocation.issuedBefore.microsecondsSinceEpoch, revocation.reason, revocation.createdBy]
+            )
+            return try Self.row(result, 0)
+        }
+    }
+
+    /// The newest revocations of `tenant` (nil: every tenant's, and the keys'), lifted ones included.
+    public func list(tenant: String?) async throws -> [StoredRevocation] {
+        try await pool.translatingErrors { connection in
+            let result = try connection.query(
+                """
+                SELECT \(Self.columns) FROM public.token_revocations
+                WHERE $1::text IS NULL OR tenant = $1 ORDER BY created_at DESC, id LIMIT \(Self.listLimit)
+                """,
+                [tenant]
+            )
+            return try (0..<result.rowCount).map { try Self.row(result, $0) }
+        }
+    }
+
+    /// Lifts revocation `id` when `tenant` may see it (nil: any); the lifted row, or nil
+    /// when there is no such revocation for it. Lifting one already lifted changes nothing.
+    public func lift(_ id: EntityID, tenant: String?, by liftedBy: String) async throws -> StoredRevocation? {
+        try await pool.translatingErrors { connection in
+            let result = try connection.query(
+                """
+                WITH lifted AS (
+                    UPDATE public.token_revocations SET lifted_at = now(), lifted_by = $3
+                    WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2) AND lifted_at IS NULL
+                    RETURNING \(Self.columns)
+                )
+                SELECT * FROM lifted
+                UNION ALL
+                SELECT \(Self.columns) FROM public.token_revocations
+                WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2) AND NOT EXISTS (SELECT 1 FROM lifted)
+                """,
+                [id, tenant, liftedBy]
+            )
+            return result.rowCount == 0 ? nil : try Self.row(result, 0)
+        }
+    }
+
+    /// The revocations in force, on a connection the caller holds (the listener's).
+    public static func inForce(on connection: PGConnection) throws -> [Revocation] {
+        let result = try connection.query(
+            "SELECT \(columns) FROM public.token_revocations WHERE lifted_at IS NULL ORDER BY created_at, id"
+        )
+        return try (0..<result.rowCount).map { try row(result, $0).revocation }
+    }
+
+    static func row(_ result: PGResult, _ index: Int) throws -> StoredRevocation {
+        let row = RowReader(result, row: index, source: "token_revocations")
+        let revocation = Revocation(
+            id: try row.id(0), tenant: row.optionalText(1), subject: row.optionalText(2), keyID: row.optionalText(3),
+            issuedBefore: try row.timestamp(4), reason: try row.text(5), createdAt: try row.timestamp(6),
+            createdBy: try row.text(7)
+        )
+        return StoredRevocation(revocation: revocation, liftedAt: try row.optionalInt64(8).map(Timestamp.init),
+                                liftedBy: row.optionalText(9))
+    }
+}
