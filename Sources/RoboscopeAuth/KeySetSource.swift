@@ -91,17 +91,23 @@ public final class KeySetSource: Sendable {
     public func keepCurrent(_ verifier: TokenVerifier) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
-            switch location {
-            case .file(let path):
-                let stamp = Self.modified(path)
-                if stamp != fileStamp.withLock({ $0 }) { await reload(into: verifier) }
-            case .url:
-                if gate.withLock({ $0.isDue(now: .now) }) { await reload(into: verifier) }
-            }
+            await refreshIfDue(into: verifier)
         }
     }
 
-    static func modified(_ path: String) -> Date? {
+    /// One look: a file whose modification time changed is read again, a URL fetched when
+    /// its schedule says.
+    public func refreshIfDue(into verifier: TokenVerifier) async {
+        switch location {
+        case .file(let path):
+            let stamp = Self.modified(path)
+            if stamp != fileStamp.withLock({ $0 }) { await reload(into: verifier) }
+        case .url:
+            if gate.withLock({ $0.isDue(now: .now) }) { await reload(into: verifier) }
+        }
+    }
+
+    public static func modified(_ path: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 }

@@ -12,6 +12,12 @@ public struct ClaimRules: Sendable {
     public var audience: String?
     /// When set, `iss` must equal it.
     public var issuer: String?
+    /// When set, every token is this tenant's: its tenant claim may be absent, and naming
+    /// another is refused (an issuers file's entry for one customer's identity provider).
+    public var pinnedTenant: String?
+    /// Whether `operator` in `scope` counts (the deployment's own issuers), or is ignored
+    /// like an unknown word (a customer's identity provider can never grant it).
+    public var grantsOperator = true
 
     public init() {}
 
@@ -40,10 +46,18 @@ public struct ClaimRules: Sendable {
         if let issuer {
             guard claims["iss"]?.stringValue == issuer else { throw AuthenticationFailure("token iss is not \(issuer)") }
         }
+        var tenant = claims[tenantClaim]
+        if let pinnedTenant {
+            if let named = tenant, named != .null, named.stringValue != pinnedTenant {
+                throw AuthenticationFailure("token \(tenantClaim) is not \(pinnedTenant), the only tenant its issuer may name")
+            }
+            tenant = .string(pinnedTenant)
+        }
         var principal = try Self.principal(
-            subject: claims["sub"], tenant: claims[tenantClaim], tenantClaim: tenantClaim, scope: claims["scope"],
-            spaces: claims["spaces"]
+            subject: claims["sub"], tenant: tenant, tenantClaim: tenantClaim, scope: claims["scope"],
+            spaces: claims["spaces"], grantsOperator: grantsOperator
         )
+        principal.issuer = claims["iss"]?.stringValue
         principal.expiresAt = Timestamp(microsecondsSinceEpoch: Int64((exp * 1_000_000).rounded(.down)))
         principal.issuedAt = iat.map { Timestamp(microsecondsSinceEpoch: Int64(($0 * 1_000_000).rounded(.down))) }
         return principal
@@ -65,7 +79,8 @@ public struct ClaimRules: Sendable {
     /// `sub`, the tenant, `scope` and `spaces` as the table of docs/security.md reads them
     /// (static tokens name the same fields).
     public static func principal(
-        subject: JSONValue?, tenant: JSONValue?, tenantClaim: String, scope: JSONValue?, spaces: JSONValue?
+        subject: JSONValue?, tenant: JSONValue?, tenantClaim: String, scope: JSONValue?, spaces: JSONValue?,
+        grantsOperator: Bool = true
     ) throws -> Principal {
         guard let subject = subject?.stringValue, !subject.isEmpty, subject.count <= maxSubjectLength else {
             throw AuthenticationFailure("token sub must be a string of 1 to \(maxSubjectLength) characters")
@@ -82,7 +97,7 @@ public struct ClaimRules: Sendable {
         let scopes: Scopes
         switch scope {
         case nil, .null?: scopes = Scopes(claim: nil)
-        case .string(let words)?: scopes = Scopes(claim: words)
+        case .string(let words)?: scopes = Scopes(claim: words, ignoring: grantsOperator ? [] : [.operator])
         default: throw AuthenticationFailure("token scope must be a space-separated string")
         }
         var visible: Set<EntityID>?

@@ -26,13 +26,18 @@ public final class TokenVerifier: Sendable {
     public static let maxTokenBytes = 8 * 1024
     /// Revocations in force: a matching token is refused (`token_revoked`) even when cached.
     public let revocations: RevocationList
-    /// Told the key ids of every new key set, so that connections of a retired key end.
-    private let keyObservers = Mutex<[@Sendable (Set<String>) -> Void]>([])
+    /// Told the issuer and key ids of every new key set, so that connections of a retired key end.
+    private let keyObservers = Mutex<[@Sendable (String?, Set<String>) -> Void]>([])
+    /// With an issuers file: one verifier per trusted issuer (its keys, its rules), picked
+    /// by the token's `iss`; this one then holds only the static tokens and the revocations.
+    public let routesByIssuer: Bool
+    private let routes = Mutex<[String: TokenVerifier]>([:])
 
     public init(
         keys: VerificationKeys, staticTokens: [String: Principal] = [:], rules: ClaimRules = ClaimRules(),
-        keySource: KeySetSource? = nil, revocations: RevocationList = RevocationList()
+        keySource: KeySetSource? = nil, revocations: RevocationList = RevocationList(), routesByIssuer: Bool = false
     ) {
+        self.routesByIssuer = routesByIssuer
         self.keys = Mutex(keys)
         self.staticTokens = staticTokens
         self.rules = rules
@@ -45,12 +50,47 @@ public final class TokenVerifier: Sendable {
         keys.withLock { $0.byKID = set.keys }
         verified.withLock { $0.removeAll() }
         let kept = Set(set.keys.keys)
-        for observer in keyObservers.withLock({ $0 }) { observer(kept) }
+        for observer in keyObservers.withLock({ $0 }) { observer(rules.issuer, kept) }
     }
 
-    /// `observer` hears the key ids of each key set put in force after this call.
-    public func observeKeySets(_ observer: @escaping @Sendable (Set<String>) -> Void) {
+    /// `observer` hears the issuer (nil: any) and key ids of each key set put in force
+    /// after this call, whichever issuer's.
+    public func observeKeySets(_ observer: @escaping @Sendable (String?, Set<String>) -> Void) {
         keyObservers.withLock { $0.append(observer) }
+    }
+
+    /// The ids of the JWK Set keys in force (for the start-up line).
+    public var keyIDs: [String] { keys.withLock { $0.keyIDs } }
+
+    /// The trusted issuers' verifiers, by `iss` (an issuers file read or read again).
+    public func setRoutes(_ verifiers: [String: TokenVerifier]) {
+        let added = routes.withLock { routes in
+            let known = Set(routes.values.map(ObjectIdentifier.init))
+            routes = verifiers
+            return verifiers.values.filter { !known.contains(ObjectIdentifier($0)) }
+        }
+        for route in added {
+            route.observeKeySets { [self] issuer, kept in
+                for observer in keyObservers.withLock({ $0 }) { observer(issuer, kept) }
+            }
+        }
+    }
+
+    public var routesInForce: [String: TokenVerifier] { routes.withLock { $0 } }
+
+    /// The verifier of the issuer `token` names (its payload read before any signature:
+    /// only to pick the keys that must then verify it).
+    func route(for token: String) throws -> TokenVerifier {
+        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)") }
+        guard let payload = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payload))?.objectValue else {
+            throw AuthenticationFailure("malformed token claims")
+        }
+        guard let issuer = claims["iss"]?.stringValue else { throw AuthenticationFailure("token has no iss") }
+        guard let route = routes.withLock({ $0[issuer] }) else {
+            throw AuthenticationFailure("token iss \(issuer.prefix(100)) is not a trusted issuer")
+        }
+        return route
     }
 
     /// The principal of an `Authorization` header value.
@@ -69,8 +109,10 @@ public final class TokenVerifier: Sendable {
         do {
             return try verify(authorization: authorization, now: now)
         } catch is UnknownKeyID {
-            guard let keySource else { throw AuthenticationFailure("token kid is not in the key set") }
-            await keySource.refreshEarly(into: self)
+            let token = String(authorization?.split(separator: " ", maxSplits: 1).last ?? "")
+            let holder = routesByIssuer ? try route(for: token) : self
+            guard let keySource = holder.keySource else { throw AuthenticationFailure("token kid is not in the key set") }
+            await keySource.refreshEarly(into: holder)
             do {
                 return try verify(authorization: authorization, now: now)
             } catch let unknown as UnknownKeyID {
@@ -89,7 +131,7 @@ public final class TokenVerifier: Sendable {
         return principal
     }
 
-    private func principal(ofToken token: String, now: Date) throws -> Principal {
+    func principal(ofToken token: String, now: Date) throws -> Principal {
         guard !token.isEmpty else { throw AuthenticationFailure("empty token") }
         guard token.utf8.count <= Self.maxTokenBytes else {
             throw AuthenticationFailure("token is over \(Self.maxTokenBytes) bytes")
@@ -98,6 +140,7 @@ public final class TokenVerifier: Sendable {
             throw AuthenticationFailure("token holds bytes that are not printable ASCII")
         }
         if !staticTokens.isEmpty, let principal = staticTokens[Digest.sha256Hex(token)] { return principal }
+        if routesByIssuer { return try route(for: token).principal(ofToken: token, now: now) }
         if let principal = verified.withLock({ $0[token] }) {
             // Its claims passed once; only time can have changed the verdict.
             guard let expiry = principal.expiresAt,

@@ -48,11 +48,12 @@ public final class Gateway: Service, Sendable {
                     }
                 }
             }
-            verifier.observeKeySets { [shards] keyIDs in
+            verifier.observeKeySets { [shards] issuer, keyIDs in
                 for shard in shards {
                     shard.loop.execute {
                         shard.end(.keyRetired, "key retired") { principal in
-                            principal.keyID.map { !keyIDs.contains($0) } ?? false
+                            guard issuer == nil || principal.issuer == issuer, let keyID = principal.keyID else { return false }
+                            return !keyIDs.contains(keyID)
                         }
                     }
                 }

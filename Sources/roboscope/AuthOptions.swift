@@ -18,6 +18,7 @@ struct AuthOptions: ParsableArguments {
     @Option(name: Settings.authLeeway.name, help: Settings.authLeeway.help) var leewayFlag: Int?
     @Option(name: Settings.authAudience.name, help: Settings.authAudience.help) var audienceFlag: String?
     @Option(name: Settings.authIssuer.name, help: Settings.authIssuer.help) var issuerFlag: String?
+    @Option(name: Settings.authIssuersFile.name, help: Settings.authIssuersFile.help) var issuersFileFlag: String?
     @Option(name: Settings.defaultTenant.name, help: Settings.defaultTenant.help) var defaultTenantFlag: String?
     @Flag(name: .customLong("auth-allow-any-audience"),
           help: "accept JWTs whatever their aud (a warning at every start; env ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE=true)")
@@ -33,7 +34,8 @@ struct AuthOptions: ParsableArguments {
     var tokensFile: String? { try? Settings.authTokensFile.resolve(tokensFileFlag) }
     var jwksFile: String? { try? Settings.authJWKSFile.resolve(jwksFileFlag) }
     var jwksURL: String? { try? Settings.authJWKSURL.resolve(jwksURLFlag) }
-    var isOn: Bool { jwtSecret != nil || tokensFile != nil || jwksFile != nil || jwksURL != nil }
+    var issuersFile: String? { try? Settings.authIssuersFile.resolve(issuersFileFlag) }
+    var isOn: Bool { jwtSecret != nil || tokensFile != nil || jwksFile != nil || jwksURL != nil || issuersFile != nil }
     /// JWTs are verified (a secret or a JWK Set), not only static tokens.
     var verifiesJWTs: Bool { jwtSecret != nil || jwksFile != nil || jwksURL != nil }
     var allowAnyAudience: Bool { allowAnyAudienceFlag || Environment.isTrue("ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE") }
@@ -45,13 +47,7 @@ struct AuthOptions: ParsableArguments {
         placeholderSecrets.contains(secret.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
     }
 
-    /// A JWK Set fetched over plain HTTP can be swapped by anyone on the path; loopback
-    /// (a sidecar, the tests) is the one exception.
-    static func isAcceptableKeySetURL(_ url: URL) -> Bool {
-        if url.scheme == "https" { return url.host != nil }
-        guard url.scheme == "http", let host = url.host?.lowercased() else { return false }
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
+    static func isAcceptableKeySetURL(_ url: URL) -> Bool { TrustedIssuers.isAcceptableKeySetURL(url) }
 
     func defaultTenant() throws -> String {
         let tenant = try Settings.defaultTenant.value(defaultTenantFlag)
@@ -63,8 +59,9 @@ struct AuthOptions: ParsableArguments {
 
     func validate() throws {
         let settings = [Settings.authJWTSecret, Settings.authTokensFile, Settings.authJWKSFile, Settings.authJWKSURL,
-                        Settings.authTenantClaim, Settings.authAudience, Settings.authIssuer]
-        let flags = [jwtSecretFlag, tokensFileFlag, jwksFileFlag, jwksURLFlag, tenantClaimFlag, audienceFlag, issuerFlag]
+                        Settings.authTenantClaim, Settings.authAudience, Settings.authIssuer, Settings.authIssuersFile]
+        let flags = [jwtSecretFlag, tokensFileFlag, jwksFileFlag, jwksURLFlag, tenantClaimFlag, audienceFlag, issuerFlag,
+                     issuersFileFlag]
         for (setting, flag) in zip(settings, flags) {
             if flag?.isEmpty == true { throw ValidationError("--\(setting.flag) is empty: give a value or leave it out") }
             if let name = setting.environment, ProcessInfo.processInfo.environment[name]?.isEmpty == true {
@@ -82,6 +79,17 @@ struct AuthOptions: ParsableArguments {
             }
         }
         if jwksFile != nil, jwksURL != nil { throw ValidationError("give --auth-jwks-file or --auth-jwks-url, not both") }
+        if let issuersFile {
+            let single = [(jwtSecret, "--auth-jwt-secret"), (jwksFile, "--auth-jwks-file"), (jwksURL, "--auth-jwks-url"),
+                          (try Settings.authAudience.resolve(audienceFlag), "--auth-audience"),
+                          (try Settings.authIssuer.resolve(issuerFlag), "--auth-issuer")]
+            if let (_, flag) = single.first(where: { $0.0 != nil }) {
+                throw ValidationError("--auth-issuers-file names every issuer, its audience and keys: leave out \(flag)")
+            }
+            do { _ = try TrustedIssuers.load(fromFile: issuersFile) } catch let failure as AuthenticationFailure {
+                throw ValidationError("--auth-issuers-file: \(failure.reason)")
+            }
+        }
         if let jwksURL {
             guard let url = URL(string: jwksURL), Self.isAcceptableKeySetURL(url) else {
                 throw ValidationError("--auth-jwks-url must be an https:// URL (http:// only on loopback)")
@@ -122,7 +130,7 @@ struct AuthOptions: ParsableArguments {
 
     /// The verifier, and the JWK Set source that keeps its keys current; nil when
     /// authentication is off. A JWK Set that cannot be read at start refuses to start.
-    func verifier(logger: Logger) async throws -> (TokenVerifier, KeySetSource?)? {
+    func verifier(logger: Logger) async throws -> (TokenVerifier, KeySetSource?, IssuerRoutes?)? {
         guard isOn else {
             logger.warning("authentication is OFF: every request acts for the default tenant with every scope; set --auth-jwt-secret, --auth-jwks-file, --auth-jwks-url or --auth-tokens-file in production")
             return nil
@@ -136,9 +144,20 @@ struct AuthOptions: ParsableArguments {
         if verifiesJWTs, allowAnyIssuer, try Settings.authIssuer.resolve(issuerFlag) == nil {
             logger.warning("JWTs are accepted whatever their iss (--auth-allow-any-issuer): set --auth-issuer")
         }
+        let tokens = try tokensFile.map { try StaticTokens.load(fromFile: $0) } ?? [:]
+        if let issuersFile {
+            let leeway = Double(try Settings.authLeeway.value(leewayFlag))
+            let verifier = TokenVerifier(keys: VerificationKeys(), staticTokens: tokens, rules: try rules(), routesByIssuer: true)
+            let routes = IssuerRoutes(file: issuersFile, leeway: leeway, logger: logger)
+            do {
+                try await routes.load(into: verifier)
+            } catch {
+                throw ValidationError("--auth-issuers-file: \(error)")
+            }
+            return (verifier, nil, routes)
+        }
         var keys = VerificationKeys()
         if let jwtSecret { keys = await VerificationKeys.withSecret(jwtSecret) }
-        let tokens = try tokensFile.map { try StaticTokens.load(fromFile: $0) } ?? [:]
         var source: KeySetSource?
         if let jwksFile {
             source = KeySetSource(.file(jwksFile), logger: logger)
@@ -161,6 +180,6 @@ struct AuthOptions: ParsableArguments {
             "key_source": "\(source.map { "\($0.location)" } ?? "none")", "hs256_secret": "\(keys.hasSecret ? "set" : "none")",
             "static_tokens": "\(tokens.count)",
         ])
-        return (verifier, source)
+        return (verifier, source, nil)
     }
 }

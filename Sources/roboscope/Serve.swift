@@ -311,6 +311,7 @@ struct Serve: AsyncParsableCommand {
         if let verifier, let source = verifier.keySource {
             services.append(KeySetRefresh(source: source, verifier: verifier))
         }
+        if let routes = authentication?.2 { services.append(routes) }
         if let verifier {
             // Revocations in force before the first request, then kept current from Postgres.
             let revocations = RevocationListener(url: common.databaseURL, logger: logger) { list in

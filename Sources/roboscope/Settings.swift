@@ -215,6 +215,8 @@ enum Settings {
                                               "a JWT's `aud` must name it; required with JWT verification unless `--auth-allow-any-audience`")
     static let authIssuer = Setting<String>("auth-issuer", env: "ROBOSCOPE_AUTH_ISSUER", default: nil,
                                             "a JWT's `iss` must equal it; required with JWT verification unless `--auth-allow-any-issuer`")
+    static let authIssuersFile = Setting<String>("auth-issuers-file", env: "ROBOSCOPE_AUTH_ISSUERS_FILE", default: nil,
+                                                 "the trusted identity providers, one entry each (its `issuer`, `audience`, `jwks_file` or `jwks_url`, a pinned `tenant` or a `tenant_claim`, `operator`), re-read when it changes; instead of the single-issuer flags ([running many customers](#running-many-customers))")
     static let serviceRole = Setting<String>("service-role", env: "ROBOSCOPE_SERVICE_ROLE", default: nil, shown: "unset: grant nothing",
                                              "`migrate` grants this role what serving needs and no more: read and append the event log, never `UPDATE`, `DELETE`, `TRUNCATE` or `ALTER` it ([database roles](#database-roles))")
     static let defaultTenant = Setting<String>("default-tenant", env: "ROBOSCOPE_DEFAULT_TENANT", default: "default",
@@ -272,6 +274,7 @@ enum Settings {
         SettingRow(changesMaxWaitingPerTenant), SettingRow(changesMaxWaitingPerSubject), SettingRow(authJWTSecret),
         SettingRow(authTokensFile), SettingRow(authJWKSFile), SettingRow(authJWKSURL), SettingRow(authJWKSRefresh),
         SettingRow(authTenantClaim), SettingRow(authLeeway), SettingRow(authAudience), SettingRow(authIssuer),
+        SettingRow(authIssuersFile),
         SettingRow(flag: "auth-allow-any-audience", environment: "ROBOSCOPE_AUTH_ALLOW_ANY_AUDIENCE=true",
                    defaultText: "off", meaning: "accept JWTs whatever their `aud` (a warning at every start)"),
         SettingRow(flag: "auth-allow-any-issuer", environment: "ROBOSCOPE_AUTH_ALLOW_ANY_ISSUER=true",

@@ -16,6 +16,8 @@ public struct Principal: Hashable, Sendable {
     public var issuedAt: Timestamp?
     /// The JWK Set key that signed its token (`kid`); nil for the HS256 secret and static tokens.
     public var keyID: String?
+    /// Its token's `iss` (nil for static tokens): with an issuers file, whose keys signed it.
+    public var issuer: String?
 
     public init(subject: String, tenant: String, scopes: Scopes, spaces: Set<EntityID>? = nil, expiresAt: Timestamp? = nil) {
         self.subject = subject

@@ -36,7 +36,14 @@ public struct Scopes: Hashable, Sendable, CustomStringConvertible {
     /// A `scope` claim: words separated by spaces; unknown words are ignored, and a claim
     /// that is absent or names no known word grants `read` only.
     public init(claim: String?) {
-        let words = (claim ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" }).compactMap { Scope(rawValue: String($0)) }
+        self.init(claim: claim, ignoring: [])
+    }
+
+    /// The same, with `ignored` scopes read as unknown words (`operator` from an issuer not
+    /// trusted with it).
+    public init(claim: String?, ignoring ignored: Set<Scope>) {
+        let words = (claim ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" })
+            .compactMap { Scope(rawValue: String($0)) }.filter { !ignored.contains($0) }
         self.init(words.isEmpty ? [.read] : words)
     }
 
