@@ -94,13 +94,15 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
     /// Only for work that is safe to repeat after a failure that never reached the server.
     ///
     /// `ownerShare`: the part of the connections one owner's work (`PoolShare.owner`, a
-    /// tenant) may hold at once, at least one; the rest waits in a fair queue.
+    /// tenant) may hold at once, at least one; the rest waits in a fair queue. `shareOf`:
+    /// an owner's own part (a tenant's plan), when it names one.
     ///
     /// `tenantTime`: the time each owner's jobs hold a connection is added to its
     /// `roboscope_tenant_db_seconds_total` (the database pools; not Redis).
     public init(
         name: String, size: Int, logger: Logger, retriesStaleConnections: Bool = false, ownerShare: Double = 1,
-        tenantTime: TenantMetrics? = nil, connect: @escaping @Sendable () throws -> Connection
+        shareOf: (@Sendable (String) -> Double?)? = nil, tenantTime: TenantMetrics? = nil,
+        connect: @escaping @Sendable () throws -> Connection
     ) {
         self.tenantTime = tenantTime
         self.retriesStaleConnections = retriesStaleConnections
@@ -111,7 +113,15 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         self.metrics = PoolMetrics(name: name, size: self.size)
         wakeups = (0..<self.size).map { _ in DispatchSemaphore(value: 0) }
         let perOwner = Int((Double(self.size) * min(1, max(0, ownerShare))).rounded(.down))
-        state = Mutex(State(queue: FairQueue(maxRunningPerOwner: perOwner),
+        let connections = self.size
+        var limitOf: (@Sendable (String) -> Int?)?
+        if let shareOf {
+            limitOf = { @Sendable owner in
+                guard let share = shareOf(owner) else { return nil }
+                return Int((Double(connections) * min(1, max(0, share))).rounded(.down))
+            }
+        }
+        state = Mutex(State(queue: FairQueue(maxRunningPerOwner: perOwner, limitOf: limitOf),
                             gate: ReconnectGate(retryInterval: Self.retryInterval)))
     }
 

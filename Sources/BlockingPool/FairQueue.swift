@@ -8,6 +8,8 @@
 /// process's own, outside any request) has a queue of its own and no cap.
 public struct FairQueue<Item> {
     public let maxRunningPerOwner: Int
+    /// An owner's own cap (a tenant's plan), instead of `maxRunningPerOwner`.
+    private let limitOf: (@Sendable (String) -> Int?)?
     private var queues: [String?: Line] = [:]
     /// Owners with items waiting, the next to be served first.
     private var turns: [String?] = []
@@ -39,15 +41,22 @@ public struct FairQueue<Item> {
         }
     }
 
-    public init(maxRunningPerOwner: Int) {
+    public init(maxRunningPerOwner: Int, limitOf: (@Sendable (String) -> Int?)? = nil) {
         self.maxRunningPerOwner = max(1, maxRunningPerOwner)
+        self.limitOf = limitOf
+    }
+
+    /// How many of `owner`'s items may run at once.
+    public func limit(of owner: String) -> Int {
+        max(1, limitOf?(owner) ?? maxRunningPerOwner)
     }
 
     public var isEmpty: Bool { count == 0 }
 
     /// Whether `owner` may start another item now.
     public func mayRun(_ owner: String?) -> Bool {
-        owner == nil || running[owner, default: 0] < maxRunningPerOwner
+        guard let owner else { return true }
+        return running[owner, default: 0] < limit(of: owner)
     }
 
     /// Queues `item`; true when it could start at once (its owner is under its share).

@@ -61,6 +61,8 @@ public struct GatewayConfiguration: Sendable {
     /// ingress, the per-client connection cap counts the client, not the ingress.
     public var trustedProxies = TrustedProxies()
 
+    /// Each tenant's plan (`--tenant-plans-file`): its `max_connections` on this process.
+    public var plans: TenantPlans?
     /// Lines a second about refused upgrades and 4001/4003 closes (`--log-refusals-per-second`).
     public var logRefusalsPerSecond = 20
 

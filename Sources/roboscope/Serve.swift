@@ -55,6 +55,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.idleTimeout.name, help: Settings.idleTimeout.help) var idleTimeoutFlag: Int?
     @Option(name: Settings.requestTimeout.name, help: Settings.requestTimeout.help) var requestTimeoutFlag: Int?
     @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
+    @Option(name: Settings.tenantPlansFile.name, help: Settings.tenantPlansFile.help) var tenantPlansFileFlag: String?
     @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag: Int?
     @Option(name: Settings.logRefusalsPerSecond.name, help: Settings.logRefusalsPerSecond.help)
     var logRefusalsPerSecondFlag: Int?
@@ -228,6 +229,9 @@ struct Serve: AsyncParsableCommand {
         guard try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag) >= 0 else {
             throw ValidationError("--unauthenticated-rate-limit must be 0 or more")
         }
+        if let path = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag) {
+            do { _ = try PlansFile.read(path) } catch { throw ValidationError("--tenant-plans-file: \(error)") }
+        }
         guard try metricsMaxTenants() >= 0 else { throw ValidationError("--metrics-max-tenants must be 0 or more") }
         guard try logRefusalsPerSecond() >= 1 else { throw ValidationError("--log-refusals-per-second must be at least 1") }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
@@ -273,23 +277,26 @@ struct Serve: AsyncParsableCommand {
         let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
         let timeouts = try statementTimeouts()
         let share = try tenantDBShare()
+        let plansFile = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag).map { try PlansFile(path: $0, logger: logger) }
+        let plans = plansFile?.plans
         let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
-                                tenantShare: share, logger: logger)
+                                tenantShare: share, plans: plans, logger: logger)
         // The audit trail, histories, `as_of` reads and integrity scans: connections of
         // their own, so that requests never wait behind a report, with a longer bound.
         let reports = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
-                                   statementTimeout: timeouts.reports, tenantShare: share, name: "postgres_reports",
+                                   statementTimeout: timeouts.reports, tenantShare: share, plans: plans, name: "postgres_reports",
                                    logger: logger)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis, pool, reports]
+        if let plansFile { services.append(plansFile) }
         // Catch-up reads on a standby when it has caught up (docs/operations.md): the
         // changes feed's pool here; a gateway's tailer keeps its own connection.
         let standbyURL = try readDatabaseURL()
         let standby = role.runsAPI
             ? try standbyURL.map {
                 PostgresPool(url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
-                             name: "postgres_standby", logger: logger)
+                             plans: plans, name: "postgres_standby", logger: logger)
             }
             : nil
         if let standby { services.append(standby) }
@@ -323,6 +330,7 @@ struct Serve: AsyncParsableCommand {
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
         api.rateLimits = try rateLimits()
+        api.plans = plans
         api.heavyRequests = try tenantHeavyRequests().map { HeavyRequestShare(perTenant: $0) }
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
         api.allowedOrigins = try allowedOrigins()
@@ -372,6 +380,7 @@ struct Serve: AsyncParsableCommand {
             configuration.presenceMaxUsers = try presenceMaxUsers()
             configuration.readDatabaseURL = standbyURL
             configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
+            configuration.plans = plans
             services.append(try Gateway(
                 configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
                 presence: presence, logger: logger

@@ -164,6 +164,8 @@ enum Settings {
                                                 "tenants whose series (`roboscope_tenant_*`) carry their own `tenant` label, the first met first; the rest are counted under `_other`")
     static let logRefusalsPerSecond = Setting<Int>("log-refusals-per-second", env: "ROBOSCOPE_LOG_REFUSALS_PER_SECOND", default: 20,
                                                    "lines a second the gateway logs about refused upgrades and 4xxx closes; past it one line a second counts those left out")
+    static let tenantPlansFile = Setting<String>("tenant-plans-file", env: "ROBOSCOPE_TENANT_PLANS_FILE", default: nil, shown: "unset: the flags for everyone",
+                                                 "each tenant's limits (`rate_limit`, `max_connections`, `max_long_polls`, `db_share`): `{\"default\": {...}, \"tenants\": {\"acme\": {...}}}`, field by field the tenant's, else the default's, else the flags'; re-read when it changes ([running many customers](#running-many-customers))")
     static let shutdownTimeout = Setting<Int>("shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
                                               "seconds SIGTERM waits for in-flight work before cancelling it")
     static let rateLimit = Setting<Double>("rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 100, shown: "`100`",
@@ -266,6 +268,7 @@ enum Settings {
         SettingRow(bodyLimit), SettingRow(headerLimit), SettingRow(idleTimeout), SettingRow(requestTimeout),
         SettingRow(httpMaxConnections), SettingRow(httpMaxConnectionsPerClient), SettingRow(sendTimeout),
         SettingRow(responseMemory), SettingRow(opsPort), SettingRow(metricsMaxTenants), SettingRow(logRefusalsPerSecond),
+        SettingRow(tenantPlansFile),
         SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit),
         SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),

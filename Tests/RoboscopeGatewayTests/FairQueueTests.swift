@@ -26,6 +26,17 @@ import Testing
         #expect(queue.take() == nil, "acme is at its share again")
     }
 
+    /// A tenant's plan (`db_share`) gives it its own cap; the others keep the common one.
+    @Test func anOwnersPlanGivesItItsOwnShare() {
+        var queue = FairQueue<Int>(maxRunningPerOwner: 1, limitOf: { $0 == "gold" ? 3 : nil })
+        for item in 1...4 { queue.append(item, owner: "gold") }
+        for item in 10...11 { queue.append(item, owner: "basic") }
+        var taken: [Int] = []
+        while let next = queue.take() { taken.append(next.item) }
+        #expect(taken == [1, 10, 2, 3], "gold runs three at once, basic one")
+        #expect(queue.limit(of: "gold") == 3 && queue.limit(of: "basic") == 1)
+    }
+
     @Test func ownersWithWorkWaitingAreServedInTurn() {
         var queue = FairQueue<String>(maxRunningPerOwner: 100)
         for index in 0..<3 { queue.append("a\(index)", owner: "a") }

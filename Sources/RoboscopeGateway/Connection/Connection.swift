@@ -89,6 +89,7 @@ final class Connection: LoopHandler {
     func countIn(_ tenant: String) {
         guard countedTenant == nil else { return }
         countedTenant = tenant
+        shard.hub.tenants.insert(tenant)
         TenantMetrics.shared.connections(tenant: tenant, change: 1)
     }
 

@@ -96,6 +96,7 @@ final class Shard: @unchecked Sendable {
             try loop.register(fd, connection, events: Epoll.readable)
         } catch {
             hub.clients.remove(peer)
+            hub.releasePlace()
             close(fd)
             return
         }
@@ -127,10 +128,21 @@ final class Shard: @unchecked Sendable {
         case .awaitingToken:
             return .awaitingToken
         case .admitted(let principal):
+            if let refusal = tenantIsFull(principal.tenant) {
+                return .refused(UpgradeRejection(status: 429, message: refusal), .rateLimited)
+            }
             connection.principal = principal
             connection.countIn(principal.tenant)
             return .authenticated(validUntil: validUntil(of: principal))
         }
+    }
+
+    /// Why one more connection of `tenant` is refused (its plan's `max_connections` held
+    /// in this process), or nil.
+    func tenantIsFull(_ tenant: String) -> String? {
+        guard let limit = configuration.plans?.plan(for: tenant).maxConnections,
+              hub.tenants.count(of: tenant) >= limit else { return nil }
+        return "tenant \(tenant) holds its \(limit) connections on this server"
     }
 
     func validUntil(of principal: Principal) -> ContinuousClock.Instant? {
@@ -150,7 +162,11 @@ final class Shard: @unchecked Sendable {
         }
         connection.presence = []
         hub.clients.remove(connection.client)
-        if let tenant = connection.countedTenant { TenantMetrics.shared.connections(tenant: tenant, change: -1) }
+        hub.releasePlace()
+        if let tenant = connection.countedTenant {
+            hub.tenants.remove(tenant)
+            TenantMetrics.shared.connections(tenant: tenant, change: -1)
+        }
         hub.metrics.closed()
     }
 
@@ -308,7 +324,7 @@ final class Shard: @unchecked Sendable {
             connection.tick(now)
         }
         hub.refusals.tick(now: now)
-        if let acceptor, acceptGate.tick(now: now, open: hub.metrics.snapshot.openConnections) {
+        if let acceptor, acceptGate.tick(now: now, open: hub.placesTaken) {
             arm(acceptor)
         }
     }
@@ -317,8 +333,12 @@ final class Shard: @unchecked Sendable {
 
     /// Whether the acceptor may take one more connection now; when not, the listener is
     /// disarmed until a tick finds room.
+    /// A place is taken for the connection to come: `acceptEnded(accepted: false)` gives
+    /// it back when none came, `removed` when the connection goes.
     func mayAccept() -> Bool {
-        if acceptGate.mayAccept(open: hub.metrics.snapshot.openConnections) { return true }
+        if acceptGate.mayAccept(open: hub.placesTaken), hub.takePlace(below: acceptGate.ceiling) { return true }
+        // Another shard took the last place meanwhile: full all the same.
+        _ = acceptGate.mayAccept(open: acceptGate.ceiling)
         disarm("at the connection ceiling (\(acceptGate.ceiling)); not accepting until a connection closes")
         return false
     }
@@ -393,13 +413,18 @@ final class Acceptor: LoopHandler {
         for _ in 0..<64 {
             guard shard.mayAccept() else { return }
             do {
-                guard case .done(let accepted) = try Socket.accept(listener) else { return }
+                guard case .done(let accepted) = try Socket.accept(listener) else {
+                    shard.hub.releasePlace()
+                    return
+                }
                 shard.acceptSucceeded()
                 shard.accepted(fd: accepted.fd, peer: accepted.peer)
             } catch let error as SystemError where error.errno == EMFILE || error.errno == ENFILE {
+                shard.hub.releasePlace()
                 shard.outOfDescriptors()
                 return
             } catch {
+                shard.hub.releasePlace()
                 return
             }
         }

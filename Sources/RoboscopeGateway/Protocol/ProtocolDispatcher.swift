@@ -68,6 +68,9 @@ final class ProtocolDispatcher: @unchecked Sendable {
         if wasAuthenticated, principal.subject != previous.subject || principal.tenant != previous.tenant {
             return connection.refuse(.forbidden, closing: .forbidden, "a refreshed token must name the same subject and tenant")
         }
+        if !wasAuthenticated, let refusal = shard.tenantIsFull(principal.tenant) {
+            return connection.refuse(.rateLimited, closing: .tryAgainLater, refusal)
+        }
         connection.authenticated(as: principal, validUntil: shard.validUntil(of: principal))
         reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: principal.expiresAt))
         if wasAuthenticated, principal.narrows(previous) {

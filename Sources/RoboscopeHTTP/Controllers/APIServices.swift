@@ -36,8 +36,8 @@ public struct APIServices: Sendable {
         // Without authentication there is one tenant: its share is the whole process.
         let perTenant = authentication == nil
             ? maxWaitingPolls.process : maxWaitingPolls.perTenant ?? max(1, maxWaitingPolls.process / 4)
-        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process,
-                           maxPerSubject: maxWaitingPolls.perSubject, maxPerTenant: perTenant) { topics in
+        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject,
+                           maxPerTenant: perTenant, plans: plans) { topics in
             try await feed.heads(of: topics)
         }
     }
@@ -61,7 +61,14 @@ public struct APIServices: Sendable {
     /// Bearer-token checks; nil: no authentication (the local default), one tenant.
     public var authentication: TokenVerifier? {
         didSet {
-            budgets = RequestBudgets(rateLimits, bySubject: authentication != nil)
+            budgets = RequestBudgets(rateLimits, bySubject: authentication != nil, plans: plans)
+            changeWatch = changes.map(makeWatch)
+        }
+    }
+    /// Each tenant's plan (`--tenant-plans-file`): its rate, long polls and database share.
+    public var plans: TenantPlans? {
+        didSet {
+            budgets = RequestBudgets(rateLimits, bySubject: authentication != nil, plans: plans)
             changeWatch = changes.map(makeWatch)
         }
     }
@@ -72,7 +79,7 @@ public struct APIServices: Sendable {
     /// Requests per second (and burst) per subject (per address without authentication)
     /// and per tenant on `/api/v1`.
     public var rateLimits = RateLimits() {
-        didSet { budgets = RequestBudgets(rateLimits, bySubject: authentication != nil) }
+        didSet { budgets = RequestBudgets(rateLimits, bySubject: authentication != nil, plans: plans) }
     }
     /// The buckets of `rateLimits`: the middleware takes a token of each request, the
     /// routes charge what a request cost beyond it.

@@ -47,9 +47,19 @@ final class RequestBudgets: Sendable {
     let bySubject: Bool
     private let refused: [String: Counter]
 
-    init(_ limits: RateLimits, bySubject: Bool) {
+    /// `plans`: a tenant whose plan names a `rate_limit` has that rate (bursts of twice
+    /// as many) instead of `limits.perTenant`'s; a tenant without one, the flag's (none
+    /// when the flag is off).
+    init(_ limits: RateLimits, bySubject: Bool, plans: TenantPlans? = nil) {
         clients = limits.perClient.map { TokenBuckets(rate: $0.rate, burst: $0.burst) }
-        tenants = bySubject ? limits.perTenant.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } : nil
+        if bySubject, limits.perTenant != nil || plans != nil {
+            let flag = limits.perTenant
+            tenants = TokenBuckets(rate: flag?.rate ?? TokenBuckets.unlimited, burst: flag?.burst ?? TokenBuckets.unlimited) { tenant in
+                plans?.plan(for: tenant).rateLimit.map { (rate: $0, burst: $0 * 2) } ?? flag
+            }
+        } else {
+            tenants = nil
+        }
         refusedTokens = bySubject ? limits.unauthenticated.map { TokenBuckets(rate: $0.rate, burst: $0.burst) } : nil
         self.bySubject = bySubject
         var refused: [String: Counter] = [:]
@@ -78,7 +88,7 @@ final class RequestBudgets: Sendable {
         }
         if let tenants, let wait = tenants.take(for: context.principal.tenant) {
             refused["tenant"]?.increment()
-            return Self.refusal("tenant", rate: tenants.rate, wait: wait)
+            return Self.refusal("tenant", rate: tenants.rate(of: context.principal.tenant), wait: wait)
         }
         return nil
     }
@@ -118,26 +128,36 @@ enum RequestCost {
 final class TokenBuckets: Sendable {
     private let limiter: Mutex<RateLimiter>
     let rate: Double
+    /// A key's own rate and burst (a tenant's plan); nil: `rate` and the burst given.
+    private let limitsOf: (@Sendable (String) -> (rate: Double, burst: Double)?)?
+    /// The rate of a bucket that never runs dry (a tenant without a plan's rate, the flag off).
+    static let unlimited = 1e12
 
-    init(rate: Double, burst: Double) {
+    init(rate: Double, burst: Double, limitsOf: (@Sendable (String) -> (rate: Double, burst: Double)?)? = nil) {
         self.rate = rate
+        self.limitsOf = limitsOf
         limiter = Mutex(RateLimiter(rate: rate, burst: burst))
     }
 
+    func rate(of key: String) -> Double { limitsOf?(key)?.rate ?? rate }
+
     /// Takes a token; nil if there was one, else the seconds until there is.
     func take(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
-        limiter.withLock { $0.take(for: client, now: now) }
+        let limits = limitsOf?(client)
+        return limiter.withLock { $0.take(for: client, now: now, limits: limits) }
     }
 
     /// Nil when `client` has a token now (none is taken), else the seconds until it has.
     func wait(for client: String, now: TimeInterval = ProcessInfo.processInfo.systemUptime) -> Int? {
-        limiter.withLock { $0.wait(for: client, now: now) }
+        let limits = limitsOf?(client)
+        return limiter.withLock { $0.wait(for: client, now: now, limits: limits) }
     }
 
     /// Charges what a request cost beyond its token. The bucket may go into debt, however
     /// deep: the client's next requests wait it out.
     func charge(for client: String, cost: Double, now: TimeInterval = ProcessInfo.processInfo.systemUptime) {
-        limiter.withLock { $0.charge(for: client, cost: cost, now: now) }
+        let limits = limitsOf?(client)
+        limiter.withLock { $0.charge(for: client, cost: cost, now: now, limits: limits) }
     }
 
     /// A long poll: a token per second it held a connection.
@@ -166,7 +186,8 @@ struct RateLimiter {
     /// Takes `cost` more tokens after the fact. The whole charge is carried, however
     /// deep the debt: a client that spent 5,000 at 100 a second waits 50 s, whatever its
     /// burst (issue 45: a floor at minus the burst let a 5,000-marker bulk cost 1.3 s).
-    mutating func charge(for client: String, cost: Double, now: TimeInterval) {
+    mutating func charge(for client: String, cost: Double, now: TimeInterval, limits: (rate: Double, burst: Double)? = nil) {
+        let (rate, burst) = limits ?? (self.rate, self.burst)
         var bucket = buckets[client] ?? (burst, now)
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate) - cost
         bucket.at = now
@@ -174,17 +195,20 @@ struct RateLimiter {
     }
 
     /// Nil if `client` has a token now (it is not taken), else the whole seconds until it has.
-    mutating func wait(for client: String, now: TimeInterval) -> Int? {
+    mutating func wait(for client: String, now: TimeInterval, limits: (rate: Double, burst: Double)? = nil) -> Int? {
+        let (rate, burst) = limits ?? (self.rate, self.burst)
         guard let bucket = buckets[client] else { return nil }
         let tokens = min(burst, bucket.tokens + (now - bucket.at) * rate)
         return tokens >= 1 ? nil : max(1, Int(((1 - tokens) / rate).rounded(.up)))
     }
 
     /// Takes a token; nil if there was one, else the whole seconds until there is.
-    mutating func take(for client: String, now: TimeInterval) -> Int? {
+    mutating func take(for client: String, now: TimeInterval, limits: (rate: Double, burst: Double)? = nil) -> Int? {
         if buckets.count > Self.forgetAbove {
+            let (rate, burst) = (self.rate, self.burst)
             buckets = buckets.filter { now - $0.value.at < 60 || $0.value.tokens + (now - $0.value.at) * rate < burst }
         }
+        let (rate, burst) = limits ?? (self.rate, self.burst)
         var bucket = buckets[client] ?? (burst, now)
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate)
         bucket.at = now

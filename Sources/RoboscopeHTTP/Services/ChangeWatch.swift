@@ -40,6 +40,8 @@ final class ChangeWatch: Sendable {
     let maxWaiting: Int
     let maxPerSubject: Int
     let maxPerTenant: Int
+    /// A tenant whose plan names `max_long_polls` has that many instead of `maxPerTenant`.
+    let plans: TenantPlans?
     let interval: Duration
     /// Long polls of the changes feed waiting now.
     private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
@@ -49,7 +51,8 @@ final class ChangeWatch: Sendable {
     private let wakeups = Counter(label: "roboscope_changes_wakeups_total")
 
     init(signal: ChangeSignal, maxWaiting: Int = 10_000, maxPerSubject: Int = 100, maxPerTenant: Int,
-         interval: Duration = .milliseconds(100), heads: @escaping Heads) {
+         plans: TenantPlans? = nil, interval: Duration = .milliseconds(100), heads: @escaping Heads) {
+        self.plans = plans
         self.signal = signal
         self.maxWaiting = maxWaiting
         self.maxPerSubject = maxPerSubject
@@ -67,7 +70,8 @@ final class ChangeWatch: Sendable {
     /// Takes a place for one more poll of `subject` of `tenant`: nil if it may wait (it
     /// calls `leave` when it ends), else the refusal.
     func admit(_ subject: String, tenant: String) -> DomainError? {
-        state.withLock { state in
+        let maxPerTenant = plans?.plan(for: tenant).maxLongPolls ?? self.maxPerTenant
+        return state.withLock { state in
             if state.admittedCount >= maxWaiting {
                 return DomainError(.unavailable, "\(maxWaiting) long polls are waiting on this server already; retry shortly")
             }

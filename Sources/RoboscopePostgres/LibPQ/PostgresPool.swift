@@ -1,6 +1,7 @@
 import BlockingPool
 import Foundation
 import Logging
+import RoboscopeDomain
 import RoboscopeMetrics
 import ServiceLifecycle
 
@@ -28,10 +29,15 @@ public final class PostgresPool: Service, Sendable {
     /// `tenantShare`: the part of the connections one tenant's requests may hold at once
     /// (`BlockingPool`'s `ownerShare`).
     public init(url: String, size: Int, statementTimeout: Duration? = nil, tenantShare: Double = 1,
-                name: String = "postgres", logger: Logger) {
+                plans: TenantPlans? = nil, name: String = "postgres", logger: Logger) {
         self.url = url
         self.statementTimeout = statementTimeout.map(Self.milliseconds)
-        pool = BlockingPool(name: name, size: size, logger: logger, ownerShare: tenantShare, tenantTime: .shared) {
+        var shareOf: (@Sendable (String) -> Double?)?
+        if let plans {
+            shareOf = { @Sendable tenant in plans.plan(for: tenant).dbShare }
+        }
+        pool = BlockingPool(name: name, size: size, logger: logger, ownerShare: tenantShare, shareOf: shareOf,
+                            tenantTime: .shared) {
             let connection = try PGConnection(url)
             try connection.execute("SET TIME ZONE 'UTC'")
             return connection
