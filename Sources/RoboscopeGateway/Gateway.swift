@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import RoboscopeDomain
 import RoboscopeRedis
@@ -27,11 +28,14 @@ public final class Gateway: Service, Sendable {
         configuration.maxConnections = min(given.maxConnections, Self.connectionCeiling(fileLimit: limit))
         let registry = TopicRegistry()
         let metrics = GatewayMetrics()
+        let directory = ConnectionDirectory(gateway: "\(ProcessInfo.processInfo.hostName):\(getpid())")
         let hub = Hub(
             configuration: configuration, logger: logger, registry: registry, metrics: metrics,
             tailer: try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics, logger: logger),
             catchUps: try CatchUpReader(databaseURL: databaseURL, configuration: configuration, metrics: metrics, logger: logger),
-            presence: try PresenceWorker(endpoint: redis, store: presence, configuration: configuration, registry: registry, logger: logger))
+            presence: try PresenceWorker(endpoint: redis, store: presence, configuration: configuration, registry: registry,
+                                         directory: directory, logger: logger),
+            directory: directory)
         // The shards reach the tailer and the presence thread through the hub; those two
         // are handed the shards when their threads start.
         let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }

@@ -21,9 +21,12 @@ final class Hub: Sendable {
     let budgets: OpBudgets
     /// Refused upgrades and 4001/4003 closes, counted and logged.
     let refusals: RefusalLog
+    /// The open connections an operator lists, published by the presence thread.
+    let directory: ConnectionDirectory
 
     init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
-         tailer: LogTailer, catchUps: CatchUpReader, presence: PresenceWorker) {
+         tailer: LogTailer, catchUps: CatchUpReader, presence: PresenceWorker, directory: ConnectionDirectory) {
+        self.directory = directory
         self.configuration = configuration
         self.logger = logger
         self.registry = registry

@@ -57,6 +57,7 @@ public enum APIServer {
         RealtimeController(services: services).addRoutes(to: api)
         IntegrityController(services: services).addRoutes(to: api)
         RevocationsController(services: services).addRoutes(to: api)
+        ConnectionsController(services: services).addRoutes(to: api)
         return router
     }
 

@@ -18,6 +18,14 @@ public final class RedisSubscriber {
         _ = try connection.command(["PSUBSCRIBE", pattern])
     }
 
+    /// The same for several patterns (one confirmation each).
+    public init(_ endpoint: RedisEndpoint, patterns: [String]) throws {
+        connection = try endpoint.connect()
+        for pattern in patterns {
+            _ = try connection.command(["PSUBSCRIBE", pattern])
+        }
+    }
+
     /// The same at a fixed address (a Sentinel's announcements, a test's server).
     public convenience init(_ url: RedisURL, pattern: String) throws {
         try self.init(RedisEndpoint(url: url), pattern: pattern)

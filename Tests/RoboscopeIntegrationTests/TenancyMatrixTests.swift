@@ -101,6 +101,12 @@ import RoboscopeDomain
         "DELETE /api/v1/admin/revocations/{id}": Case(need: .scope("admin"), namesEntity: false,
                                                       path: { _ in "/api/v1/admin/revocations/\(UUID())" },
                                                       below: ["read", "write", "audit"], allowedUpTo: 404),
+        "GET /api/v1/admin/connections": Case(need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/connections" },
+                                              below: ["read", "write", "audit"]),
+        // Every gateway hears a disconnect (the test servers share Redis): a subject nobody is.
+        "DELETE /api/v1/admin/connections": Case(need: .scope("admin"), namesEntity: false,
+                                                 path: { _ in "/api/v1/admin/connections?subject=matrix-nobody" },
+                                                 below: ["read", "write", "audit"]),
         "GET /healthz": Case(need: .open, namesEntity: false, path: { _ in "/healthz" }),
         "GET /readyz": Case(need: .open, namesEntity: false, path: { _ in "/readyz" }),
         "GET /metrics": Case(need: .open, namesEntity: false, path: { _ in "/metrics" }),

@@ -1,3 +1,4 @@
+import Foundation
 import RoboscopeDomain
 import RoboscopeMetrics
 import RoboscopePostgres
@@ -51,6 +52,8 @@ final class Connection: LoopHandler {
     var opBudget: TokenBucket
     /// permessage-deflate as agreed at the upgrade; nil when the client offered none.
     private(set) var deflate: PerMessageDeflate?
+    /// When it was accepted, on the wall clock (the operator's connection list).
+    let connectedAt = Timestamp(microsecondsSinceEpoch: Int64(Date().timeIntervalSince1970 * 1_000_000))
     /// The upgrade's `User-Agent` (for refusal lines and the operator's connection list).
     private(set) var userAgent: String?
     /// The tenant whose `roboscope_tenant_ws_connections` counts it, once it has acted for one.
@@ -90,6 +93,7 @@ final class Connection: LoopHandler {
         guard countedTenant == nil else { return }
         countedTenant = tenant
         shard.hub.tenants.insert(tenant)
+        shard.directoryChanged = true
         TenantMetrics.shared.connections(tenant: tenant, change: 1)
     }
 

@@ -31,6 +31,11 @@ final class Shard: @unchecked Sendable {
     /// Per topic, its subscribers here, so fan-out needs no per-connection lookup.
     private var fanout = FanoutTable<Connection>()
     private var nextID: UInt64 = 0
+    /// Its place among the gateway's shards.
+    let index: Int
+    /// The connection directory's rows of this shard changed since they were handed in.
+    var directoryChanged = false
+    private var directoryHandedAt: ContinuousClock.Instant?
     private var acceptor: Acceptor?
     /// Whether the acceptor listens: it stops at the connection ceiling and backs off
     /// when descriptors run out.
@@ -45,6 +50,7 @@ final class Shard: @unchecked Sendable {
     private var deflaters: [Int: MessageDeflater] = [:]
 
     init(index: Int, hub: Hub) throws {
+        self.index = index
         self.hub = hub
         configuration = hub.configuration
         policy = AdmissionPolicy(configuration: hub.configuration)
@@ -163,6 +169,7 @@ final class Shard: @unchecked Sendable {
         connection.presence = []
         hub.clients.remove(connection.client)
         hub.releasePlace()
+        directoryChanged = true
         if let tenant = connection.countedTenant {
             hub.tenants.remove(tenant)
             TenantMetrics.shared.connections(tenant: tenant, change: -1)
@@ -175,6 +182,7 @@ final class Shard: @unchecked Sendable {
         countWaitingForSocket(connection)
         fanout.remove(connection.id, from: topic)
         hub.registry.remove(topic)
+        directoryChanged = true
     }
 
     /// The open connection `id`, if it is still here.
@@ -209,6 +217,7 @@ final class Shard: @unchecked Sendable {
             reply(connection, ServerMessage.error(error, topic: topic))
         case .granted(let position, let topicSeq, let covered, let catchUp, let until, let head):
             hub.metrics.answered("granted")
+            directoryChanged = true
             connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
             fanout.add(connectionID, connection, to: topic, covered: covered, presenceChanges: grant.presenceChanges,
                        catchingUp: catchUp != nil)
@@ -324,9 +333,25 @@ final class Shard: @unchecked Sendable {
             connection.tick(now)
         }
         hub.refusals.tick(now: now)
+        handInDirectory(now)
         if let acceptor, acceptGate.tick(now: now, open: hub.placesTaken) {
             arm(acceptor)
         }
+    }
+
+    /// This shard's rows of the connection directory, when they changed, at most every 2 s.
+    private func handInDirectory(_ now: ContinuousClock.Instant) {
+        guard directoryChanged else { return }
+        if let last = directoryHandedAt, now - last < .seconds(2) { return }
+        directoryChanged = false
+        directoryHandedAt = now
+        let rows = connections.values.lazy.filter(\.isAuthenticated).prefix(ConnectionDirectory.maxRows).map { connection in
+            ConnectionDirectory.Row(
+                tenant: connection.principal.tenant, subject: connection.principal.subject, connectedAt: connection.connectedAt,
+                clientAddress: connection.client, userAgent: connection.userAgent,
+                topics: connection.subscriptions.active.map(\.description).sorted())
+        }
+        hub.directory.update(shard: index, Array(rows))
     }
 
     // MARK: Accepting

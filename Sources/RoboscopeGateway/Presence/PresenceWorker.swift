@@ -13,7 +13,8 @@ import Glibc
 ///   full `presence` list, or as `joined`/`left` to those that asked for changes;
 /// - keeps users of `presence` ops present with heartbeats, and lets them go a grace
 ///   period after their last connection closes, unless someone heartbeated since;
-/// - sweeps expired members of watched sessions, which announces their leaves.
+/// - sweeps expired members of watched sessions, which announces their leaves;
+/// - publishes the gateway's connection directory, and hears operators' disconnects.
 ///
 /// `@unchecked Sendable`: the holdings and both Redis connections live on the presence
 /// thread (which is handed the shards it broadcasts to when it starts), and other threads
@@ -29,6 +30,7 @@ final class PresenceWorker: @unchecked Sendable {
     private let store: PresenceStore
     private let configuration: GatewayConfiguration
     private let registry: TopicRegistry
+    private let directory: ConnectionDirectory
     private let logger: Logger
     private let inbox: Inbox<Job>
     private var waker: Waker { inbox.waker }
@@ -37,7 +39,9 @@ final class PresenceWorker: @unchecked Sendable {
     private let clock = ContinuousClock()
 
     /// `store` supplies the scripts and the window; its calls run on this thread's own connections.
-    init(endpoint: RedisEndpoint, store: PresenceStore, configuration: GatewayConfiguration, registry: TopicRegistry, logger: Logger) throws {
+    init(endpoint: RedisEndpoint, store: PresenceStore, configuration: GatewayConfiguration, registry: TopicRegistry,
+         directory: ConnectionDirectory, logger: Logger) throws {
+        self.directory = directory
         self.endpoint = endpoint
         self.store = store
         self.configuration = configuration
@@ -77,7 +81,8 @@ final class PresenceWorker: @unchecked Sendable {
             do {
                 if subscriber == nil || commands == nil || commands!.isBroken {
                     commands = try endpoint.connect()
-                    subscriber = try RedisSubscriber(endpoint, pattern: PresenceStore.channelPattern)
+                    subscriber = try RedisSubscriber(
+                        endpoint, patterns: [PresenceStore.channelPattern, ConnectionDirectory.disconnectChannel])
                     backoff.succeeded()
                 }
                 var holds: [Hold] = []
@@ -91,11 +96,14 @@ final class PresenceWorker: @unchecked Sendable {
                     for session in registry.workSessions {
                         _ = try store.users(session: session.description, on: commands!)
                     }
+                    try directory.publish(on: commands!)
                 }
                 var changed: [String: PresenceDelta] = [:]
                 if waker.wait(timeoutMilliseconds: 250, orReadable: subscriber!.socket) {
                     for message in try subscriber!.messages() {
-                        if let session = PresenceStore.session(ofChannel: message.channel) {
+                        if message.channel == ConnectionDirectory.disconnectChannel {
+                            disconnect(message.payload, shards)
+                        } else if let session = PresenceStore.session(ofChannel: message.channel) {
                             changed[session, default: PresenceDelta()].apply(message.payload)
                         }
                     }
@@ -119,6 +127,14 @@ final class PresenceWorker: @unchecked Sendable {
         }
     }
 
+
+    /// An operator's `DELETE /admin/connections`: every shard closes the matching sockets.
+    private func disconnect(_ payload: String, _ shards: [Shard]) {
+        guard let disconnect = ConnectionDirectory.Disconnect(payload: payload) else { return }
+        for shard in shards {
+            shard.loop.execute { shard.end(.disconnected, "disconnected", where: disconnect.matches) }
+        }
+    }
 
     /// A `presence` op waiting for its heartbeat, and the connection to answer.
     private struct Hold {

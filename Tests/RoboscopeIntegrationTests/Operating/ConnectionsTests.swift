@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import RoboscopeDomain
+import WebSocketCodec
+
+/// `GET`/`DELETE /admin/connections` (docs/operations.md, "Running many customers"): every
+/// gateway's open sockets, listed and closed, over two instances. Tenants are named afresh:
+/// every test server shares one Redis, where gateways publish.
+@Suite(.serialized) struct ConnectionsTests {
+    @Test func anOperatorListsAndClosesATenantsSocketsOnEveryGateway() async throws {
+        let database = try await TestDatabase.fresh("connections")
+        let first = try await ServerProcess(databaseURL: database, extraArguments: Tokens.serverArguments())
+        let second = try await ServerProcess(databaseURL: database, extraArguments: Tokens.serverArguments())
+        let tenant = "conn-\(UUID().uuidString.prefix(8).lowercased())"
+        let admin = Tokens.bearer(try Tokens.token(tenant, "admin", sub: "boss"))
+        let space = try await first.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: admin)
+        let spaceID = try #require(space.json["id"]?.string)
+        let fitter = try WebSocketClient(port: first.wsPort, headers: [
+            "Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "fitter"))", "User-Agent: RoboscopeKit/1.0 (Linux; test)",
+        ])
+        try fitter.send(["op": "subscribe", "topic": .string("space:\(spaceID)")])
+        _ = try await fitter.next(op: "subscribed")
+        let welder = try WebSocketClient(port: second.wsPort, headers: ["Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "welder"))"])
+
+        func listed(_ query: String = "", as headers: [String: String]) async throws -> [JSONValue] {
+            let reply = try await second.client.send("GET", "/api/v1/admin/connections\(query)", headers: headers)
+            return reply.json["connections"]?.array ?? []
+        }
+        try await eventually("both gateways published their sockets", within: 10) {
+            try await listed(as: admin).count == 2
+        }
+        let rows = try await listed(as: admin)
+        let fitterRow = try #require(rows.first { $0["subject"] == "fitter" })
+        #expect(fitterRow["tenant"]?.string == tenant && fitterRow["client_address"] == "127.0.0.1")
+        #expect(fitterRow["user_agent"] == "RoboscopeKit/1.0 (Linux; test)")
+        #expect(fitterRow["topics"] == .array([.string("space:\(spaceID)")]))
+        #expect(fitterRow["connected_at"]?.string != nil && fitterRow["gateway"]?.string != nil)
+        #expect(Set(rows.compactMap { $0["gateway"]?.string }).count == 2, "one socket on each gateway")
+        #expect(try await listed("?subject=welder", as: admin).count == 1)
+        // Another tenant's administrator sees none of them and may not ask for them.
+        let stranger = Tokens.bearer(try Tokens.token("conn-other", "admin", sub: "x"))
+        #expect(try await listed(as: stranger).allSatisfy { $0["tenant"]?.string == "conn-other" })
+        #expect(try await second.client.send("GET", "/api/v1/admin/connections?tenant=\(tenant)", headers: stranger).status == 403)
+        // The operator's view of everyone; a disconnect of everyone is refused.
+        let operatorToken = Tokens.bearer(try Tokens.token("ops", "operator", sub: "o"))
+        #expect(try await listed("?tenant=\(tenant)", as: operatorToken).count == 2)
+        let everyone = try await first.client.send("DELETE", "/api/v1/admin/connections", headers: operatorToken)
+        #expect(everyone.status == 422 && everyone.json["error"]?["field"] == "tenant")
+
+        // One subject's sockets close, on whichever gateway they are; the others stay.
+        let closing = try await first.client.send("DELETE", "/api/v1/admin/connections?subject=fitter", headers: admin)
+        #expect(closing.status == 202, "\(closing.json)")
+        let closed = try await fitter.closeFrame(timeout: 5)
+        #expect(closed?.code == .unauthorized && closed?.reason == "disconnected")
+        try welder.send(["op": "subscribe", "topic": .string("space:\(spaceID)")])
+        #expect(try await welder.next(op: "subscribed")["op"] == "subscribed")
+        try await eventually("the listing drops the closed socket", within: 10) {
+            try await listed(as: admin).compactMap { $0["subject"]?.string } == ["welder"]
+        }
+        #expect(await first.terminate() == 0)
+        #expect(await second.terminate() == 0)
+    }
+}
