@@ -39,7 +39,7 @@ async function guarded(action) {
     if (error.name === 'AbortError') return;
     if (error instanceof AuthRequired) {
       state.retry = action;
-      message('This service needs a token: give one (a read-only token is enough).', 'info');
+      message('This service needs a token with the audit scope: give one (the console never writes).', 'info');
       openTokenDialog();
     } else if (error instanceof Unreachable) {
       message(error.message);

@@ -177,6 +177,23 @@ import RoboscopeDomain
         }
     }
 
+    /// What each case needs is what the code's table (`OperationScopes`, docs/security.md) says.
+    @Test func everyCaseNeedsWhatTheScopeTableSays() {
+        let table = Dictionary(uniqueKeysWithValues: OperationScopes.rest.map { ($0.operation, $0.required) })
+        for (operation, test) in Self.cases {
+            let expected = switch test.need {
+            case .open: "none"
+            case .authenticated: "token"
+            case .scope(let scope): scope
+            }
+            #expect(table[operation]?.hasPrefix(expected) == true, "\(operation): the matrix needs \(expected), the table \(table[operation] ?? "-")")
+        }
+        for (op, test) in Self.socketCases {
+            let required = OperationScopes.webSocket.first { $0.operation == op }?.required
+            #expect(required == (test.needs ?? "token"), "\(op): \(required ?? "-")")
+        }
+    }
+
     @Test(arguments: Array(cases.keys).sorted())
     func theOperationIsAuthorized(_ operation: String) async throws {
         let server = try await Self.shared.get().server
