@@ -7,9 +7,10 @@ import RoboscopeKit
 /// `{"method": "POST", "path": "/markers", "body": {...}}`: each is stored (synced to
 /// disk) before it counts as queued, then sent in order with its own idempotency key,
 /// retried through outages. One JSON line per settled mutation, `{"line": n, "status":
-/// code, "body": {...}}`; an input line that is not a mutation gets `{"line": n,
-/// "error": "..."}` and is not sent. Exits once everything is settled: 0, or 1 when a
-/// line was not a mutation.
+/// code, "body": {...}}` (the body exactly as the server answered it); an input line
+/// that is not a mutation gets `{"line": n, "error": "..."}` and is not sent. Exits once
+/// everything is settled: 0 when every line was answered 2xx, 2 when the server refused
+/// any (4xx, or 5xx once retries are spent), 1 when a line was not a mutation.
 struct Apply: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply mutations from standard input through a durable outbox.")
 
@@ -23,8 +24,9 @@ struct Apply: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let store = try OfflineStore(path: URL(fileURLWithPath: state).appendingPathComponent("outbox.sqlite").path)
         let run = ApplyRun(client: connection.client(), store: store, stateID: try Self.stateID(state))
-        let failed = try await run.run(lines: Self.standardInput())
+        let (failed, refused) = try await run.run(lines: Self.standardInput())
         if failed { throw ExitCode(1) }
+        if refused { throw ExitCode(2) }
     }
 
     /// The state folder's own id, in the keys of its mutations: a restart that is fed the
@@ -61,6 +63,7 @@ actor ApplyRun {
     let stateID: String
     private var inputDone = false
     private var failedLines = false
+    private var refusedLines = false
     /// Moves when a line is queued or the input ends.
     private let work = ChangeSignal()
 
@@ -70,13 +73,14 @@ actor ApplyRun {
         self.stateID = stateID
     }
 
-    /// Settles every line; returns whether one was not a mutation. Throws as soon as
-    /// sending fails for good (an outbox that cannot be written), input read or not.
-    func run(lines: AsyncStream<String>) async throws -> Bool {
+    /// Settles every line; returns whether one was not a mutation, and whether the server
+    /// refused one. Throws as soon as sending fails for good (an outbox that cannot be
+    /// written), input read or not.
+    func run(lines: AsyncStream<String>) async throws -> (failed: Bool, refused: Bool) {
         let reader = Task { await read(lines) }
         defer { reader.cancel() }
         try await send()
-        return failedLines
+        return (failedLines, refusedLines)
     }
 
     private func read(_ lines: AsyncStream<String>) async {
@@ -127,18 +131,28 @@ actor ApplyRun {
                 continue
             }
             do {
-                let response = try await client.send(method: write.method, path: write.path, body: write.body, key: write.key)
+                let response = try await client.sendAnswering(method: write.method, path: write.path, body: write.body, key: write.key)
+                let refusal = (200..<300).contains(response.status)
+                    ? nil : RoboscopeError.from(status: response.status, headers: response.headers, body: response.body)
+                if let refusal, refusal.isRetryable {
+                    // An outage that outlasted the client's own retries: the line waits.
+                    failures += 1
+                    try await client.configuration.clock.sleep(for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
+                    continue
+                }
+                if response.status == 401 { Diagnostics.tokenRefused(status: response.status, body: response.body) }
+                if refusal != nil { refusedLines = true }
                 try settle(write, status: response.status, body: response.body)
                 failures = 0
             } catch let error as RoboscopeError where error.isRetryable {
                 failures += 1
                 try await client.configuration.clock.sleep(for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
-            } catch let error as RoboscopeError {
-                guard case .cancelled = error else {
-                    try settle(write, status: Self.status(of: error), body: Data(Self.describe(error).utf8))
-                    continue
-                }
-                throw error
+            } catch let error as RoboscopeError where error != .cancelled {
+                // No answer to print (an answer the kit cannot read): the line is settled
+                // as refused, with what went wrong, rather than sent again forever.
+                refusedLines = true
+                let body = JSONValue.object(["error": .object(["message": .string("\(error)")])])
+                try settle(write, status: 0, body: try WireCoding.encoder().encode(body))
             }
         }
     }
@@ -152,39 +166,6 @@ actor ApplyRun {
         Output.json(["line": .integer(Int64(write.line ?? 0)), "status": .integer(Int64(status)), "body": json])
         try store.settle(write.key)
     }
-
-    static func status(of error: RoboscopeError) -> Int {
-        switch error {
-        case .versionConflict, .alreadyExists: return 409
-        case .locked: return 423
-        case .invalid, .idempotencyKeyReused: return 422
-        case .badRequest: return 400
-        case .notFound: return 404
-        case .unauthorized: return 401
-        case .forbidden: return 403
-        case .http(let status, _, _): return status
-        default: return 0
-        }
-    }
-
-    static func describe(_ error: RoboscopeError) -> String {
-        let message: String
-        switch error {
-        case .versionConflict(let current, let text):
-            return "{\"error\":{\"code\":\"version_conflict\",\"current_version\":\(current.map(String.init) ?? "null"),\"message\":\(quoted(text))}}"
-        case .invalid(_, let text), .badRequest(_, let text), .notFound(let text), .alreadyExists(_, let text),
-             .idempotencyKeyReused(let text), .unauthorized(let text), .forbidden(_, let text), .http(_, _, let text):
-            message = text
-        default:
-            message = "\(error)"
-        }
-        return "{\"error\":{\"message\":\(quoted(message))}}"
-    }
-
-    static func quoted(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
-    }
-
 }
 
 /// One input line: `{"method", "path", "body"}`.

@@ -7,8 +7,10 @@ import RoboscopeKit
 struct RoboscopeClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roboscope-client",
-        abstract: "Follow a topic, or apply mutations through a durable outbox (RoboscopeKit from a shell).",
-        subcommands: [Watch.self, Apply.self]
+        abstract: "Follow a topic, read, or apply mutations through a durable outbox (RoboscopeKit from a shell).",
+        discussion: "Exit codes: 0 done; 1 a failure to run; 2 the server refused (a request answered 4xx or 5xx); "
+            + "3 watch gave up after --max-auth-failures refused tokens in a row.",
+        subcommands: [Watch.self, Apply.self, Get.self, PresenceCommand.self, LockCommand.self]
     )
 }
 
@@ -23,6 +25,10 @@ struct Connection: ParsableArguments {
     @Option(name: .customLong("token"), help: "A bearer token (services with authentication; env ROBOSCOPE_TOKEN).")
     var token: String?
 
+    @Option(name: .customLong("token-file"),
+            help: "A file holding the bearer token, read again before each request and connection (a refreshed file is used at once).")
+    var tokenFile: String?
+
     @Flag(name: .customLong("log-requests"), help: "One JSON line on standard error as each HTTP attempt starts and ends.")
     var logRequests = false
 
@@ -30,17 +36,50 @@ struct Connection: ParsableArguments {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw ValidationError("--url must be an http(s) URL such as http://127.0.0.1:8080")
         }
+        if token != nil, tokenFile != nil { throw ValidationError("give --token or --token-file, not both") }
+        if let tokenFile, !FileManager.default.isReadableFile(atPath: tokenFile) {
+            throw ValidationError("--token-file \(tokenFile) cannot be read")
+        }
     }
 
     func client(webSocketURL: URL? = nil) -> RoboscopeClient {
         // An empty variable is no token (not an empty bearer).
         let token = (token ?? ProcessInfo.processInfo.environment["ROBOSCOPE_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
+        let provider: (any TokenProvider)? = tokenFile.map { FileTokenProvider(path: $0) } ?? token.map { StaticTokenProvider($0) }
         var configuration = RoboscopeConfiguration(
-            baseURL: URL(string: url)!, webSocketURL: webSocketURL, userID: user,
-            tokenProvider: token.map { StaticTokenProvider($0) }
+            baseURL: URL(string: url)!, webSocketURL: webSocketURL, userID: user, tokenProvider: provider
         )
+        configuration.appName = "roboscope-client"
         if logRequests { configuration.http = LoggedHTTPTransport(base: configuration.http) }
         return RoboscopeClient(configuration)
+    }
+}
+
+/// `--token-file`: the token as the file holds it now (trimmed), read at each request and
+/// connection, so that whatever refreshes the file is followed without a restart.
+struct FileTokenProvider: TokenProvider {
+    let path: String
+
+    func token() async throws -> String {
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { throw RoboscopeError.unauthorized(message: "--token-file \(path) is empty") }
+        return text
+    }
+
+    func invalidate() async {}
+}
+
+/// Lines on standard error: a refused token, a refusal's reason.
+enum Diagnostics {
+    static func line(_ text: String) {
+        FileHandle.standardError.write(Data(("roboscope-client: " + text + "\n").utf8))
+    }
+
+    /// The line a refused token gets (401, close 4001 or 4003): the reason and the server's code.
+    static func tokenRefused(status: Int, body: Data) {
+        let error = (try? WireCoding.decoder().decode(JSONValue.self, from: body))?["error"]
+        let code = error?["code"]?.stringValue ?? "unauthorized"
+        line("the server refused the token (\(status) \(code)): \(error?["message"]?.stringValue ?? "no reason given")")
     }
 }
 

@@ -27,6 +27,17 @@ public struct RoboscopeConfiguration: Sendable {
     /// every body as it is.
     public var requestCompression = RequestCompression()
 
+    /// The app, as the `User-Agent` of every request and WebSocket names it after the kit
+    /// (`RoboscopeKit/1.4.0 (Linux; Inspector/2.1)`): the audit trail shows it as the
+    /// device of each change. Nil: the process's name.
+    public var appName: String?
+
+    /// `RoboscopeKit/<version> (<system>; <app>)`.
+    public var userAgent: String {
+        let app = appName ?? ProcessInfo.processInfo.processName
+        return "RoboscopeKit/\(RoboscopeKitVersion.current) (\(RoboscopeKitVersion.system); \(app))"
+    }
+
     /// Everything but `baseURL` has a default: the transports that suit the platform
     /// (`defaultHTTPTransport()`, `defaultWebSocketTransport()`), the system clock, six
     /// attempts per call, unlimited reconnects.
@@ -381,9 +392,16 @@ public final class RoboscopeClient: Sendable {
         try await send(method: method, path: path, body: body, key: key, ifMatch: ifMatch, extraHeaders: extraHeaders, extraTime: .zero)
     }
 
+    /// `send`, but a refusal that retrying cannot change (a 4xx, or a 5xx once the retries
+    /// are spent) is answered, not thrown: its status, headers and body exactly as the
+    /// server wrote them (`roboscope-client` prints them). Network failures still throw.
+    public func sendAnswering(method: String, path: String, body: Data?, key: String?) async throws -> HTTPResponseData {
+        try await send(method: method, path: path, body: body, key: key, ifMatch: nil, extraTime: .zero, answersRefusals: true)
+    }
+
     /// `send`, each attempt allowed `extraTime` on top of the request timeout (a long poll's wait).
     func send(method: String, path: String, body: Data?, key: String?, ifMatch: Int64?,
-              extraHeaders: [String: String] = [:], extraTime: Duration) async throws -> HTTPResponseData {
+              extraHeaders: [String: String] = [:], extraTime: Duration, answersRefusals: Bool = false) async throws -> HTTPResponseData {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         var refreshedToken = false
@@ -393,6 +411,7 @@ public final class RoboscopeClient: Sendable {
             if Task.isCancelled { throw RoboscopeError.cancelled }
             var headers = extraHeaders
             headers["Accept"] = "application/json"
+            headers["User-Agent"] = configuration.userAgent
             if body != nil { headers["Content-Type"] = "application/json" }
             if let contentEncoding { headers["Content-Encoding"] = contentEncoding }
             if let key { headers["Idempotency-Key"] = key }
@@ -404,11 +423,13 @@ public final class RoboscopeClient: Sendable {
             }
             let failure: RoboscopeError
             var retryAfter: Double? = nil
+            var refusal: HTTPResponseData?
             let network = networkGeneration
             do {
                 let response = try await sendOnce(HTTPRequestData(method: method, url: url.absoluteURL, headers: headers, body: body),
                                                  extraTime: extraTime)
                 if (200..<300).contains(response.status) { return response }
+                refusal = response
                 failure = RoboscopeError.from(status: response.status, headers: response.headers, body: response.body)
                 if case .unauthorized = failure, let provider = configuration.tokenProvider, !refreshedToken {
                     refreshedToken = true
@@ -423,7 +444,10 @@ public final class RoboscopeClient: Sendable {
             } catch let error as RoboscopeError {
                 failure = error
             }
-            guard failure.isRetryable, attempt < configuration.retry.attempts else { throw failure }
+            guard failure.isRetryable, attempt < configuration.retry.attempts else {
+                if answersRefusals, let refusal { return refusal }
+                throw failure
+            }
             let delay = configuration.retry.delay(forRetry: attempt, retryAfter: retryAfter, using: &random)
             do {
                 if case .transport = failure {

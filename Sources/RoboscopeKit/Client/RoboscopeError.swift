@@ -35,6 +35,15 @@ public enum RoboscopeError: Error, Sendable, Equatable {
     /// The caller cancelled.
     case cancelled
 
+    /// The server refused the token (401, WebSocket close 4001) or the principal (403,
+    /// close 4003).
+    public var isTokenRefusal: Bool {
+        switch self {
+        case .unauthorized, .forbidden: return true
+        default: return false
+        }
+    }
+
     /// Whether sending again can succeed (with the same idempotency key for a write).
     public var isRetryable: Bool {
         switch self {
@@ -44,7 +53,7 @@ public enum RoboscopeError: Error, Sendable, Equatable {
     }
 
     /// Builds the error for a non-2xx answer from its status, headers and body.
-    static func from(status: Int, headers: [String: String], body: Data) -> RoboscopeError {
+    public static func from(status: Int, headers: [String: String], body: Data) -> RoboscopeError {
         let error = (try? WireCoding.decoder().decode(ErrorEnvelope.self, from: body))?.error
         let message = error?.message ?? "HTTP \(status)"
         let retryAfter = headers.first { $0.key.lowercased() == "retry-after" }.flatMap { Double($0.value) }

@@ -28,6 +28,10 @@ public struct LiveTopic: Sendable {
     /// The coarse state for a UI: true once live, false once a try failed; each change
     /// once (a retry's `connecting`, `offline` and `waitingToRetry` are one `false`).
     public let online: AsyncStream<Bool>
+    /// Each time the server refused the connection's token (a 401 upgrade, a close with
+    /// 4001 or 4003): `unauthorized` or `forbidden`, with the server's reason. The topic
+    /// goes on retrying (a refreshed token may be accepted); the app decides when to stop.
+    public let refusals: AsyncStream<RoboscopeError>
 }
 
 extension ConnectionState {
@@ -51,14 +55,15 @@ extension RoboscopeClient {
         let (states, statesContinuation) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let (presence, presenceContinuation) = AsyncStream<[String]>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (online, onlineContinuation) = AsyncStream<Bool>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (refusals, refusalsContinuation) = AsyncStream<RoboscopeError>.makeStream(bufferingPolicy: .bufferingNewest(16))
         let follower = TopicFollower(
             client: self, topic: topic, cursor: cursor,
             output: TopicFollower.Output(events: eventsContinuation, states: statesContinuation, presence: presenceContinuation,
-                                         online: onlineContinuation)
+                                         online: onlineContinuation, refusals: refusalsContinuation)
         )
         let task = Task { await follower.run() }
         eventsContinuation.onTermination = { _ in task.cancel() }
-        return LiveTopic(topic: topic, events: events, states: states, presence: presence, online: online)
+        return LiveTopic(topic: topic, events: events, states: states, presence: presence, online: online, refusals: refusals)
     }
 
     /// The events of `topic` from `cursor` on (see `follow`).
@@ -74,6 +79,7 @@ actor TopicFollower {
         let states: AsyncStream<ConnectionState>.Continuation
         let presence: AsyncStream<[String]>.Continuation
         let online: AsyncStream<Bool>.Continuation
+        let refusals: AsyncStream<RoboscopeError>.Continuation
     }
 
     let client: RoboscopeClient
@@ -107,6 +113,7 @@ actor TopicFollower {
             output.states.finish()
             output.presence.finish()
             output.online.finish()
+            output.refusals.finish()
         }
         while !Task.isCancelled {
             // Read before the try: a `reconnectNow()` while it runs ends the wait after it.
@@ -124,6 +131,10 @@ actor TopicFollower {
             } catch Ending.fatal(let error) {
                 output.events.finish(throwing: error)
                 return
+            } catch let error as RoboscopeError where error.isTokenRefusal {
+                output.refusals.yield(error)
+                // A refused token is not offered again: the provider is asked for another.
+                await client.configuration.tokenProvider?.invalidate()
             } catch {
                 // Dropped, refused or unreachable: fall through to the wait.
             }
@@ -154,7 +165,7 @@ actor TopicFollower {
 
     private func connectOnce(onLive: () -> Void) async throws {
         let url = try await client.webSocketURL()
-        var headers: [String: String] = [:]
+        var headers = ["User-Agent": client.configuration.userAgent]
         if let provider = client.configuration.tokenProvider { headers["Authorization"] = "Bearer \(try await provider.token())" }
         let connection = try await client.configuration.webSocket.connect(to: url, headers: headers)
         let refresher = headers["Authorization"].flatMap { refreshTokens(on: connection, from: String($0.dropFirst("Bearer ".count))) }

@@ -78,7 +78,8 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             let answer = String(decoding: received[..<end], as: UTF8.self)
             let lines = answer.split(separator: "\r\n")
             guard let status = lines.first, status.hasPrefix("HTTP/1.1 101") else {
-                throw RoboscopeError.transport("the WebSocket upgrade was refused: \(lines.first ?? "")")
+                let body = String(decoding: received[min(received.count, end + 4)...], as: UTF8.self)
+                throw WebSocketRefusal.upgrade(status: String(lines.first ?? ""), body: body)
             }
             let accept = HandshakeResponse.acceptValue(forKey: key)
             guard lines.contains(where: { $0.lowercased().hasPrefix("sec-websocket-accept:") && $0.hasSuffix(accept) }) else {
@@ -165,7 +166,7 @@ actor SocketWebSocketConnection: WebSocketConnection {
                 // `.compressed` never comes: this reader inflates for itself.
                 break
             case .close(let code, let reason):
-                ended = ended ?? RoboscopeError.transport("closed by the server (\(code.map { "\($0)" } ?? "no code")\(reason.isEmpty ? "" : ": \(reason)"))")
+                ended = ended ?? WebSocketRefusal.close(code: code.map { Int($0.rawValue) }, reason: reason)
             case .fail(let code, let reason):
                 ended = ended ?? RoboscopeError.malformedResponse("WebSocket protocol error (\(code)): \(reason)")
             }
