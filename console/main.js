@@ -4,7 +4,8 @@
 
 import { api, allAuditPages, APIError, AuthRequired, Unreachable, UUID } from './api.js';
 import { Plan } from './plan.js';
-import { localTime, renderEntry, toCSV } from './timeline.js';
+import { localTime, markerLabels, renderEntry, toCSV } from './timeline.js';
+import { SessionList } from './sessions.js';
 
 const $ = (selector) => document.querySelector(selector);
 const EVENT_TYPES = ['work_session.created', 'work_session.updated', 'work_session.deleted', 'marker.created', 'marker.updated',
@@ -14,6 +15,7 @@ const EVENT_TYPES = ['work_session.created', 'work_session.updated', 'work_sessi
 const state = {
   sessionID: null,
   steps: [],          // every event of the session, oldest first: { position, entry }
+  labels: new Map(),  // each marker's latest label, for the timeline
   step: 0,
   timeline: [],       // the filtered entries shown
   cursor: null,       // the next page's after/before
@@ -23,6 +25,20 @@ const state = {
 };
 
 const plan = new Plan($('#plan'), { onSelect: showMarkerHistory });
+const sessions = new SessionList({
+  list: $('#sessions'), filter: $('#sessions-filter'),
+  onOpen: (id) => { $('#session-id').value = id; showSessions(false); guarded(() => open(id)); },
+});
+
+/** The tenant's sessions instead of the workspace (or back). */
+function showSessions(shown) {
+  $('#sessions-panel').hidden = !shown;
+  if (shown) {
+    $('#workspace').hidden = true;
+    message(null);
+    guarded(() => sessions.load());
+  }
+}
 
 function message(text, kind = 'error') {
   const box = $('#message');
@@ -121,6 +137,7 @@ async function open(id) {
   }
   state.steps = (await allAuditPages('/audit', { work_session_id: state.sessionID, order: 'asc' }))
     .map((entry) => ({ position: entry.position, entry }));
+  state.labels = markerLabels(state.steps.map((step) => step.entry));
   if (state.steps.length === 0) {
     $('#workspace').hidden = true;
     message(`There is no work session ${state.sessionID}, and nothing ever happened under that id.`);
@@ -172,7 +189,7 @@ async function loadTimeline(more = false) {
   }
   state.timeline.push(...page.data);
   for (const entry of page.data) {
-    const item = renderEntry(entry);
+    const item = renderEntry(entry, state.labels);
     item.addEventListener('click', () => guarded(() => goToPosition(entry.position)));
     $('#timeline').append(item);
   }
@@ -232,9 +249,11 @@ async function showMarkerHistory(marker) {
   await guarded(async () => {
     const history = await allAuditPages(`/markers/${marker.id}/history`, { order: 'asc' });
     const list = $('#marker-history-list');
-    list.replaceChildren(...history.map(renderEntry));
-    $('#marker-history-title').textContent = `History of marker ${marker.label ?? marker.id.slice(0, 8)}`;
+    const labels = markerLabels(history);
+    list.replaceChildren(...history.map((entry) => renderEntry(entry, labels)));
+    $('#marker-history-title').textContent = `History of marker ${marker.label ? `“${marker.label}”` : marker.id.slice(0, 8)}`;
     $('#marker-history').hidden = false;
+    $('#marker-history').scrollIntoView({ block: 'nearest' });
   });
 }
 
@@ -370,8 +389,10 @@ function wire() {
   for (const type of EVENT_TYPES) select.append(new Option(type, type));
   $('#scope').addEventListener('submit', (event) => {
     event.preventDefault();
+    showSessions(false);
     guarded(() => open($('#session-id').value));
   });
+  $('#sessions-button').addEventListener('click', () => showSessions(true));
   $('#filters').addEventListener('submit', (event) => {
     event.preventDefault();
     guarded(() => loadTimeline());
@@ -414,6 +435,7 @@ function wire() {
     const retry = state.retry;
     state.retry = null;
     if (retry) guarded(retry);
+    else if (!$('#sessions-panel').hidden) guarded(() => sessions.load());
   });
   window.addEventListener('resize', () => plan.draw(plan.markers, plan.changed));
 }
@@ -430,7 +452,8 @@ function start() {
     $('#session-id').value = session;
     guarded(() => open(session));
   } else {
-    message('Give a work session id to see its history.', 'info');
+    // Nothing asked for yet: the tenant's sessions to pick from.
+    showSessions(true);
   }
 }
 

@@ -7,6 +7,8 @@ import { intervalForZoom, ticksAlong } from './ticks.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const MARGIN = 48;
+/** Room left of the plan for the ruler and its labels (`120 m` fits whole). */
+const LEFT = 96;
 
 function element(name, attributes = {}, text) {
   const node = document.createElementNS(SVG, name);
@@ -41,7 +43,7 @@ export class Plan {
     this.bounds = { minX: Math.min(...xs) - 1, maxX: Math.max(...xs) + 1, minZ: Math.min(0, ...zs) - 0.5, maxZ: Math.max(...zs) + 1 };
     const { width, height } = this.size();
     const spanX = this.bounds.maxX - this.bounds.minX, spanZ = this.bounds.maxZ - this.bounds.minZ;
-    this.scale = Math.max(0.05, Math.min((width - 2 * MARGIN) / spanX, (height - 2 * MARGIN) / spanZ));
+    this.scale = Math.max(0.05, Math.min((width - LEFT - MARGIN) / spanX, (height - 2 * MARGIN) / spanZ));
   }
 
   size() {
@@ -56,7 +58,7 @@ export class Plan {
 
   toScreen(x, z) {
     const { height } = this.size();
-    return [MARGIN + (x - this.bounds.minX) * this.scale, height - MARGIN - (z - this.bounds.minZ) * this.scale];
+    return [LEFT + (x - this.bounds.minX) * this.scale, height - MARGIN - (z - this.bounds.minZ) * this.scale];
   }
 
   draw(markers, changed = new Set()) {

@@ -11,8 +11,26 @@ export function localTime(iso) {
 
 const show = (value) => (value === null || value === undefined ? '—' : typeof value === 'object' ? JSON.stringify(value) : String(value));
 
-/** The `<li>` of one audit entry. */
-export function renderEntry(entry) {
+/** What the timeline calls an entity: a marker (and its details) by its label, else the id's start. */
+export function entityName(entity, labels = new Map()) {
+  const kind = entity.type.replace(/_/g, ' ');
+  const label = labels.get(entity.id);
+  return label ? `${kind} “${label}”` : `${kind} ${entity.id.slice(0, 8)}`;
+}
+
+/** Each marker's latest label in `entries` (audit entries, oldest first). */
+export function markerLabels(entries) {
+  const labels = new Map();
+  for (const entry of entries) {
+    if (entry.entity.type !== 'marker') continue;
+    const label = entry.changes?.label?.after;
+    if (typeof label === 'string' && label) labels.set(entry.entity.id, label);
+  }
+  return labels;
+}
+
+/** The `<li>` of one audit entry; `labels` names markers by their label. */
+export function renderEntry(entry, labels = new Map()) {
   const item = document.createElement('li');
   item.dataset.position = entry.position;
   item.dataset.entity = entry.entity.id;
@@ -22,7 +40,7 @@ export function renderEntry(entry) {
   head.className = 'entry-head';
   const what = document.createElement('span');
   what.className = 'entry-what';
-  what.textContent = `${entry.type} · ${entry.entity.type.replace(/_/g, ' ')} ${entry.entity.id.slice(0, 8)} · v${entry.version}`;
+  what.textContent = `${entry.type} · ${entityName(entry.entity, labels)} · v${entry.version}`;
   const when = document.createElement('span');
   when.className = 'entry-when';
   when.textContent = `${localTime(entry.recorded_at)} local · ${entry.recorded_at} UTC · #${entry.position}`;

@@ -175,6 +175,25 @@ def main():
     session, markers = script_history(server)
     driver = browser()
     try:
+        # No id yet: the tenant's sessions, newest first, filterable; a click opens one.
+        driver.get(f"{server.base}/console")
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#sessions li[data-session='{session}']"),
+             "the console lists the tenant's sessions")
+        listed = driver.find_element(By.CSS_SELECTOR, f"#sessions li[data-session='{session}']")
+        check("Hull 7" in listed.text and "active" in listed.text, f"a session is listed with its space and status: {listed.text}")
+        driver.find_element(By.ID, "sessions-filter").send_keys("no such hull")
+        wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, f"#sessions li[data-session='{session}']"),
+             "a filter that matches nothing hides it")
+        driver.find_element(By.ID, "sessions-filter").clear()
+        driver.find_element(By.ID, "sessions-filter").send_keys("hull 7")
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#sessions li[data-session='{session}'] a"),
+             "a filter by the space's name finds it")
+        shot(driver, "sessions")
+        driver.find_element(By.CSS_SELECTOR, f"#sessions li[data-session='{session}'] a").click()
+        wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")) >= 12,
+             "a click on a listed session opens it")
+        check(driver.find_element(By.ID, "sessions-panel").get_attribute("hidden") is not None, "the list gives way to the session")
+
         driver.get(f"{server.base}/console?session={session}")
         wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")) >= 12, "the timeline lists the history")
         entries = driver.find_elements(By.CSS_SELECTOR, "#timeline li[data-position]")
@@ -191,6 +210,9 @@ def main():
         check(relabel is not None and relabel.find_element(By.CSS_SELECTOR, "tr[data-field='label'] td.after").text == "valve, seized",
               "the relabel shows the new label")
         check(any("lock_acquired" in t for t in texts) and any("marker.deleted" in t for t in texts), "the lock and the delete are listed")
+        check(moved is not None and "marker “weld 12”" in moved.text and markers["weld"]["id"][:8] not in moved.find_element(
+            By.CSS_SELECTOR, ".entry-what").text, "the timeline names a marker by its label, not its id")
+        check(any("marker.deleted" in t and "marker “rust”" in t for t in texts), "a deleted marker keeps its label in the timeline")
         shot(driver, "timeline")
 
         # The slider: every step shows exactly the markers and positions of as_of.
@@ -221,6 +243,12 @@ def main():
             driver.find_element(By.ID, "zoom-out").click()
         after = driver.find_element(By.CSS_SELECTOR, "#plan .ruler").get_attribute("data-interval")
         check(float(after if after != "none" else 1e9) > float(before), f"zooming out widens the tick interval ({before} m -> {after} m)")
+        # Two-digit labels (far zoomed out) are whole: none starts left of the plan's edge.
+        clipped = driver.execute_script("""
+            return [...document.querySelectorAll('#plan .ruler text')].filter((t) => t.getBBox().x < 0).map((t) => t.textContent);""")
+        labels = driver.execute_script("return [...document.querySelectorAll('#plan .ruler text')].map((t) => t.textContent)")
+        check(not clipped and any(len(label.split(" ")[0]) >= 2 for label in labels),
+              f"the ruler's labels are not clipped ({labels}; clipped: {clipped})")
         for _ in range(4):
             driver.find_element(By.ID, "zoom-in").click()
 
@@ -243,6 +271,11 @@ def main():
         driver.find_element(By.CSS_SELECTOR, f"#plan g.marker[data-id='{markers['weld']['id']}'] text").click()
         wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#marker-history-list li")) == 2,
              "clicking a marker shows its history (created, moved)")
+        on_screen = driver.execute_script("""
+            const box = document.getElementById('marker-history').getBoundingClientRect();
+            return box.top >= 0 && box.top < window.innerHeight && box.height > 0;""")
+        check(on_screen, "the marker's history is on screen, next to the plan")
+        check("“weld 12”" in driver.find_element(By.ID, "marker-history-title").text, "the history names the marker by its label")
         shot(driver, "plan-late")
 
         # Integrity: intact, then an event edited by hand is named.
