@@ -729,6 +729,28 @@ def fairshare(r, data):
     r.target("fair share: server peak RSS over the first quiet run", f"{over:.0f} MiB", "none (reported)", None)
 
 
+def revocation(r, data):
+    r.add("## Revocation", "")
+    if not data:
+        return r.missing("how fast a revocation takes effect", "deploy/local/bench revocation")
+    r.add(machine_line(data) + f" Two API processes and two gateway processes on one database and Redis. Each of "
+          f"{data['rounds']} rounds opens {data['sockets_per_round']} sockets of one fresh subject over both gateways "
+          "(and a tenth as many of another subject, which must stay open), revokes that subject through one API process "
+          "(alternating), and times each socket's 4001 `revoked` close and the other API process's first 401 "
+          "`token_revoked`, from sending the POST (`benchmarks/revocation.py`).", "",
+          "| figure | p50 | p99 | max |", "| --- | --- | --- | --- |")
+    for name, label in (("socket_close_ms", "each matching socket closed"),
+                        ("last_socket_per_round_ms", "the last socket of a round closed"),
+                        ("other_api_401_ms", "the other API process refuses the token")):
+        figures = data[name]
+        r.add(f"| {label} | {figures['p50']:.1f} ms | {figures['p99']:.1f} ms | {figures['max']:.1f} ms |")
+    r.add("", f"Bystander sockets closed: {data['bystanders_closed']}.", "")
+    full = data["rounds"] >= 10
+    r.target("revocation: POST to the last matching socket closed, 2 gateways and 2 API processes, p99",
+             f"{data['last_socket_per_round_ms']['p99']:.1f} ms", "< 2,000 ms",
+             (data["last_socket_per_round_ms"]["p99"] < 2000 and data["bystanders_closed"] == 0) if full else None)
+
+
 def before_after(r, data):
     r.add("## Before and after", "")
     if not data:
@@ -924,6 +946,7 @@ def main():
                 load(args.results, "shaped_catch_up"))
     hostile(sections, load(args.results, "hostile"), load(args.results, "long_polls"))
     fairshare(sections, load(args.results, "fairshare"))
+    revocation(sections, load(args.results, "revocation"))
     before_after(sections, load(args.results, "before_after"))
     failover(sections, load(args.results, "failover"))
     kit_soak(sections, load(args.results, "kit_soak"))
