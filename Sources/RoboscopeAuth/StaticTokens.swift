@@ -37,12 +37,6 @@ public enum StaticTokens {
     }
 
     public static func load(fromFile path: String) throws -> [String: Principal] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw AuthenticationFailure("\(path): cannot be read (\(error.localizedDescription))")
-        }
-        return try parse(data, source: path)
+        try parse(try SettingsFile.read(path), source: path)
     }
 }

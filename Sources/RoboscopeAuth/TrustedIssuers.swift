@@ -90,13 +90,7 @@ public enum TrustedIssuers {
     }
 
     public static func load(fromFile path: String) throws -> [TrustedIssuer] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw AuthenticationFailure("\(path): cannot be read (\(error.localizedDescription))")
-        }
-        return try parse(data, source: path)
+        try parse(try SettingsFile.read(path), source: path)
     }
 
     /// A JWK Set fetched over plain HTTP can be swapped by anyone on the path; loopback

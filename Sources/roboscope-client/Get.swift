@@ -52,21 +52,25 @@ struct Get: AsyncParsableCommand {
     }
 }
 
+/// The work session a `presence` or `lock` read names.
+struct WorkSessionArgument: ParsableArguments {
+    @Argument(help: "The work session's id.")
+    var id: String
+
+    func validate() throws {
+        guard UUID(uuidString: id) != nil else { throw ValidationError("the work session id must be a UUID") }
+    }
+}
+
 /// `roboscope-client presence <work session id>`.
 struct PresenceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "presence", abstract: "Who is present in a work session now.")
 
     @OptionGroup var connection: Connection
-
-    @Argument(help: "The work session's id.")
-    var workSession: String
-
-    func validate() throws {
-        guard UUID(uuidString: workSession) != nil else { throw ValidationError("the work session id must be a UUID") }
-    }
+    @OptionGroup var workSession: WorkSessionArgument
 
     func run() async throws {
-        try await Read.run(connection, path: "/presence/\(workSession.lowercased())")
+        try await Read.run(connection, path: "/presence/\(workSession.id.lowercased())")
     }
 }
 
@@ -75,15 +79,9 @@ struct LockCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "lock", abstract: "Who holds a work session's lock, until when.")
 
     @OptionGroup var connection: Connection
-
-    @Argument(help: "The work session's id.")
-    var workSession: String
-
-    func validate() throws {
-        guard UUID(uuidString: workSession) != nil else { throw ValidationError("the work session id must be a UUID") }
-    }
+    @OptionGroup var workSession: WorkSessionArgument
 
     func run() async throws {
-        try await Read.run(connection, path: "/locks/\(workSession.lowercased())")
+        try await Read.run(connection, path: "/locks/\(workSession.id.lowercased())")
     }
 }

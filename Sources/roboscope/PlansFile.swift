@@ -23,12 +23,7 @@ final class PlansFile: Service, Sendable {
     }
 
     static func read(_ path: String) throws -> PlanBook {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw PlanError("\(path): cannot be read (\(error.localizedDescription))")
-        }
+        let data = try SettingsFile.read(path)
         guard let document = try? JSONParser.parse(data) else { throw PlanError("\(path): not JSON") }
         do {
             return try PlanBook.parse(document)
