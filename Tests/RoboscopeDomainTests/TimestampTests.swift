@@ -69,3 +69,9 @@ import Testing
             && error?.message.contains("started_at 2026-11-22T01:24:59Z") == true
     }
 }
+
+/// RFC 3339 allows year 0000; Postgres has no year zero (a 500 until refused here).
+@Test func yearZeroIsNoTime() {
+    #expect(Timestamp(rfc3339: "0000-01-01T00:12:01Z") == nil)
+    #expect(Timestamp(rfc3339: "0001-01-01T00:00:00Z") != nil)
+}

@@ -101,7 +101,9 @@ public struct Timestamp: Hashable, Comparable, Sendable {
               let hour = number(2), expect([58]), let minute = number(2), expect([58]),
               let second = number(2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+        // Year 0000 is RFC 3339 but no time Postgres holds (it has no year zero): a 500
+        // wherever a time reached a query, until this refused it.
+        guard year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
               hour < 24, minute < 60, second < 61
         else { return nil }
         var micros: Int64 = 0

@@ -80,6 +80,32 @@ import RoboscopeDomain
         #expect(device?.hasPrefix("RoboscopeKit/") == true && device?.hasSuffix("; roboscope-client)") == true, "\(audit.json)")
     }
 
+    /// `watch --presence`: who is present, whenever that changes, between the topic's events.
+    @Test func watchWithPresencePrintsWhoIsThere() async throws {
+        let server = try await Self.shared.get().server
+        let url = "http://127.0.0.1:\(server.port)"
+        let tenant = "cli-\(UUID().uuidString.prefix(6).lowercased())"
+        let admin = Tokens.bearer(try Tokens.token(tenant, "admin", sub: "cli-admin"))
+        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: admin)
+        let session = try await server.client.send(
+            "POST", "/api/v1/work-sessions", json: ["space_id": space.json["id"]!, "session_type": "inspection"], headers: admin)
+        let sessionID = try #require(session.json["id"]?.string)
+        let watch = try ClientProcess(["watch", "--url", url, "--token", try Tokens.token(tenant, "read", sub: "watcher"),
+                                       "--topic", "work_session:\(sessionID)", "--presence"])
+        defer { watch.process.terminate() }
+        let fitter = Tokens.bearer(try Tokens.token(tenant, "write", sub: "fitter"))
+        try await eventually("the watcher hears the fitter arrive", within: 15) {
+            _ = try await server.client.send("POST", "/api/v1/presence/\(sessionID)", json: [:], headers: fitter)
+            return watch.lines.contains { $0.contains("\"op\":\"presence\"") && $0.contains("\"fitter\"") }
+        }
+        let marker = try await server.client.send("POST", "/api/v1/markers", json: [
+            "work_session_id": .string(sessionID), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
+        ], headers: fitter)
+        let markerID = try #require(marker.json["id"]?.string)
+        try await eventually("and the marker's event", within: 10) { watch.lines.contains { $0.contains(markerID) } }
+        #expect(await watch.stop() == 0)
+    }
+
     @Test func watchSaysEachRefusedTokenAndGivesUpWithExitThree() async throws {
         let server = try await Self.shared.get().server
         let url = "http://127.0.0.1:\(server.port)"
