@@ -72,64 +72,29 @@ public final class ChangeSignal: Sendable {
 /// Listens for `roboscope_events` on its own connection and thread, bumping a
 /// `ChangeSignal` for each batch of notifications; reconnects with backoff.
 public final class ChangeListener: Sendable {
-    private let url: String
-    private let signal: ChangeSignal
-    private let logger: Logger
-    private let stopped = Atomic(false)
-    private let started = Atomic(false)
-    private let completion = ThreadCompletion()
+    private let thread: ReconnectingThread<PGConnection>
 
     public init(url: String, signal: ChangeSignal, logger: Logger) {
-        self.url = url
-        self.signal = signal
-        self.logger = logger
-    }
-
-    public func start() {
-        let thread = Thread { [self] in
-            run()
-            completion.finish()
-        }
-        thread.name = "change-listener"
-        started.store(true, ordering: .sequentiallyConsistent)
-        thread.start()
-    }
-
-    public func shutdown() {
-        stopped.store(true, ordering: .sequentiallyConsistent)
-    }
-
-    /// Stops the thread and waits for its end (at once if it never started); within
-    /// half a second, the longest it waits for a notification.
-    public func stop() async {
-        shutdown()
-        guard started.load(ordering: .sequentiallyConsistent) else { return }
-        await completion.wait()
-    }
-
-    private var isStopped: Bool { stopped.load(ordering: .sequentiallyConsistent) }
-
-    private func run() {
-        var backoff = Backoff()
-        while !isStopped {
-            do {
-                let connection = try PGConnection(url)
-                try AppendNotifier.listen(on: connection)
-                backoff.succeeded()
-                // Anything appended while we were away: let the waiters look.
-                signal.bump()
-                while !isStopped {
-                    if try connection.waitReadable(timeoutMilliseconds: 500), try !connection.drainNotifications().isEmpty {
-                        signal.bump()
-                    }
+        thread = ReconnectingThread(name: "change-listener", logger: logger) {
+            let connection = try PGConnection(url)
+            try AppendNotifier.listen(on: connection)
+            return connection
+        } body: { connection, stop in
+            // Anything appended while we were away: let the waiters look.
+            signal.bump()
+            while !stop.isStopped {
+                if try connection.waitReadable(timeoutMilliseconds: 500), try !connection.drainNotifications().isEmpty {
+                    signal.bump()
                 }
-            } catch {
-                logger.debug("change listener lost Postgres; reconnecting", metadata: ["error": "\(error)"])
-                let wait = backoff.failed()
-                // Checked every 100 ms so that `stop` is not held up by a long wait.
-                let until = ContinuousClock.now + wait
-                while !isStopped, ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.1) }
             }
         }
     }
+
+    public func start() { thread.start() }
+
+    public func shutdown() { thread.shutdown() }
+
+    /// Stops the thread and waits for its end (at once if it never started); within
+    /// half a second, the longest it waits for a notification.
+    public func stop() async { await thread.stop() }
 }
