@@ -165,7 +165,8 @@ final class Connection: LoopHandler {
         case .reject(let rejection):
             refuse(rejection, reason: RefusalReason(rejection: rejection))
         case .request(let request, let consumed):
-            userAgent = request.headers["user-agent"]
+            // Kept for the connection's life and listed to operators: bounded like the audit's.
+            userAgent = request.headers["user-agent"].map { String($0.prefix(500)) }
             let admission = shard.admit(request, connection: self)
             switch admission {
             case .refused(let rejection, let reason):
