@@ -11,7 +11,7 @@ import Synchronization
 /// an unknown `kid` (`--auth-jwks-url`; at most once per 30 s). A reload that fails keeps
 /// the last good keys; it is logged and counted (`roboscope_auth_key_reload_failures_total`).
 public final class KeySetSource: Sendable {
-    public enum Location: Sendable, CustomStringConvertible {
+    public enum Location: Sendable, Hashable, CustomStringConvertible {
         case file(String)
         case url(URL)
 

@@ -6,14 +6,10 @@ import RoboscopeDomain
 /// and what it may say: one pinned tenant, or the tenant a claim names; and whether it is
 /// trusted with the `operator` scope (the deployment's own provider, never a customer's).
 public struct TrustedIssuer: Sendable, Hashable {
-    public enum Keys: Sendable, Hashable {
-        case file(String)
-        case url(URL)
-    }
-
     public var issuer: String
     public var audience: String
-    public var keys: Keys
+    /// Its JWK Set, kept current like `--auth-jwks-file`'s or `--auth-jwks-url`'s.
+    public var keys: KeySetSource.Location
     /// Every token of this issuer is this tenant's.
     public var tenant: String?
     /// The claim naming the tenant (`tenant` unless the entry says otherwise).
@@ -56,7 +52,7 @@ public enum TrustedIssuers {
             }
             guard let issuer = try text("issuer") else { throw AuthenticationFailure("\(name).issuer is required") }
             guard let audience = try text("audience") else { throw AuthenticationFailure("\(name).audience is required") }
-            let keys: TrustedIssuer.Keys
+            let keys: KeySetSource.Location
             switch (try text("jwks_file"), try text("jwks_url")) {
             case (let file?, nil): keys = .file(file)
             case (nil, let address?):

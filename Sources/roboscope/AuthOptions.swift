@@ -47,8 +47,6 @@ struct AuthOptions: ParsableArguments {
         placeholderSecrets.contains(secret.trimmingCharacters(in: .whitespacesAndNewlines).lowercased())
     }
 
-    static func isAcceptableKeySetURL(_ url: URL) -> Bool { TrustedIssuers.isAcceptableKeySetURL(url) }
-
     func defaultTenant() throws -> String {
         let tenant = try Settings.defaultTenant.value(defaultTenantFlag)
         guard TenantName.isValid(tenant) else {
@@ -91,7 +89,7 @@ struct AuthOptions: ParsableArguments {
             }
         }
         if let jwksURL {
-            guard let url = URL(string: jwksURL), Self.isAcceptableKeySetURL(url) else {
+            guard let url = URL(string: jwksURL), TrustedIssuers.isAcceptableKeySetURL(url) else {
                 throw ValidationError("--auth-jwks-url must be an https:// URL (http:// only on loopback)")
             }
         }

@@ -84,10 +84,7 @@ final class IssuerRoutes: Service, Sendable {
     }
 
     private func route(for entry: TrustedIssuer) async throws -> TokenVerifier {
-        let source = switch entry.keys {
-        case .file(let path): KeySetSource(.file(path), logger: logger)
-        case .url(let url): KeySetSource(.url(url), logger: logger)
-        }
+        let source = KeySetSource(entry.keys, logger: logger)
         let set = try await source.load()
         return TokenVerifier(keys: VerificationKeys(set: set, secret: nil), rules: entry.rules(leeway: leeway), keySource: source)
     }

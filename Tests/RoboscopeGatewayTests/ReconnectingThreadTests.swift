@@ -1,5 +1,5 @@
 import BlockingPool
-import Foundation
+import Dispatch
 import Logging
 import Synchronization
 import Testing
@@ -11,18 +11,11 @@ import Testing
         let bodies = Atomic(0)
     }
 
-    /// Waits for `condition`, at most `seconds` (a guard against a hang, not a timing).
-    func eventually(_ seconds: Double, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
     @Test func aFailedConnectIsRetriedAndAFailedBodyGetsANewResource() async throws {
         let counts = Counts()
+        // The body that serves says so, and holds its resource until the test lets it go.
+        let (serving, servingContinuation) = AsyncStream<Int>.makeStream()
+        let released = DispatchSemaphore(value: 0)
         let thread = ReconnectingThread<Int>(name: "test-listener", logger: Logger(label: "test")) {
             let attempt = counts.connects.add(1, ordering: .sequentiallyConsistent).newValue
             if attempt <= 2 { throw Failure() }
@@ -31,14 +24,19 @@ import Testing
             let run = counts.bodies.add(1, ordering: .sequentiallyConsistent).newValue
             // The first resource that connects fails in use; the next one serves until stopped.
             if run == 1 { throw Failure() }
-            while !stop.isStopped { Thread.sleep(forTimeInterval: 0.01) }
-            #expect(resource >= 4, "a new resource after the body failed")
+            servingContinuation.yield(resource)
+            released.wait()
+            #expect(stop.isStopped, "let go only once stopped")
         }
         thread.start()
-        #expect(try await eventually(10) { counts.bodies.load(ordering: .sequentiallyConsistent) == 2 })
-        #expect(counts.connects.load(ordering: .sequentiallyConsistent) == 4)
+        var iterator = serving.makeAsyncIterator()
+        let resource = await iterator.next()
+        #expect(resource == 4, "two failed connects, a resource whose body failed, then a new one")
+        thread.shutdown()
+        released.signal()
         await thread.stop()
         #expect(counts.bodies.load(ordering: .sequentiallyConsistent) == 2, "stopped, it connects no more")
+        #expect(counts.connects.load(ordering: .sequentiallyConsistent) == 4)
     }
 
     @Test func stoppingAThreadThatNeverStartedReturnsAtOnce() async {

@@ -24,6 +24,18 @@ public enum RevocationCommands {
             case .tenant(let own): own
             }
         }
+
+        /// The tenant a listing or a disconnect is limited to when its query names
+        /// `asked`: that tenant if within reach (else 403 naming `operator`), else the
+        /// reach's own filter.
+        public func tenantFilter(asking asked: String?) throws -> String? {
+            guard let asked else { return tenantFilter }
+            guard TenantName.isValid(asked) else {
+                throw DomainError(.invalidField, "query tenant: not a tenant name", field: "tenant")
+            }
+            guard covers(asked) else { throw DomainError.forbidden(needing: .operator) }
+            return asked
+        }
     }
 
     /// The principal's reach, else 403 naming `admin` (the least scope that has one).

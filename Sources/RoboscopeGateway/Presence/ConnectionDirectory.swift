@@ -19,9 +19,6 @@ final class ConnectionDirectory: Sendable {
         var topics: [String]
     }
 
-    static let keyPrefix = ConnectionDirectoryKeys.keyPrefix
-    /// Where an operator's disconnects are published (`DELETE /admin/connections`).
-    static let disconnectChannel = ConnectionDirectoryKeys.disconnectChannel
     static let ttlSeconds = 10
     static let maxRows = 10_000
 
@@ -54,7 +51,7 @@ final class ConnectionDirectory: Sendable {
     /// Publishes the document, expiring unless published again.
     func publish(on redis: RedisConnection) throws {
         let text = String(decoding: document().canonicalJSON, as: UTF8.self)
-        _ = try redis.command(["SET", Self.keyPrefix + gateway, text, "EX", String(Self.ttlSeconds)])
+        _ = try redis.command(["SET", ConnectionDirectoryKeys.keyPrefix + gateway, text, "EX", String(Self.ttlSeconds)])
     }
 
     /// Who an operator's disconnect names: a tenant, and one subject of it or all.

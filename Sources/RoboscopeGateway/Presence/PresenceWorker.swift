@@ -82,7 +82,7 @@ final class PresenceWorker: @unchecked Sendable {
                 if subscriber == nil || commands == nil || commands!.isBroken {
                     commands = try endpoint.connect()
                     subscriber = try RedisSubscriber(
-                        endpoint, patterns: [PresenceStore.channelPattern, ConnectionDirectory.disconnectChannel])
+                        endpoint, patterns: [PresenceStore.channelPattern, ConnectionDirectoryKeys.disconnectChannel])
                     backoff.succeeded()
                 }
                 var holds: [Hold] = []
@@ -101,7 +101,7 @@ final class PresenceWorker: @unchecked Sendable {
                 var changed: [String: PresenceDelta] = [:]
                 if waker.wait(timeoutMilliseconds: 250, orReadable: subscriber!.socket) {
                     for message in try subscriber!.messages() {
-                        if message.channel == ConnectionDirectory.disconnectChannel {
+                        if message.channel == ConnectionDirectoryKeys.disconnectChannel {
                             disconnect(message.payload, shards)
                         } else if let session = PresenceStore.session(ofChannel: message.channel) {
                             changed[session, default: PresenceDelta()].apply(message.payload)

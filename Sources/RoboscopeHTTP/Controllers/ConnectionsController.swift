@@ -10,8 +10,6 @@ import RoboscopeRedis
 /// administrator its own tenant's.
 struct ConnectionsController {
     let services: APIServices
-    static let keyPrefix = ConnectionDirectoryKeys.keyPrefix
-    static let disconnectChannel = ConnectionDirectoryKeys.disconnectChannel
     /// Most connections a listing answers (each gateway publishes 10,000 at most).
     static let maxListed = 10_000
 
@@ -21,14 +19,9 @@ struct ConnectionsController {
     }
 
     /// The tenant and subject asked for, within the principal's reach.
-    private func filter(_ input: RequestInput, _ context: RoboscopeRequestContext) throws -> (tenant: String?, subject: String?) {
-        let reach = try RevocationCommands.reach(of: context.principal)
-        var tenant = reach.tenantFilter
-        if let asked = input.query("tenant") {
-            guard TenantName.isValid(asked) else { throw DomainError(.invalidField, "query tenant: not a tenant name", field: "tenant") }
-            guard reach.covers(asked) else { throw DomainError.forbidden(needing: .operator) }
-            tenant = asked
-        }
+    private func filter(_ input: RequestInput, _ context: RoboscopeRequestContext)
+        throws -> (tenant: String?, subject: String?) {
+        let tenant = try RevocationCommands.reach(of: context.principal).tenantFilter(asking: input.query("tenant"))
         let subject = input.query("subject")
         if let subject, subject.isEmpty || subject.count > Principal.maxSubjectLength {
             throw DomainError(.invalidField, "query subject: 1 to \(Principal.maxSubjectLength) characters", field: "subject")
@@ -67,7 +60,7 @@ struct ConnectionsController {
         var payload: JSONObject = ["tenant": .string(tenant)]
         if let subject { payload["subject"] = .string(subject) }
         let text = String(decoding: JSONValue.object(payload).canonicalJSON, as: UTF8.self)
-        let reply = try await services.locks.redis.command(["PUBLISH", Self.disconnectChannel, text])
+        let reply = try await services.locks.redis.command(["PUBLISH", ConnectionDirectoryKeys.disconnectChannel, text])
         context.logger.warning("connections disconnected", metadata: [
             "disconnected_tenant": "\(tenant)", "disconnected_subject": "\(subject ?? "")",
             "by": "\(context.principal.tenant)/\(context.principal.subject)",
@@ -85,7 +78,7 @@ struct ConnectionsController {
             var cursor = "0"
             var keys: [String] = []
             repeat {
-                let reply = try connection.command(["SCAN", cursor, "MATCH", keyPrefix + "*", "COUNT", "1000"])
+                let reply = try connection.command(["SCAN", cursor, "MATCH", ConnectionDirectoryKeys.keyPrefix + "*", "COUNT", "1000"])
                 guard let parts = reply.array, parts.count == 2 else { break }
                 cursor = parts[0].string ?? "0"
                 keys += (parts[1].array ?? []).compactMap(\.string)

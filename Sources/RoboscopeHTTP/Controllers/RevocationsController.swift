@@ -36,15 +36,7 @@ struct RevocationsController {
 
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
-        let reach = try RevocationCommands.reach(of: context.principal)
-        var tenant = reach.tenantFilter
-        if let asked = input.query("tenant") {
-            guard TenantName.isValid(asked) else {
-                throw DomainError(.invalidField, "query tenant: not a tenant name", field: "tenant")
-            }
-            guard reach.covers(asked) else { throw DomainError.forbidden(needing: .operator) }
-            tenant = asked
-        }
+        let tenant = try RevocationCommands.reach(of: context.principal).tenantFilter(asking: input.query("tenant"))
         let stored = try await services.revocations.list(tenant: tenant)
         return JSONResponse.make(JSONValue.object(["revocations": .array(stored.map(Self.wire))]))
     }
