@@ -67,10 +67,18 @@ BEGIN
     -- and the space of its stream (named by the stream's first event, or by this batch
     -- for streams it starts), and to its space's tenant. It is on its work session's
     -- topic when it has one, and on its space's topic when it is about the space or a
-    -- work session.
+    -- work session. A token revocation belongs to no space and no topic: to the tenant its
+    -- first event revokes, or for a key's, to the tenant of the operator who made it.
     WITH items AS (
         SELECT i.ordinality AS ord, i.item->>'stream_type' AS stream_type, (i.item->>'stream_id')::uuid AS stream_id,
-               i.item->'data' AS data, (i.item->>'expected_version')::bigint = 0 AS starts_stream
+               i.item->'data' AS data, (i.item->>'expected_version')::bigint = 0 AS starts_stream,
+               CASE WHEN i.item->>'stream_type' = 'token_revocation' THEN (
+                   SELECT coalesce(r.first->>'tenant', split_part(r.first->>'created_by', '/', 1))
+                   FROM (SELECT coalesce((SELECT f.data FROM eventlog.events f
+                                          WHERE f.stream_type = 'token_revocation'
+                                            AND f.stream_id = (i.item->>'stream_id')::uuid AND f.stream_version = 1),
+                                         i.item->'data') AS first) AS r)
+               END AS own_tenant
         FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
     ),
     new_markers AS (
@@ -88,7 +96,7 @@ BEGIN
     -- The first events are read inline, not through eventlog.parent_of: a SQL function
     -- that reads a table is planned again at each call, an inline subquery once.
     with_session AS (
-        SELECT items.ord, items.stream_type, items.stream_id,
+        SELECT items.ord, items.stream_type, items.stream_id, items.own_tenant,
                CASE
                    WHEN items.stream_type IN ('work_session', 'work_session_lock') THEN items.stream_id
                    WHEN items.stream_type IN ('marker', 'marker_details') THEN
@@ -107,14 +115,14 @@ BEGIN
         LEFT JOIN new_sessions n ON n.stream_id = s.work_session_id
     ),
     routed AS (
-        SELECT w.ord, w.stream_type, w.work_session_id,
+        SELECT w.ord, w.stream_type, w.work_session_id, w.own_tenant,
                CASE WHEN w.stream_type = 'space' THEN w.stream_id ELSE ss.space_id END AS space_id
         FROM with_session w LEFT JOIN session_spaces ss ON ss.work_session_id = w.work_session_id
     )
     SELECT array_agg(r.work_session_id ORDER BY r.ord),
            array_agg(r.space_id ORDER BY r.ord),
            array_agg(r.stream_type IN ('space', 'work_session') ORDER BY r.ord),
-           array_agg(coalesce(ns.tenant, st.tenant) ORDER BY r.ord)
+           array_agg(coalesce(ns.tenant, st.tenant, r.own_tenant) ORDER BY r.ord)
     INTO route_sessions, route_spaces, on_space_topic, route_tenants
     FROM routed r
     LEFT JOIN new_spaces ns ON ns.stream_id = r.space_id

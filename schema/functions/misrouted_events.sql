@@ -1,7 +1,8 @@
 -- For `roboscope verify`: events whose stored routes (work_session_id, space_id and
 -- tenant, set by eventlog.append) differ from what their streams say now. Worked out
 -- independently of the append: the parent named by each stream's first event, and the
--- tenant named by its space's first event.
+-- tenant named by its space's first event (a token revocation's: the tenant its first
+-- event revokes, else the tenant of the operator who made it).
 CREATE OR REPLACE FUNCTION eventlog.misrouted_events()
 RETURNS TABLE ("position" bigint, stored jsonb, expected jsonb)
 LANGUAGE sql STABLE AS $$
@@ -11,9 +12,13 @@ LANGUAGE sql STABLE AS $$
                               'tenant', r.expected_tenant)
     FROM (
         SELECT p.*,
-               (SELECT coalesce(f.data->>'tenant', t.legacy_tenant) FROM eventlog.events f, eventlog.tenancy t
-                WHERE f.stream_type = 'space' AND f.stream_id = p.expected_space AND f.stream_version = 1)
-                   AS expected_tenant
+               CASE WHEN p.stream_type = 'token_revocation' THEN
+                   (SELECT coalesce(f.data->>'tenant', split_part(f.data->>'created_by', '/', 1)) FROM eventlog.events f
+                    WHERE f.stream_type = 'token_revocation' AND f.stream_id = p.stream_id AND f.stream_version = 1)
+               ELSE
+                   (SELECT coalesce(f.data->>'tenant', t.legacy_tenant) FROM eventlog.events f, eventlog.tenancy t
+                    WHERE f.stream_type = 'space' AND f.stream_id = p.expected_space AND f.stream_version = 1)
+               END AS expected_tenant
         FROM (
             SELECT s.*,
                    CASE s.stream_type

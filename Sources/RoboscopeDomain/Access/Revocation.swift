@@ -41,3 +41,66 @@ public struct Revocation: Hashable, Sendable {
     /// Longest `reason`, in characters.
     public static let maxReasonLength = 500
 }
+
+/// A revocation as stored and as the API and the audit trail show it: the revocation,
+/// and when and by whom it was lifted.
+public struct StoredRevocation: Sendable, Hashable {
+    public var revocation: Revocation
+    public var liftedAt: Timestamp?
+    public var liftedBy: String?
+
+    public init(revocation: Revocation, liftedAt: Timestamp? = nil, liftedBy: String? = nil) {
+        self.revocation = revocation
+        self.liftedAt = liftedAt
+        self.liftedBy = liftedBy
+    }
+
+    /// The tenant whose audit trail records it: the revoked tenant's, or for a key's
+    /// revocation, which is no tenant's, the tenant of the operator who made it.
+    public var auditTenant: String {
+        revocation.tenant ?? String(revocation.createdBy.prefix { $0 != "/" })
+    }
+}
+
+extension StoredRevocation: JSONWritable {
+    public func writeJSON(to writer: inout JSONWriter) {
+        writer.object { writer in
+            writer.key("id"); writer.value(revocation.id)
+            writer.key("tenant"); writer.value(revocation.tenant)
+            writer.key("subject"); writer.value(revocation.subject)
+            writer.key("kid"); writer.value(revocation.keyID)
+            writer.key("issued_before"); writer.value(revocation.issuedBefore)
+            writer.key("reason"); writer.value(revocation.reason)
+            writer.key("created_at"); writer.value(revocation.createdAt)
+            writer.key("created_by"); writer.value(revocation.createdBy)
+            writer.key("lifted_at"); writer.value(liftedAt)
+            writer.key("lifted_by"); writer.value(liftedBy)
+        }
+    }
+}
+
+extension StoredRevocation: Decodable {
+    enum CodingKeys: String, CodingKey {
+        case id, tenant, subject, kid, reason
+        case issuedBefore = "issued_before"
+        case createdAt = "created_at"
+        case createdBy = "created_by"
+        case liftedAt = "lifted_at"
+        case liftedBy = "lifted_by"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        revocation = Revocation(
+            id: try fields.decode(EntityID.self, forKey: .id), tenant: try fields.decodeIfPresent(String.self, forKey: .tenant),
+            subject: try fields.decodeIfPresent(String.self, forKey: .subject),
+            keyID: try fields.decodeIfPresent(String.self, forKey: .kid),
+            issuedBefore: try fields.decode(Timestamp.self, forKey: .issuedBefore),
+            reason: try fields.decode(String.self, forKey: .reason),
+            createdAt: try fields.decode(Timestamp.self, forKey: .createdAt),
+            createdBy: try fields.decode(String.self, forKey: .createdBy)
+        )
+        liftedAt = try fields.decodeIfPresent(Timestamp.self, forKey: .liftedAt)
+        liftedBy = try fields.decodeIfPresent(String.self, forKey: .liftedBy)
+    }
+}

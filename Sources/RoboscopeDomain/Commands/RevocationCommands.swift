@@ -45,6 +45,16 @@ public enum RevocationCommands {
         return .tenant(principal.tenant)
     }
 
+    /// The audit trail's record of `stored` (`type`: created or lifted), appended in the
+    /// transaction that stores it, on the revocation's own stream.
+    public static func recorded(_ stored: StoredRevocation, _ type: EventType, _ context: CommandContext) -> AppendBatch {
+        let stream = StreamRef(.tokenRevocation, stored.revocation.id)
+        let created = type == .tokenRevocationCreated
+        let event = PendingEvent(stream: stream, expectedVersion: created ? .noStream : .any, type: type,
+                                 payload: .revocation(stored), metadata: context.metadata())
+        return AppendBatch(events: [event], locks: [.exclusive(stream)])
+    }
+
     /// The revocation `body` asks for, made by `principal` at `now` with id `id`.
     public static func revocation(_ body: FieldReader, by principal: Principal, id: EntityID, now: Timestamp) throws
         -> Revocation {

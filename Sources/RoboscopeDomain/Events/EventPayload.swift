@@ -7,6 +7,7 @@ public enum EventPayload: Hashable, Sendable {
     case markerDetails(MarkerDetails)
     case deleted(Deletion)
     case lock(LockAudit)
+    case revocation(StoredRevocation)
 }
 
 /// The data of a `*.deleted` event.
@@ -44,6 +45,7 @@ extension EventPayload: JSONWritable {
         case .markerDetails(let value): writer.value(value)
         case .deleted(let value): writer.value(value)
         case .lock(let value): writer.value(value)
+        case .revocation(let value): writer.value(value)
         }
     }
 }

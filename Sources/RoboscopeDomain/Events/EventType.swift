@@ -23,11 +23,16 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     public static let workSessionLockReleased = EventType("work_session.lock_released")
     /// An administrator ended another subject's lock (`DELETE /locks/{id}?force=true`).
     public static let workSessionLockBroken = EventType("work_session.lock_broken")
+    /// An operator or administrator revoked tokens (`POST /admin/revocations`).
+    public static let tokenRevocationCreated = EventType("token_revocation.created")
+    /// A revocation was lifted (`DELETE /admin/revocations/{id}`).
+    public static let tokenRevocationLifted = EventType("token_revocation.lifted")
 
     /// Every type the service writes.
     public static let all: [EventType] = [
         spaceCreated, spaceUpdated, spaceDeleted, workSessionCreated, workSessionUpdated, workSessionDeleted,
         markerCreated, markerUpdated, markerDeleted, markerDetailsCalculated, markerDetailsUpdated, markerDetailsDeleted,
         workSessionLockAcquired, workSessionLockExtended, workSessionLockReleased, workSessionLockBroken,
+        tokenRevocationCreated, tokenRevocationLifted,
     ]
 }

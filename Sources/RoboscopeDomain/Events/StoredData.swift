@@ -14,6 +14,7 @@ public enum StoredData {
         case StreamType.marker.rawValue: return try decoder.decode(Marker.self, from: bytes)
         case StreamType.markerDetails.rawValue: return try decoder.decode(MarkerDetails.self, from: bytes)
         case StreamType.workSessionLock.rawValue: return try decoder.decode(LockAudit.self, from: bytes)
+        case StreamType.tokenRevocation.rawValue: return try decoder.decode(StoredRevocation.self, from: bytes)
         default: return bytes
         }
     }

@@ -6,6 +6,9 @@ public enum StreamType: String, Sendable, CaseIterable, Codable {
     case markerDetails = "marker_details"
     /// Lock acquisitions and releases of one work session (audit only).
     case workSessionLock = "work_session_lock"
+    /// A token revocation made and lifted (audit only; `public.token_revocations` is what
+    /// is in force). Its events belong to a tenant, not to a space.
+    case tokenRevocation = "token_revocation"
 }
 
 /// One stream: its type and the id of the entity it holds.

@@ -24,21 +24,23 @@ struct RevocationsController {
         let revocation = try RevocationCommands.revocation(
             try await input.fields(), by: context.principal, id: .random(), now: WallClock.now()
         )
-        let stored = try await services.revocations.create(revocation)
+        let stored = try await services.revocations.create(
+            revocation, RequestIdentity.commandContext(request, context), claim: context.idempotency
+        ) { JSONResponse.answer($0, status: .created) }
         context.logger.warning("tokens revoked", metadata: [
             "revocation": "\(revocation.id)", "tenant": "\(revocation.tenant ?? "")",
             "revoked_subject": "\(revocation.subject ?? "")", "kid": "\(revocation.keyID ?? "")",
             "issued_before": "\(revocation.issuedBefore.formatted(.wire))", "reason": "\(revocation.reason)",
             "by": "\(revocation.createdBy)",
         ])
-        return JSONResponse.make(Self.wire(stored), status: .created)
+        return JSONResponse.make(stored, status: .created)
     }
 
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let tenant = try RevocationCommands.reach(of: context.principal).tenantFilter(asking: input.query("tenant"))
         let stored = try await services.revocations.list(tenant: tenant)
-        return JSONResponse.make(JSONValue.object(["revocations": .array(stored.map(Self.wire))]))
+        return JSONResponse.make(RevocationListing(revocations: stored))
     }
 
     func lift(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -47,22 +49,24 @@ struct RevocationsController {
         let reach = try RevocationCommands.reach(of: context.principal)
         let by = "\(context.principal.tenant)/\(context.principal.subject)"
         // Another tenant's revocation, to an administrator, is one that does not exist.
-        guard let lifted = try await services.revocations.lift(id, tenant: reach.tenantFilter, by: by) else {
+        guard let lifted = try await services.revocations.lift(
+            id, tenant: reach.tenantFilter, by: by, RequestIdentity.commandContext(request, context),
+            claim: context.idempotency, answer: { JSONResponse.answer($0) }
+        ) else {
             throw DomainError(.notFound, "revocation \(id) not found")
         }
         context.logger.warning("revocation lifted", metadata: ["revocation": "\(id)", "by": "\(by)"])
-        return JSONResponse.make(Self.wire(lifted))
+        return JSONResponse.make(lifted)
     }
 
-    static func wire(_ stored: StoredRevocation) -> JSONValue {
-        let revocation = stored.revocation
-        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
-        return .object([
-            "id": .string(revocation.id.description), "tenant": text(revocation.tenant), "subject": text(revocation.subject),
-            "kid": text(revocation.keyID), "issued_before": .string(revocation.issuedBefore.formatted(.wire)),
-            "reason": .string(revocation.reason), "created_at": .string(revocation.createdAt.formatted(.wire)),
-            "created_by": .string(revocation.createdBy), "lifted_at": text(stored.liftedAt?.formatted(.wire)),
-            "lifted_by": text(stored.liftedBy),
-        ])
+    /// `{"revocations": [...]}`.
+    struct RevocationListing: JSONWritable {
+        let revocations: [StoredRevocation]
+
+        func writeJSON(to writer: inout JSONWriter) {
+            writer.object { writer in
+                writer.key("revocations"); writer.array(revocations) { $0.value($1) }
+            }
+        }
     }
 }

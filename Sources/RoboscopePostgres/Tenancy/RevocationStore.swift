@@ -1,12 +1,5 @@
 import RoboscopeDomain
 
-/// A revocation as stored: the revocation, and when and by whom it was lifted.
-public struct StoredRevocation: Sendable, Hashable {
-    public var revocation: Revocation
-    public var liftedAt: Timestamp?
-    public var liftedBy: String?
-}
-
 /// `public.token_revocations`: revocations made, listed, lifted (never deleted), and the
 /// ones in force, which every process loads at start and whenever Postgres announces a
 /// change on `roboscope_revocations` (`RevocationListener`).
@@ -26,19 +19,29 @@ public struct RevocationStore: Sendable {
         (extract(epoch FROM lifted_at) * 1000000)::bigint, lifted_by
         """
 
-    /// Stores `revocation` (its `created_at` is the database's clock); the stored row.
-    public func create(_ revocation: Revocation) async throws -> StoredRevocation {
+    /// Stores `revocation` (its `created_at` is the database's clock) and records it in the
+    /// audit trail, in one transaction; the stored row. With a `claim`, the answer `answer`
+    /// makes of the row is stored under its key, so a retry gets it instead of revoking twice.
+    public func create(
+        _ revocation: Revocation, _ context: CommandContext, claim: IdempotencyClaim?,
+        answer: @escaping @Sendable (StoredRevocation) -> StoredAnswer
+    ) async throws -> StoredRevocation {
         try await pool.translatingErrors { connection in
-            let result = try connection.query(
-                """
-                INSERT INTO public.token_revocations (id, tenant, subject, kid, issued_before, reason, created_by)
-                VALUES ($1::uuid, $2, $3, $4, to_timestamp($5::bigint / 1000000.0), $6, $7)
-                RETURNING \(Self.columns)
-                """,
-                [revocation.id, revocation.tenant, revocation.subject, revocation.keyID,
-                 revocation.issuedBefore.microsecondsSinceEpoch, revocation.reason, revocation.createdBy]
-            )
-            return try Self.row(result, 0)
+            try connection.transaction {
+                let result = try connection.query(
+                    """
+                    INSERT INTO public.token_revocations (id, tenant, subject, kid, issued_before, reason, created_by)
+                    VALUES ($1::uuid, $2, $3, $4, to_timestamp($5::bigint / 1000000.0), $6, $7)
+                    RETURNING \(Self.columns)
+                    """,
+                    [revocation.id, revocation.tenant, revocation.subject, revocation.keyID,
+                     revocation.issuedBefore.microsecondsSinceEpoch, revocation.reason, revocation.createdBy]
+                )
+                let stored = try Self.row(result, 0)
+                try EventStore.append(RevocationCommands.recorded(stored, .tokenRevocationCreated, context),
+                                      claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
+                return stored
+            }
         }
     }
 
@@ -56,25 +59,36 @@ public struct RevocationStore: Sendable {
         }
     }
 
-    /// Lifts revocation `id` when `tenant` may see it (nil: any); the lifted row, or nil
-    /// when there is no such revocation for it. Lifting one already lifted changes nothing.
-    public func lift(_ id: EntityID, tenant: String?, by liftedBy: String) async throws -> StoredRevocation? {
+    /// Lifts revocation `id` when `tenant` may see it (nil: any) and records the lift in
+    /// the audit trail, in one transaction; the lifted row, or nil when there is no such
+    /// revocation for it. Lifting one already lifted changes and records nothing.
+    public func lift(
+        _ id: EntityID, tenant: String?, by liftedBy: String, _ context: CommandContext, claim: IdempotencyClaim?,
+        answer: @escaping @Sendable (StoredRevocation) -> StoredAnswer
+    ) async throws -> StoredRevocation? {
         try await pool.translatingErrors { connection in
-            let result = try connection.query(
-                """
-                WITH lifted AS (
+            try connection.transaction {
+                let lifted = try connection.query(
+                    """
                     UPDATE public.token_revocations SET lifted_at = now(), lifted_by = $3
                     WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2) AND lifted_at IS NULL
                     RETURNING \(Self.columns)
+                    """,
+                    [id, tenant, liftedBy]
                 )
-                SELECT * FROM lifted
-                UNION ALL
-                SELECT \(Self.columns) FROM public.token_revocations
-                WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2) AND NOT EXISTS (SELECT 1 FROM lifted)
-                """,
-                [id, tenant, liftedBy]
-            )
-            return result.rowCount == 0 ? nil : try Self.row(result, 0)
+                if lifted.rowCount == 1 {
+                    let stored = try Self.row(lifted, 0)
+                    try EventStore.append(RevocationCommands.recorded(stored, .tokenRevocationLifted, context),
+                                          claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
+                    return stored
+                }
+                if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
+                let current = try connection.query(
+                    "SELECT \(Self.columns) FROM public.token_revocations WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2)",
+                    [id, tenant]
+                )
+                return current.rowCount == 0 ? nil : try Self.row(current, 0)
+            }
         }
     }
 

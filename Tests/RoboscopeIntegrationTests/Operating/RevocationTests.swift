@@ -121,6 +121,87 @@ import WebSocketCodec
         #expect(await server.terminate() == 0)
     }
 
+    /// Revocations and lifts are events of the log (`token_revocation.created`, `.lifted`),
+    /// in the same transaction as the row that puts them in force: the revoked tenant's
+    /// audit trail shows who did it (a key's revocation: the operator's own tenant's),
+    /// no other tenant's does, a retry with one key revokes once, and `verify` finds
+    /// every route right.
+    @Test func revocationsAndLiftsAreRecordedInTheAuditTrail() async throws {
+        let database = try await TestDatabase.fresh("revocation_audit")
+        let server = try await ServerProcess(databaseURL: database, extraArguments: Tokens.serverArguments())
+        let acmeAdmin = Tokens.bearer(try token("acme", "admin audit", sub: "acme-admin"))
+        let operatorToken = Tokens.bearer(try token("ops", "operator audit", sub: "on-call"))
+        func trail(_ headers: [String: String]) async throws -> [JSONValue] {
+            let page = try await server.client.send("GET", "/api/v1/audit?entity_type=token_revocation", headers: headers)
+            #expect(page.status == 200, "\(page.json)")
+            return page.json["data"]?.array ?? []
+        }
+
+        let keyed = acmeAdmin.merging(["Idempotency-Key": "revoke-fitter-1"]) { $1 }
+        let made = try await server.client.send("POST", "/api/v1/admin/revocations",
+                                               json: ["subject": "fitter-1", "reason": "lost device"], headers: keyed)
+        #expect(made.status == 201, "\(made.json)")
+        let again = try await server.client.send("POST", "/api/v1/admin/revocations",
+                                                json: ["subject": "fitter-1", "reason": "lost device"], headers: keyed)
+        #expect(again.status == 201 && again.header("Idempotent-Replayed") == "true" && again.json["id"] == made.json["id"])
+        let id = try #require(made.json["id"]?.string)
+        let listed = try await server.client.send("GET", "/api/v1/admin/revocations", headers: acmeAdmin)
+        #expect(listed.json["revocations"]?.array?.count == 1, "a retry with one key revokes once")
+
+        let lifted = try await server.client.send("DELETE", "/api/v1/admin/revocations/\(id)", headers: acmeAdmin)
+        #expect(lifted.status == 200)
+        let relifted = try await server.client.send("DELETE", "/api/v1/admin/revocations/\(id)", headers: acmeAdmin)
+        #expect(relifted.status == 200, "lifting a lifted revocation changes nothing")
+
+        let acmes = try await trail(acmeAdmin)
+        #expect(acmes.map { $0["type"]?.string } == ["token_revocation.created", "token_revocation.lifted"], "\(acmes)")
+        let created = try #require(acmes.first)
+        #expect(created["actor"] == "acme-admin" && created["tenant"] == "acme" && created["scope"] != .null)
+        #expect(created["entity"]?["type"] == "token_revocation" && created["entity"]?["id"]?.string == id)
+        #expect(created["changes"]?["subject"]?["after"] == "fitter-1")
+        #expect(created["changes"]?["reason"]?["after"] == "lost device")
+        #expect(acmes[1]["changes"]?["lifted_by"]?["after"] == "acme/acme-admin", "\(acmes[1])")
+
+        // An operator's revocation of another tenant is in that tenant's trail; a key's, in
+        // the operator's own tenant's; neither in anyone else's.
+        let globex = try await server.client.send("POST", "/api/v1/admin/revocations",
+                                                 json: ["tenant": "globex", "reason": "unpaid"], headers: operatorToken)
+        let key = try await server.client.send("POST", "/api/v1/admin/revocations",
+                                              json: ["kid": "k-old", "reason": "leaked"], headers: operatorToken)
+        #expect(globex.status == 201 && key.status == 201)
+        // Issued after the revocation of every globex token.
+        let globexAuditor = Tokens.bearer(try token("globex", "audit", sub: "auditor", issuedAgo: -5))
+        let globexes = try await trail(globexAuditor)
+        #expect(globexes.count == 1 && globexes.first?["actor"] == "on-call" && globexes.first?["tenant"] == "ops")
+        #expect(globexes.first?["changes"]?["tenant"]?["after"] == "globex")
+        let operators = try await trail(operatorToken)
+        #expect(operators.count == 1 && operators.first?["changes"]?["kid"]?["after"] == "k-old", "\(operators)")
+        #expect(try await trail(acmeAdmin).count == 2)
+
+        // The gateway's tailer passes over events that are on no topic.
+        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: acmeAdmin)
+        let session = try await server.client.send("POST", "/api/v1/work-sessions",
+                                                   json: ["space_id": space.json["id"]!, "session_type": "inspection"],
+                                                   headers: acmeAdmin)
+        let topic = "work_session:\(try #require(session.json["id"]?.string))"
+        let watcher = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try token("acme", "read", sub: "w"))"])
+        try watcher.send(["op": "subscribe", "topic": .string(topic), "since": 0])
+        #expect(try await watcher.next(op: "event")["type"] == "work_session.created")
+        _ = try await server.client.send("POST", "/api/v1/admin/revocations", json: ["subject": "gone", "reason": "x"],
+                                         headers: acmeAdmin)
+        let done = try await server.client.send("PATCH", "/api/v1/work-sessions/\(session.json["id"]!.string!)",
+                                                json: ["status": "done"], headers: acmeAdmin)
+        #expect(done.status == 200, "\(done.json)")
+        #expect(try await watcher.next(op: "event")["type"] == "work_session.updated")
+        let acmeReader = Tokens.bearer(try token("acme", "audit", sub: "reader"))
+        let pieces = try await server.client.send("GET", "/api/v1/audit?type=token_revocation.lifted", headers: acmeReader)
+        #expect(pieces.json["data"]?.array?.count == 1)
+
+        #expect(await server.terminate() == 0)
+        let verified = try await CommandRunner.roboscope(["verify", "--database-url", database])
+        #expect(verified.status == 0, "\(verified.output)")
+    }
+
     /// A key taken out of the JWK Set file ends the sockets its tokens opened (4001, `key
     /// retired`); a key kept keeps its sockets.
     @Test func aKeyLeavingTheSetEndsItsSockets() async throws {
