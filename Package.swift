@@ -21,7 +21,9 @@ let package = Package(
         .executable(name: "roboscope-client", targets: ["roboscope-client"]),
     ],
     traits: [
-        .trait(name: "Server", description: "The service, its tools and tests; off for an app that wants RoboscopeKit alone"),
+        .trait(
+            name: "Server",
+            description: "The service, its tools and tests; off for an app that wants RoboscopeKit alone"),
         .default(enabledTraits: ["Server"]),
     ],
     dependencies: [

@@ -149,7 +149,7 @@ def main():
                         options["token"] = tokens[mode]
                     fan = load(args.load, **options)
                     cpu.append(cpu_seconds(server.pid))
-                    per = lambda index, count: (cpu[index + 1] - cpu[index]) * 1e6 / max(1, count)
+                    per = lambda index, count, cpu=cpu: (cpu[index + 1] - cpu[index]) * 1e6 / max(1, count)
                     assert fan["subscribed"] == args.subscribers, f"{mode}: {fan['subscribed']} of {args.subscribers} subscribed"
                     figures[mode] = {"write_rps": write["requests_per_second"], "write_non_2xx": write["non_2xx"],
                                      "list_rps": listing["requests_per_second"], "list_non_2xx": listing["non_2xx"],

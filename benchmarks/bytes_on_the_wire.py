@@ -115,9 +115,11 @@ def websocket_catch_up(port, topic, events, offer, host="127.0.0.1"):
         first, length = buffer[0], buffer[1] & 0x7F
         offset = 2
         if length == 126:
-            need(4); length = struct.unpack(">H", buffer[2:4])[0]; offset = 4
+            need(4)
+            length, offset = struct.unpack(">H", buffer[2:4])[0], 4
         elif length == 127:
-            need(10); length = struct.unpack(">Q", buffer[2:10])[0]; offset = 10
+            need(10)
+            length, offset = struct.unpack(">Q", buffer[2:10])[0], 10
         need(offset + length)
         payload, buffer = buffer[offset:offset + length], buffer[offset + length:]
         assert first & 0x80, "the gateway does not fragment"

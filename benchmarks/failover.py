@@ -25,8 +25,9 @@ import argparse, json, os, statistics, subprocess, sys, threading, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Failover"))
 sys.path.insert(0, HERE)
-from cluster_support import API, CLUSTER, Subscriber, Writers, cluster, feed, first_write_after, new_sessions, subscribers_thread
-from write_path import machine
+# After sys.path names Tests/Failover, where these live.
+from cluster_support import API, CLUSTER, Subscriber, Writers, cluster, feed, first_write_after, new_sessions, subscribers_thread  # noqa: E402
+from write_path import machine  # noqa: E402
 
 
 def presence_back(api, session, moment, limit=60):

@@ -323,7 +323,7 @@ def main():
             writer.json("PATCH", f"/api/v1/markers/{hot}", {"label": f"edit {index}"})
         # The moment A's `as_of` replays to: after every write of the set-up (entities'
         # times have whole seconds; the log's, microseconds).
-        moment = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        moment = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
         _, scratch, _ = tenant_place(port, "acme", 0)
         b_space, b_session, b_markers = tenant_place(port, "globex", 50)
         places = {

@@ -188,7 +188,7 @@ def main():
         results["as_of_rounds"] = []
         for _ in range(args.repeat):
             latencies = []
-            for i in range(220):
+            for _ in range(220):
                 started = time.monotonic()
                 connection.request("GET", f"/api/v1/markers/00000000-0000-4000-8000-0000000000aa?as_of={middle}")
                 reply = connection.getresponse()

@@ -39,7 +39,7 @@ async def hold_polls(port, topic, since, count, ready, done):
         await writer.drain()
         try:
             await asyncio.wait_for(reader.read(1), timeout=40)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         finally:
             # Also when cancelled: a poll left open holds the server's graceful stop for

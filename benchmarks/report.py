@@ -412,7 +412,7 @@ def replay(r, data):
           f"| `roboscope rebuild` | {data['rebuild_events_per_second']:,.0f} {runs(data['rebuild'])} |",
           f"| rebuild / COPY (each rebuild next to the COPY before it) | {data['ratio']:.2f} "
           f"{ratio_runs(data)} |", "",
-          f"`as_of` on a marker whose stream holds 1,000 events, through the API: " + as_of_rounds(data) + ".", "")
+          "`as_of` on a marker whose stream holds 1,000 events, through the API: " + as_of_rounds(data) + ".", "")
     full = data["events"] >= 999_000
     r.target(f"replay: rebuild of {data['events']:,} events vs COPY of the log", f"{data['ratio']:.2f} {ratio_runs(data)}",
              "≥ 0.5", (min(data.get("ratios", [data["ratio"]])) >= 0.5) if full else None)
@@ -446,7 +446,7 @@ def growth(r, data):
     pts = data["points"]
     fan = "fan_out" in pts[0]
     r.add(machine_line(data) + " For each size a fresh database gets a generated log and `roboscope rebuild` is timed; "
-          f"then, on that log: the last events of one of its work sessions read through the changes feed; "
+          "then, on that log: the last events of one of its work sessions read through the changes feed; "
           + (f"{data['subscribers']} WebSocket subscribers of a work session while markers are written into it at "
              f"{data['rate']:g}/s (a load with room to spare, so that what changes is the log"
              + (f"; {data['fan_out_repeat']} runs per size, the run with the median p99 shown and the p99 of every run"

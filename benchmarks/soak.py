@@ -79,7 +79,7 @@ async def websocket_client(ws_port, session, stop, tally, rng):
                     data = await asyncio.wait_for(reader.read(65536), timeout=max(0.05, deadline - time.monotonic()))
                     if not data:
                         break
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
             if rng.random() < 1 / 3:
                 tally["vanished"] += 1  # no close frame: the socket just goes

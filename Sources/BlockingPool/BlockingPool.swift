@@ -121,8 +121,10 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
                 return Int((Double(connections) * min(1, max(0, share))).rounded(.down))
             }
         }
-        state = Mutex(State(queue: FairQueue(maxRunningPerOwner: perOwner, limitOf: limitOf),
-                            gate: ReconnectGate(retryInterval: Self.retryInterval)))
+        state = Mutex(
+            State(
+                queue: FairQueue(maxRunningPerOwner: perOwner, limitOf: limitOf),
+                gate: ReconnectGate(retryInterval: Self.retryInterval)))
     }
 
     /// Starts the threads, once: while the pool runs, or when it stopped with work queued
@@ -156,7 +158,7 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
                     let current = try lease.get()
                     do {
                         return try body(current.connection)
-                    } catch where retries && !current.fresh && current.connection.isBroken {
+                    } catch  where retries && !current.fresh && current.connection.isBroken {
                         return try body(try lease.renew())
                     }
                 }
@@ -282,7 +284,8 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
         while let (job, owner) = next {
             if let current = connection {
                 let check = ConnectionCheck.before(
-                    broken: current.isBroken, lastUsed: lastUsed, now: clock.now, idleCheckInterval: Self.idleCheckInterval)
+                    broken: current.isBroken, lastUsed: lastUsed, now: clock.now,
+                    idleCheckInterval: Self.idleCheckInterval)
                 if check == .replace || (check == .ping && !current.check()) {
                     connection = nil
                     metrics.connectionDropped()
@@ -294,7 +297,8 @@ public final class BlockingPool<Connection: BlockingConnection>: Service, Sendab
                 fresh = connection != nil
             }
             lastUsed = clock.now
-            let failure = connection == nil
+            let failure =
+                connection == nil
                 ? (state.withLock { $0.gate.lastFailure?.error } ?? BlockingPoolError.unreachable(name)) : nil
             if failure != nil { metrics.jobRefused() }
             let lease = Lease(connection: connection, fresh: fresh, failure: failure) { [self] in

@@ -20,9 +20,11 @@ public final class ReconnectingThread<Resource>: Sendable {
 
     /// `connect` makes the resource; `body` uses it until the flag says stop (return) or
     /// it fails (throw: a new resource after the backoff).
-    public init(name: String, logger: Logger, lossLevel: Logger.Level = .debug,
-                connect: @escaping @Sendable () throws -> Resource,
-                body: @escaping @Sendable (Resource, StopFlag) throws -> Void) {
+    public init(
+        name: String, logger: Logger, lossLevel: Logger.Level = .debug,
+        connect: @escaping @Sendable () throws -> Resource,
+        body: @escaping @Sendable (Resource, StopFlag) throws -> Void
+    ) {
         self.name = name
         self.logger = logger
         self.lossLevel = lossLevel
@@ -60,7 +62,8 @@ public final class ReconnectingThread<Resource>: Sendable {
                 backoff.succeeded()
                 try body(resource, stopped)
             } catch {
-                logger.log(level: lossLevel, "\(name) lost its connection; reconnecting", metadata: ["error": "\(error)"])
+                logger.log(
+                    level: lossLevel, "\(name) lost its connection; reconnecting", metadata: ["error": "\(error)"])
                 // Checked every 100 ms, so that `stop` is not held up by a long wait.
                 let until = ContinuousClock.now + backoff.failed()
                 while !stopped.isStopped, ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.1) }

@@ -55,13 +55,16 @@ public final class KeySetSource: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Accept")
             let (body, response) = try await URLSession.shared.data(for: request)
             guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else {
-                throw AuthenticationFailure("\(url): answered \((response as? HTTPURLResponse)?.statusCode ?? 0), not 200")
+                throw AuthenticationFailure(
+                    "\(url): answered \((response as? HTTPURLResponse)?.statusCode ?? 0), not 200")
             }
             data = body
         }
         let set = try await VerificationKeys.parseJWKS(data)
         if !set.skipped.isEmpty {
-            logger.warning("JWK Set keys skipped", metadata: ["source": "\(location)", "skipped": "\(set.skipped.joined(separator: "; "))"])
+            logger.warning(
+                "JWK Set keys skipped",
+                metadata: ["source": "\(location)", "skipped": "\(set.skipped.joined(separator: "; "))"])
         }
         return set
     }
@@ -72,10 +75,13 @@ public final class KeySetSource: Sendable {
             let set = try await load()
             verifier.replaceKeySet(set)
             reloads.increment()
-            logger.info("JWK Set loaded", metadata: ["source": "\(location)", "keys": "\(set.keyIDs.joined(separator: ","))"])
+            logger.info(
+                "JWK Set loaded", metadata: ["source": "\(location)", "keys": "\(set.keyIDs.joined(separator: ","))"])
         } catch {
             failures.increment()
-            logger.error("JWK Set reload failed; keeping the last good keys", metadata: ["source": "\(location)", "error": "\(error)"])
+            logger.error(
+                "JWK Set reload failed; keeping the last good keys",
+                metadata: ["source": "\(location)", "error": "\(error)"])
         }
     }
 

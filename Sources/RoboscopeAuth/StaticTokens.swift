@@ -23,7 +23,9 @@ public enum StaticTokens {
                     subject: fields["subject"], tenant: fields["tenant"], tenantClaim: "tenant", scope: fields["scope"],
                     spaces: fields["spaces"])
             } catch let failure as AuthenticationFailure {
-                throw AuthenticationFailure("\(source): token \(index): \(failure.reason.replacingOccurrences(of: "token sub", with: "subject"))")
+                throw AuthenticationFailure(
+                    "\(source): token \(index): \(failure.reason.replacingOccurrences(of: "token sub", with: "subject"))"
+                )
             }
             if let token = fields["token"]?.stringValue, !token.isEmpty {
                 tokens[Digest.sha256Hex(token)] = principal

@@ -36,20 +36,24 @@ public struct ClaimRules: Sendable {
         }
         let iat = try Self.numericDate("iat", in: claims)
         if let audience {
-            let named: [String] = switch claims["aud"] {
-            case .string(let one)?: [one]
-            case .array(let many)?: many.compactMap(\.stringValue)
-            default: []
-            }
+            let named: [String] =
+                switch claims["aud"] {
+                case .string(let one)?: [one]
+                case .array(let many)?: many.compactMap(\.stringValue)
+                default: []
+                }
             guard named.contains(audience) else { throw AuthenticationFailure("token aud does not name \(audience)") }
         }
         if let issuer {
-            guard claims["iss"]?.stringValue == issuer else { throw AuthenticationFailure("token iss is not \(issuer)") }
+            guard claims["iss"]?.stringValue == issuer else {
+                throw AuthenticationFailure("token iss is not \(issuer)")
+            }
         }
         var tenant = claims[tenantClaim]
         if let pinnedTenant {
             if let named = tenant, named != .null, named.stringValue != pinnedTenant {
-                throw AuthenticationFailure("token \(tenantClaim) is not \(pinnedTenant), the only tenant its issuer may name")
+                throw AuthenticationFailure(
+                    "token \(tenantClaim) is not \(pinnedTenant), the only tenant its issuer may name")
             }
             tenant = .string(pinnedTenant)
         }
@@ -104,7 +108,9 @@ public struct ClaimRules: Sendable {
         switch spaces {
         case nil, .null?: visible = nil
         case .array(let items)?:
-            guard items.count <= 10_000 else { throw AuthenticationFailure("token spaces names more than 10000 spaces") }
+            guard items.count <= 10_000 else {
+                throw AuthenticationFailure("token spaces names more than 10000 spaces")
+            }
             var ids = Set<EntityID>()
             for item in items {
                 guard let text = item.stringValue, let id = EntityID(text) else {
@@ -123,7 +129,9 @@ public struct ClaimRules: Sendable {
 public struct AuthenticationFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of refusal, for the refusal counters and logs (`roboscope_ws_refusals_total`).
     public enum Kind: String, Sendable {
-        case missingToken = "missing_token", invalidToken = "invalid_token", expired, revoked
+        case missingToken = "missing_token"
+        case invalidToken = "invalid_token"
+        case expired, revoked
         case keyRetired = "key_retired"
     }
 

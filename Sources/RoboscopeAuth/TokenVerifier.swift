@@ -82,8 +82,11 @@ public final class TokenVerifier: Sendable {
     /// only to pick the keys that must then verify it).
     func route(for token: String) throws -> TokenVerifier {
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3 else { throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)") }
-        guard let payload = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payload))?.objectValue else {
+        guard segments.count == 3 else {
+            throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)")
+        }
+        guard let payload = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payload))?.objectValue
+        else {
             throw AuthenticationFailure("malformed token claims")
         }
         guard let issuer = claims["iss"]?.stringValue else { throw AuthenticationFailure("token has no iss") }
@@ -95,7 +98,9 @@ public final class TokenVerifier: Sendable {
 
     /// The principal of an `Authorization` header value.
     public func verify(authorization: String?, now: Date = Date()) throws -> Principal {
-        guard let authorization else { throw AuthenticationFailure("missing Authorization: Bearer <token>", kind: .missingToken) }
+        guard let authorization else {
+            throw AuthenticationFailure("missing Authorization: Bearer <token>", kind: .missingToken)
+        }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw AuthenticationFailure("the Authorization header must be Bearer <token>")
@@ -111,7 +116,9 @@ public final class TokenVerifier: Sendable {
         } catch is UnknownKeyID {
             let token = String(authorization?.split(separator: " ", maxSplits: 1).last ?? "")
             let holder = routesByIssuer ? try route(for: token) : self
-            guard let keySource = holder.keySource else { throw AuthenticationFailure("token kid is not in the key set") }
+            guard let keySource = holder.keySource else {
+                throw AuthenticationFailure("token kid is not in the key set")
+            }
             await keySource.refreshEarly(into: holder)
             do {
                 return try verify(authorization: authorization, now: now)
@@ -144,15 +151,20 @@ public final class TokenVerifier: Sendable {
         if let principal = verified.withLock({ $0[token] }) {
             // Its claims passed once; only time can have changed the verdict.
             guard let expiry = principal.expiresAt,
-                  Double(expiry.microsecondsSinceEpoch) / 1_000_000 + rules.leeway > now.timeIntervalSince1970 else {
+                Double(expiry.microsecondsSinceEpoch) / 1_000_000 + rules.leeway > now.timeIntervalSince1970
+            else {
                 verified.withLock { _ = $0.removeValue(forKey: token) }
                 throw AuthenticationFailure("token expired", kind: .expired)
             }
             return principal
         }
         let segments = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3 else { throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)") }
-        guard let headerData = Self.base64URL(segments[0]), let header = (try? JSONParser.parse(headerData))?.objectValue else {
+        guard segments.count == 3 else {
+            throw AuthenticationFailure("unknown token (not a JWT: expected three dot-separated parts)")
+        }
+        guard let headerData = Self.base64URL(segments[0]),
+            let header = (try? JSONParser.parse(headerData))?.objectValue
+        else {
             throw AuthenticationFailure("malformed token header")
         }
         guard let alg = header["alg"]?.stringValue else { throw AuthenticationFailure("token header has no alg") }
@@ -162,11 +174,15 @@ public final class TokenVerifier: Sendable {
             throw AuthenticationFailure("token header names crit extensions, which this service does not support")
         }
         let key = try keys.withLock { try $0.key(kid: header["kid"]?.stringValue, alg: alg) }
-        guard let signature = Self.base64URL(segments[2]) else { throw AuthenticationFailure("malformed token signature") }
+        guard let signature = Self.base64URL(segments[2]) else {
+            throw AuthenticationFailure("malformed token signature")
+        }
         let signingInput = Array(token.utf8.prefix(segments[0].utf8.count + 1 + segments[1].utf8.count))
         let valid = (try? key.algorithm.verify(signature, signs: signingInput)) ?? false
         guard valid else { throw AuthenticationFailure("bad signature") }
-        guard let payloadData = Self.base64URL(segments[1]), let claims = (try? JSONParser.parse(payloadData))?.objectValue else {
+        guard let payloadData = Self.base64URL(segments[1]),
+            let claims = (try? JSONParser.parse(payloadData))?.objectValue
+        else {
             throw AuthenticationFailure("malformed token claims")
         }
         var principal = try rules.principal(claims, now: now.timeIntervalSince1970)

@@ -35,7 +35,8 @@ public struct TrustedIssuer: Sendable, Hashable {
 /// that is not https (loopback aside).
 public enum TrustedIssuers {
     public static func parse(_ data: Data, source: String) throws -> [TrustedIssuer] {
-        guard case .object(let document)? = try? JSONParser.parse(data), case .array(let entries)? = document["issuers"] else {
+        guard case .object(let document)? = try? JSONParser.parse(data), case .array(let entries)? = document["issuers"]
+        else {
             throw AuthenticationFailure("\(source): expected {\"issuers\": [...]}")
         }
         guard !entries.isEmpty else { throw AuthenticationFailure("\(source): no issuers") }
@@ -51,7 +52,9 @@ public enum TrustedIssuers {
                 return string
             }
             guard let issuer = try text("issuer") else { throw AuthenticationFailure("\(name).issuer is required") }
-            guard let audience = try text("audience") else { throw AuthenticationFailure("\(name).audience is required") }
+            guard let audience = try text("audience") else {
+                throw AuthenticationFailure("\(name).audience is required")
+            }
             let keys: KeySetSource.Location
             switch (try text("jwks_file"), try text("jwks_url")) {
             case (let file?, nil): keys = .file(file)
@@ -64,7 +67,8 @@ public enum TrustedIssuers {
             }
             let tenant = try text("tenant")
             if let tenant, !TenantName.isValid(tenant) {
-                throw AuthenticationFailure("\(name).tenant must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
+                throw AuthenticationFailure(
+                    "\(name).tenant must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
             }
             let tenantClaim = try text("tenant_claim") ?? "tenant"
             let isOperator: Bool
@@ -74,13 +78,16 @@ public enum TrustedIssuers {
             default: throw AuthenticationFailure("\(name).operator must be true or false")
             }
             if isOperator, tenant != nil {
-                throw AuthenticationFailure("\(name): an operator issuer pins no tenant (its operators act for no customer)")
+                throw AuthenticationFailure(
+                    "\(name): an operator issuer pins no tenant (its operators act for no customer)")
             }
             guard !parsed.contains(where: { $0.issuer == issuer }) else {
                 throw AuthenticationFailure("\(name): issuer \(issuer) is listed twice")
             }
-            parsed.append(TrustedIssuer(issuer: issuer, audience: audience, keys: keys, tenant: tenant,
-                                        tenantClaim: tenantClaim, isOperator: isOperator))
+            parsed.append(
+                TrustedIssuer(
+                    issuer: issuer, audience: audience, keys: keys, tenant: tenant,
+                    tenantClaim: tenantClaim, isOperator: isOperator))
         }
         return parsed
     }

@@ -34,7 +34,9 @@ public struct VerificationKeys: Sendable {
     /// algorithm confusion: a public key is never used as an HMAC secret).
     func key(kid: String?, alg: String) throws -> Key {
         if let kid, let key = byKID[kid] {
-            guard key.alg == alg else { throw AuthenticationFailure("token alg \(alg.prefix(16)) is not its key's (\(key.alg))") }
+            guard key.alg == alg else {
+                throw AuthenticationFailure("token alg \(alg.prefix(16)) is not its key's (\(key.alg))")
+            }
             return key
         }
         if alg == "HS256", let secret { return secret }
@@ -58,7 +60,8 @@ public struct VerificationKeys: Sendable {
     /// (`use: enc`) and of types jwt-kit does not know are skipped and named in
     /// `skipped`. A document that is not a JWK Set, or has no usable key, is refused.
     public static func parseJWKS(_ data: Data) async throws -> KeySet {
-        guard case .object(let document)? = try? JSONParser.parse(data), case .array(let entries)? = document["keys"] else {
+        guard case .object(let document)? = try? JSONParser.parse(data), case .array(let entries)? = document["keys"]
+        else {
             throw AuthenticationFailure("not a JWK Set: expected {\"keys\": [...]}")
         }
         var keys: [String: Key] = [:]
@@ -67,9 +70,13 @@ public struct VerificationKeys: Sendable {
             let fields = entry.objectValue ?? [:]
             let name = fields["kid"]?.stringValue ?? "#\(index)"
             if fields["use"]?.stringValue == "enc" { skipped.append("\(name): an encryption key"); continue }
-            guard let kid = fields["kid"]?.stringValue, !kid.isEmpty else { skipped.append("\(name): no kid"); continue }
+            guard let kid = fields["kid"]?.stringValue, !kid.isEmpty else {
+                skipped.append("\(name): no kid"); continue
+            }
             guard let alg = pinnedAlgorithm(fields) else {
-                skipped.append("\(kid): unsupported key type \(fields["kty"]?.stringValue ?? "?") / alg \(fields["alg"]?.stringValue ?? "?")")
+                skipped.append(
+                    "\(kid): unsupported key type \(fields["kty"]?.stringValue ?? "?") / alg \(fields["alg"]?.stringValue ?? "?")"
+                )
                 continue
             }
             do {
@@ -83,7 +90,9 @@ public struct VerificationKeys: Sendable {
             }
         }
         guard !keys.isEmpty else {
-            throw AuthenticationFailure("the JWK Set has no usable signing key" + (skipped.isEmpty ? "" : " (\(skipped.joined(separator: "; ")))"))
+            throw AuthenticationFailure(
+                "the JWK Set has no usable signing key"
+                    + (skipped.isEmpty ? "" : " (\(skipped.joined(separator: "; ")))"))
         }
         return KeySet(keys: keys, skipped: skipped)
     }

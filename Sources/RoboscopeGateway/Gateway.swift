@@ -31,10 +31,14 @@ public final class Gateway: Service, Sendable {
         let directory = ConnectionDirectory(gateway: "\(ProcessInfo.processInfo.hostName):\(getpid())")
         let hub = Hub(
             configuration: configuration, logger: logger, registry: registry, metrics: metrics,
-            tailer: try LogTailer(databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics, logger: logger),
-            catchUps: try CatchUpReader(databaseURL: databaseURL, configuration: configuration, metrics: metrics, logger: logger),
-            presence: try PresenceWorker(endpoint: redis, store: presence, configuration: configuration, registry: registry,
-                                         directory: directory, logger: logger),
+            tailer: try LogTailer(
+                databaseURL: databaseURL, configuration: configuration, registry: registry, metrics: metrics,
+                logger: logger),
+            catchUps: try CatchUpReader(
+                databaseURL: databaseURL, configuration: configuration, metrics: metrics, logger: logger),
+            presence: try PresenceWorker(
+                endpoint: redis, store: presence, configuration: configuration, registry: registry,
+                directory: directory, logger: logger),
             directory: directory)
         // The shards reach the tailer and the presence thread through the hub; those two
         // are handed the shards when their threads start.
@@ -56,17 +60,21 @@ public final class Gateway: Service, Sendable {
                 for shard in shards {
                     shard.loop.execute {
                         shard.end(.keyRetired, "key retired") { principal in
-                            guard issuer == nil || principal.issuer == issuer, let keyID = principal.keyID else { return false }
+                            guard issuer == nil || principal.issuer == issuer, let keyID = principal.keyID else {
+                                return false
+                            }
                             return !keyIDs.contains(keyID)
                         }
                     }
                 }
             }
         }
-        logger.info("gateway listening", metadata: [
-            "ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)",
-            "max_connections": "\(configuration.maxConnections)",
-        ])
+        logger.info(
+            "gateway listening",
+            metadata: [
+                "ws": "\(configuration.host):\(port)", "threads": "\(shards.count)", "open_files": "\(limit)",
+                "max_connections": "\(configuration.maxConnections)",
+            ])
     }
 
     /// WebSocket connections a process with `fileLimit` descriptors holds: the rest, an

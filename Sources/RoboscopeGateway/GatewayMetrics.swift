@@ -4,8 +4,10 @@ import Synchronization
 /// Counters the gateway keeps about itself (logged at shutdown, read by benchmarks
 /// and, later, exported as metrics).
 public final class GatewayMetrics: Sendable {
-    private let counts = Mutex(Snapshot(openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0, withdrawnGrants: 0,
-                                        catchUpsWaitingForSocket: 0))
+    private let counts = Mutex(
+        Snapshot(
+            openConnections: 0, connectionsOpened: 0, flushes: 0, slowConsumersClosed: 0, withdrawnGrants: 0,
+            catchUpsWaitingForSocket: 0))
 
     public struct Snapshot: Sendable, CustomStringConvertible {
         public var openConnections: Int

@@ -24,8 +24,10 @@ final class Hub: Sendable {
     /// The open connections an operator lists, published by the presence thread.
     let directory: ConnectionDirectory
 
-    init(configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
-         tailer: LogTailer, catchUps: CatchUpReader, presence: PresenceWorker, directory: ConnectionDirectory) {
+    init(
+        configuration: GatewayConfiguration, logger: Logger, registry: TopicRegistry, metrics: GatewayMetrics,
+        tailer: LogTailer, catchUps: CatchUpReader, presence: PresenceWorker, directory: ConnectionDirectory
+    ) {
         self.directory = directory
         self.configuration = configuration
         self.logger = logger

@@ -60,8 +60,10 @@ public enum DistanceTicks {
 
     /// zoom ≥ 16: 1, ≥ 15: 2, ≥ 14: 5, ≥ 11: 10, ≥ 9: 20, ≥ 7: 30, ≥ 5: 50, below: start and end only.
     public static let defaultZoomTable: [ZoomStep] = [
-        ZoomStep(minimumZoom: 16, interval: 1), ZoomStep(minimumZoom: 15, interval: 2), ZoomStep(minimumZoom: 14, interval: 5),
-        ZoomStep(minimumZoom: 11, interval: 10), ZoomStep(minimumZoom: 9, interval: 20), ZoomStep(minimumZoom: 7, interval: 30),
+        ZoomStep(minimumZoom: 16, interval: 1), ZoomStep(minimumZoom: 15, interval: 2),
+        ZoomStep(minimumZoom: 14, interval: 5),
+        ZoomStep(minimumZoom: 11, interval: 10), ZoomStep(minimumZoom: 9, interval: 20),
+        ZoomStep(minimumZoom: 7, interval: 30),
         ZoomStep(minimumZoom: 5, interval: 50),
     ]
 
@@ -98,10 +100,13 @@ public enum DistanceTicks {
             while multiple * interval < length {
                 let distance = multiple * interval
                 while cumulative[segment + 1] < distance { segment += 1 }
-                let start = cumulative[segment], span = cumulative[segment + 1] - start
+                let start = cumulative[segment]
+                let span = cumulative[segment + 1] - start
                 let fraction = span > 0 ? (distance - start) / span : 0
-                ticks.append(Tick(kind: .interval, distance: distance,
-                                  point: path[segment].interpolated(to: path[segment + 1], fraction: fraction), segment: segment))
+                ticks.append(
+                    Tick(
+                        kind: .interval, distance: distance,
+                        point: path[segment].interpolated(to: path[segment + 1], fraction: fraction), segment: segment))
                 multiple += 1
             }
         }

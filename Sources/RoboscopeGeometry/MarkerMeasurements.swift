@@ -48,8 +48,10 @@ public struct MarkerMeasurements: Hashable, Sendable, Codable {
         let xs = corners.map(\.x)
         let zs = corners.map(\.z)
         let count = Double(corners.count)
-        let minX = xs.min()!, maxX = xs.max()!
-        let minZ = zs.min()!, maxZ = zs.max()!
+        let minX = xs.min()!
+        let maxX = xs.max()!
+        let minZ = zs.min()!
+        let maxZ = zs.max()!
         self.init(
             centerLocationLong: zs.reduce(0, +) / count,
             centerLocationCross: xs.reduce(0, +) / count,

@@ -6,7 +6,9 @@ import RoboscopePostgres
 
 /// Builds the HTTP application: every route under `/api/v1`, health at the root.
 public enum APIServer {
-    public static func router(services: APIServices, metrics: PrometheusCollectorRegistry? = nil) -> Router<RoboscopeRequestContext> {
+    public static func router(
+        services: APIServices, metrics: PrometheusCollectorRegistry? = nil
+    ) -> Router<RoboscopeRequestContext> {
         let router = Router(context: RoboscopeRequestContext.self)
         if let metrics {
             // Request count and latency by route and status (hummingbird's middleware).
@@ -21,17 +23,19 @@ public enum APIServer {
         HealthController(services: services).addRoutes(to: router)
         // Probes and scrapes name whatever host the orchestrator dials; the rest, with
         // authentication off, only the hosts allowed (DNS rebinding).
-        let guarded = services.authentication == nil
+        let guarded =
+            services.authentication == nil
             ? router.group().add(middleware: AllowedHostGuard(hosts: services.realtime.allowedHosts)) : router.group()
         if let console = services.console {
             ConsoleController(assets: console).addRoutes(to: guarded)
         }
         let api = guarded.group("api/v1")
         api.add(middleware: CrossSiteWriteGuard(origins: services.allowedOrigins))
-        api.add(middleware: PrincipalMiddleware(
-            verifier: services.authentication, defaultTenant: services.defaultTenant,
-            refusals: services.budgets.refusedTokens
-        ))
+        api.add(
+            middleware: PrincipalMiddleware(
+                verifier: services.authentication, defaultTenant: services.defaultTenant,
+                refusals: services.budgets.refusedTokens
+            ))
         // After the principal: limits are per subject and tenant (per address without tokens).
         if services.budgets.isLimiting {
             api.add(middleware: RateLimitMiddleware(budgets: services.budgets))

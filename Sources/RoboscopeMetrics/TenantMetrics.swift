@@ -10,7 +10,10 @@ public final class TenantMetrics: Sendable {
 
     /// What became of a request, as `roboscope_tenant_requests_total` counts it.
     public enum Outcome: String, Sendable, CaseIterable {
-        case ok, clientError = "client_error", rateLimited = "rate_limited", unauthorized, forbidden
+        case ok
+        case clientError = "client_error"
+        case rateLimited = "rate_limited"
+        case unauthorized, forbidden
         case serverError = "server_error"
 
         /// By the answer's status: 2xx and 3xx `ok`; 401, 403, 429 their own; 5xx `server_error`.
@@ -41,7 +44,9 @@ public final class TenantMetrics: Sendable {
         let label = labels.label(for: tenant)
         let key = label + "\u{0}" + outcome.rawValue
         series(key, in: requests) {
-            Counter(label: "roboscope_tenant_requests_total", dimensions: [("tenant", label), ("outcome", outcome.rawValue)])
+            Counter(
+                label: "roboscope_tenant_requests_total",
+                dimensions: [("tenant", label), ("outcome", outcome.rawValue)])
         }.increment()
     }
 
@@ -65,7 +70,8 @@ public final class TenantMetrics: Sendable {
     public func connections(tenant: String, change: Int) {
         let label = labels.label(for: tenant)
         connections.withLock { table in
-            var entry = table[label]
+            var entry =
+                table[label]
                 ?? (0, Gauge(label: "roboscope_tenant_ws_connections", dimensions: [("tenant", label)]))
             entry.count = max(0, entry.count + change)
             entry.gauge.record(entry.count)
@@ -73,7 +79,9 @@ public final class TenantMetrics: Sendable {
         }
     }
 
-    private func series<Series>(_ key: String, in table: borrowing Mutex<[String: Series]>, make: () -> Series) -> Series {
+    private func series<Series>(
+        _ key: String, in table: borrowing Mutex<[String: Series]>, make: () -> Series
+    ) -> Series {
         table.withLock { table in
             if let series = table[key] { return series }
             let series = make()

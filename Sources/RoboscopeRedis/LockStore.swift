@@ -23,7 +23,8 @@ public struct LockStore: Sendable {
         /// Reads the JSON record the lock key holds.
         init?(record text: String, remainingMilliseconds: Int64) {
             guard let object = (try? JSONParser.parse(Array(text.utf8)))?.objectValue,
-                  let token = object["token"]?.stringValue, let holder = object["holder"]?.stringValue else { return nil }
+                let token = object["token"]?.stringValue, let holder = object["holder"]?.stringValue
+            else { return nil }
             self.token = token
             self.holder = holder
             // cjson writes integers as numbers with a fraction at times: any number will do.
@@ -54,7 +55,9 @@ public struct LockStore: Sendable {
     }
 
     /// Takes the lock if it is free; nil when someone holds it.
-    public func acquire(session: String, token: String, holder: String, ttlMilliseconds: Int64, enforce: Bool) async throws -> Bool {
+    public func acquire(
+        session: String, token: String, holder: String, ttlMilliseconds: Int64, enforce: Bool
+    ) async throws -> Bool {
         let reply = try await redis.command([
             "SET", Self.key(session), Self.record(token: token, holder: holder, fencingToken: nil, enforce: enforce),
             "NX", "PX", String(ttlMilliseconds),
@@ -74,7 +77,9 @@ public struct LockStore: Sendable {
 
     /// Records the fencing token Postgres issued in the holder's record.
     public func recordFencingToken(session: String, token: String, fencingToken: Int64) async throws {
-        _ = try await redis.command(["EVAL", Self.setFencingScript, "1", Self.key(session), token, String(fencingToken)])
+        _ = try await redis.command([
+            "EVAL", Self.setFencingScript, "1", Self.key(session), token, String(fencingToken),
+        ])
     }
 
     static let readScript = """
@@ -85,7 +90,8 @@ public struct LockStore: Sendable {
 
     public func current(session: String) async throws -> Holding? {
         let reply = try await redis.command(["EVAL", Self.readScript, "1", Self.key(session)])
-        guard let items = reply.array, items.count == 2, let text = items[0].string, let remaining = items[1].integer else {
+        guard let items = reply.array, items.count == 2, let text = items[0].string, let remaining = items[1].integer
+        else {
             return nil
         }
         return Holding(record: text, remainingMilliseconds: remaining)
@@ -101,7 +107,9 @@ public struct LockStore: Sendable {
 
     /// The renewed holding when `token` holds the lock, else nil.
     public func extend(session: String, token: String, ttlMilliseconds: Int64) async throws -> Holding? {
-        let reply = try await redis.command(["EVAL", Self.extendScript, "1", Self.key(session), token, String(ttlMilliseconds)])
+        let reply = try await redis.command([
+            "EVAL", Self.extendScript, "1", Self.key(session), token, String(ttlMilliseconds),
+        ])
         return reply.string.flatMap { Holding(record: $0, remainingMilliseconds: ttlMilliseconds) }
     }
 

@@ -109,7 +109,9 @@ public struct PresenceStore: Sendable {
     /// Returns true when the user was present.
     @discardableResult
     public func leave(session: String, user: String) async throws -> Bool {
-        let reply = try await redis.command(["EVAL", Self.leaveScript, "1", Self.key(session), user, Self.channel(session)])
+        let reply = try await redis.command([
+            "EVAL", Self.leaveScript, "1", Self.key(session), user, Self.channel(session),
+        ])
         return reply.integer == 1
     }
 
@@ -117,9 +119,11 @@ public struct PresenceStore: Sendable {
 
     /// A heartbeat on a connection the caller owns.
     public func heartbeat(session: String, user: String, on connection: RedisConnection) throws -> Beat {
-        Self.beat(try connection.command([
-            "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds), Self.channel(session), String(maxUsers),
-        ]))
+        Self.beat(
+            try connection.command([
+                "EVAL", Self.heartbeatScript, "1", Self.key(session), user, String(windowMilliseconds),
+                Self.channel(session), String(maxUsers),
+            ]))
     }
 
     /// What the heartbeat script answers: `{added, now}`, or `{-1, now}` when full.
@@ -135,10 +139,15 @@ public struct PresenceStore: Sendable {
     public func heartbeats(
         _ keys: [(session: String, user: String)], on connection: RedisConnection
     ) throws -> [Beat] {
-        let window = String(windowMilliseconds), max = String(maxUsers)
-        let replies = try connection.pipeline(keys.map { key in
-            ["EVAL", Self.heartbeatScript, "1", Self.key(key.session), key.user, window, Self.channel(key.session), max]
-        })
+        let window = String(windowMilliseconds)
+        let max = String(maxUsers)
+        let replies = try connection.pipeline(
+            keys.map { key in
+                [
+                    "EVAL", Self.heartbeatScript, "1", Self.key(key.session), key.user, window,
+                    Self.channel(key.session), max,
+                ]
+            })
         return try replies.map { reply in
             if case .error(let message) = reply { throw RedisError(.command, message) }
             return Self.beat(reply)
@@ -155,7 +164,9 @@ public struct PresenceStore: Sendable {
     /// Leaves unless someone heartbeated for the user after `at` (Redis milliseconds):
     /// a client that reconnected elsewhere keeps its presence.
     @discardableResult
-    public func leave(session: String, user: String, ifLastSeenAtOrBefore at: Int64, on connection: RedisConnection) throws -> Bool {
+    public func leave(
+        session: String, user: String, ifLastSeenAtOrBefore at: Int64, on connection: RedisConnection
+    ) throws -> Bool {
         let reply = try connection.command([
             "EVAL", Self.leaveIfUnchangedScript, "1", Self.key(session), user, String(at), Self.channel(session),
         ])
@@ -167,9 +178,13 @@ public struct PresenceStore: Sendable {
     public func leaves(
         _ keys: [(session: String, user: String, lastSeen: Int64)], on connection: RedisConnection
     ) throws -> [Bool] {
-        let replies = try connection.pipeline(keys.map { key in
-            ["EVAL", Self.leaveIfUnchangedScript, "1", Self.key(key.session), key.user, String(key.lastSeen), Self.channel(key.session)]
-        })
+        let replies = try connection.pipeline(
+            keys.map { key in
+                [
+                    "EVAL", Self.leaveIfUnchangedScript, "1", Self.key(key.session), key.user, String(key.lastSeen),
+                    Self.channel(key.session),
+                ]
+            })
         return try replies.map { reply in
             if case .error(let message) = reply { throw RedisError(.command, message) }
             return reply.integer == 1
@@ -178,7 +193,8 @@ public struct PresenceStore: Sendable {
 
     /// The work session a presence channel belongs to.
     public static func session(ofChannel channel: String) -> String? {
-        let prefix = "roboscope:presence:", suffix = ":events"
+        let prefix = "roboscope:presence:"
+        let suffix = ":events"
         guard channel.hasPrefix(prefix), channel.hasSuffix(suffix) else { return nil }
         return String(channel.dropFirst(prefix.count).dropLast(suffix.count))
     }

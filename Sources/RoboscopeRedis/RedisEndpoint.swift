@@ -46,7 +46,8 @@ public struct RedisEndpoint: Sendable {
                 let asked = try RedisConnection(sentinel.url, timeout: timeout)
                 let reply = try asked.command(["SENTINEL", "get-master-addr-by-name", masterName])
                 guard let parts = reply.array, parts.count == 2, let host = parts[0].string,
-                      let portText = parts[1].string, let port = Int(portText) else {
+                    let portText = parts[1].string, let port = Int(portText)
+                else {
                     problems.append("\(sentinel): knows no master named \(masterName)")
                     continue
                 }
@@ -64,7 +65,8 @@ public struct RedisEndpoint: Sendable {
                 problems.append("\(sentinel): \(error)")
             }
         }
-        throw RedisError(.connection, "no Sentinel named a reachable master \(masterName): \(problems.joined(separator: "; "))")
+        throw RedisError(
+            .connection, "no Sentinel named a reachable master \(masterName): \(problems.joined(separator: "; "))")
     }
 }
 
@@ -85,7 +87,8 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
         var addresses: [RedisAddress] = []
         for entry in entries {
             guard let colon = entry.lastIndex(of: ":"), colon != entry.startIndex,
-                  let port = Int(entry[entry.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+                let port = Int(entry[entry.index(after: colon)...]), (1...65535).contains(port)
+            else { return nil }
             addresses.append(RedisAddress(host: String(entry[..<colon]), port: port))
         }
         return addresses

@@ -23,7 +23,8 @@ public final class RedisPool: Service, Sendable {
         try await withConnection { try $0.command(arguments) }
     }
 
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (RedisConnection) throws -> T) async throws -> T {
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (RedisConnection) throws -> T) async throws -> T
+    {
         do {
             return try await pool.withConnection(body)
         } catch let error as BlockingPoolError {

@@ -49,7 +49,8 @@ public final class RedisSubscriber {
             freeReplyObject(raw)
             // ["pmessage", pattern, channel, payload]
             if let parts = reply.array, parts.count == 4, parts[0].string == "pmessage",
-               let channel = parts[2].string, let payload = parts[3].string {
+                let channel = parts[2].string, let payload = parts[3].string
+            {
                 messages.append(Message(channel: channel, payload: payload))
             }
         }

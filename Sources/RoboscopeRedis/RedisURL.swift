@@ -16,7 +16,8 @@ public struct RedisURL: Sendable, Hashable {
     }
 
     public init?(_ text: String) {
-        guard let components = URLComponents(string: text), components.scheme == "redis", let host = components.host else {
+        guard let components = URLComponents(string: text), components.scheme == "redis", let host = components.host
+        else {
             return nil
         }
         self.host = host.isEmpty ? "127.0.0.1" : host

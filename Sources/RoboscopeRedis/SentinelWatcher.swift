@@ -62,20 +62,27 @@ public final class SentinelWatcher: Service, Sendable {
             let sentinel = endpoint.sentinels[index % endpoint.sentinels.count]
             index += 1
             do {
-                let subscriber = try RedisSubscriber(RedisURL(host: sentinel.host, port: sentinel.port), pattern: "+switch-master")
+                let subscriber = try RedisSubscriber(
+                    RedisURL(host: sentinel.host, port: sentinel.port), pattern: "+switch-master")
                 while !stopping.load(ordering: .acquiring) {
                     var poller = pollfd(fd: subscriber.socket, events: Int16(POLLIN), revents: 0)
                     guard poll(&poller, 1, 250) > 0 else { continue }
                     for message in try subscriber.messages() {
                         // "<master name> <old ip> <old port> <new ip> <new port>"
-                        guard message.payload.split(separator: " ").first.map(String.init) == endpoint.masterName else { continue }
+                        guard message.payload.split(separator: " ").first.map(String.init) == endpoint.masterName else {
+                            continue
+                        }
                         endpoint.epoch.advance()
                         switches.add(1, ordering: .releasing)
-                        logger.notice("Redis master switched", metadata: ["announcement": "\(message.payload)", "sentinel": "\(sentinel)"])
+                        logger.notice(
+                            "Redis master switched",
+                            metadata: ["announcement": "\(message.payload)", "sentinel": "\(sentinel)"])
                     }
                 }
             } catch {
-                logger.warning("Sentinel unreachable for +switch-master", metadata: ["sentinel": "\(sentinel)", "error": "\(error)"])
+                logger.warning(
+                    "Sentinel unreachable for +switch-master",
+                    metadata: ["sentinel": "\(sentinel)", "error": "\(error)"])
                 // Next Sentinel after a pause, so that all of them down is no busy loop.
                 for _ in 0..<4 where !stopping.load(ordering: .acquiring) { usleep(250_000) }
             }

@@ -45,7 +45,9 @@ public enum FrameEncoder {
             bytes.append(UInt8(length >> 8)); bytes.append(UInt8(length & 0xFF))
         default:
             bytes.append(maskBit | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((UInt64(length) >> UInt64(shift)) & 0xFF)) }
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8((UInt64(length) >> UInt64(shift)) & 0xFF))
+            }
         }
         if let maskKey { bytes.append(contentsOf: maskKey) }
         return bytes

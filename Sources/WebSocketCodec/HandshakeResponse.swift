@@ -11,11 +11,10 @@ public enum HandshakeResponse {
 
     /// 101 Switching Protocols for `request`, with the extensions agreed (`Sec-WebSocket-Extensions`).
     public static func switchingProtocols(_ request: UpgradeRequest, extensions: String? = nil) -> [UInt8] {
-        Array((
-            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Accept: \(acceptValue(forKey: request.key))\r\n"
-            + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n"
-        ).utf8)
+        Array(
+            ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: \(acceptValue(forKey: request.key))\r\n"
+                + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n").utf8)
     }
 
     /// A refusal with a JSON error body in the REST API's shape; the connection closes after it.

@@ -18,8 +18,9 @@ enum Masking {
                 index += 8
             }
             while index < count {
-                base.storeBytes(of: base.load(fromByteOffset: index, as: UInt8.self) ^ key[(offset + index) & 3],
-                                toByteOffset: index, as: UInt8.self)
+                base.storeBytes(
+                    of: base.load(fromByteOffset: index, as: UInt8.self) ^ key[(offset + index) & 3],
+                    toByteOffset: index, as: UInt8.self)
                 index += 1
             }
         }

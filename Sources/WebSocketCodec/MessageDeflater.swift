@@ -27,8 +27,9 @@ public final class MessageDeflater {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         // memLevel 8 is zlib's default: 2^(windowBits+2) + 2^17 bytes of state.
-        let status = deflateInit2_(stream, level, Z_DEFLATED, -Int32(windowBits), 8, Z_DEFAULT_STRATEGY,
-                                   zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            stream, level, Z_DEFLATED, -Int32(windowBits), 8, Z_DEFAULT_STRATEGY,
+            zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         precondition(status == Z_OK, "deflateInit2 failed: \(status)")
     }
 

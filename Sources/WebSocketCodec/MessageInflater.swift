@@ -57,7 +57,9 @@ public final class MessageInflater {
 
     /// Inflates `input` onto `output`; true when it held a final block (the rest of the
     /// message is then ignored).
-    private func inflate(_ input: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], limit: Int) throws(Failure) -> Bool {
+    private func inflate(
+        _ input: UnsafeBufferPointer<UInt8>, into output: inout [UInt8], limit: Int
+    ) throws(Failure) -> Bool {
         guard input.count > 0 else { return false }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
         stream.pointee.avail_in = uInt(input.count)

@@ -106,7 +106,8 @@ public struct MessageReader: Sendable {
     // MARK: Header
 
     /// Takes header bytes from `input`; returns how many it used.
-    private mutating func readHeader(_ input: UnsafeRawBufferPointer, from start: Int, _ emit: (Output) -> Void) -> Int {
+    private mutating func readHeader(_ input: UnsafeRawBufferPointer, from start: Int, _ emit: (Output) -> Void) -> Int
+    {
         var index = start
         while header.count < 2, index < input.count {
             header.append(input[index]); index += 1
@@ -161,7 +162,8 @@ public struct MessageReader: Sendable {
 
     /// The checks that the first two bytes decide, made before the rest arrives.
     private func checkFirstBytes() -> (CloseCode, String)? {
-        let first = header[0], second = header[1]
+        let first = header[0]
+        let second = header[1]
         guard let opcode = Opcode(rawValue: first & 0x0F) else {
             return (.protocolError, "reserved opcode \(first & 0x0F)")
         }

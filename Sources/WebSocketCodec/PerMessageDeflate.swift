@@ -12,7 +12,10 @@ public struct PerMessageDeflate: Equatable, Sendable {
     /// The window the client compresses with (the server inflates with 15, which reads all).
     public var clientMaxWindowBits: Int
 
-    public init(serverContextTakeover: Bool, clientContextTakeover: Bool, serverMaxWindowBits: Int = 15, clientMaxWindowBits: Int = 15) {
+    public init(
+        serverContextTakeover: Bool, clientContextTakeover: Bool, serverMaxWindowBits: Int = 15,
+        clientMaxWindowBits: Int = 15
+    ) {
         self.serverContextTakeover = serverContextTakeover
         self.clientContextTakeover = clientContextTakeover
         self.serverMaxWindowBits = serverMaxWindowBits
@@ -71,11 +74,12 @@ public struct PerMessageDeflate: Equatable, Sendable {
         guard let parameters = OfferParameters(answer.parameters), parameters.clientMaxWindowBits != .some(nil) else {
             return .failure(ExtensionError("the server's permessage-deflate parameters are malformed: \(header)"))
         }
-        return .success(PerMessageDeflate(
-            serverContextTakeover: !parameters.serverNoContextTakeover,
-            clientContextTakeover: !parameters.clientNoContextTakeover,
-            serverMaxWindowBits: parameters.serverMaxWindowBits ?? 15,
-            clientMaxWindowBits: (parameters.clientMaxWindowBits ?? nil) ?? 15))
+        return .success(
+            PerMessageDeflate(
+                serverContextTakeover: !parameters.serverNoContextTakeover,
+                clientContextTakeover: !parameters.clientNoContextTakeover,
+                serverMaxWindowBits: parameters.serverMaxWindowBits ?? 15,
+                clientMaxWindowBits: (parameters.clientMaxWindowBits ?? nil) ?? 15))
     }
 }
 
@@ -122,7 +126,8 @@ struct OfferParameters {
 
     /// 8 to 15, written without leading zeros (section 7.1.2.1).
     static func windowBits(_ text: String) -> Int? {
-        guard let first = text.first, first != "0", text.count <= 2, let bits = Int(text), (8...15).contains(bits) else { return nil }
+        guard let first = text.first, first != "0", text.count <= 2, let bits = Int(text), (8...15).contains(bits)
+        else { return nil }
         return bits
     }
 }

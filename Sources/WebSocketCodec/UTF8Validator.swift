@@ -26,7 +26,9 @@ public struct UTF8Validator: Sendable {
                     // JSON is nearly all ASCII: skip the rest of a run eight bytes at a time.
                     // A byte-wise loop cost a load generator reading 100,000 messages/s a
                     // twelfth of a core.
-                    while index + 8 <= count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                    while index + 8 <= count,
+                        bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+                    {
                         index += 8
                     }
                     continue

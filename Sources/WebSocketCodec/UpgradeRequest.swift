@@ -38,9 +38,12 @@ public enum UpgradeParser {
 
     public static func parse(_ bytes: UnsafeRawBufferPointer) -> Result {
         guard let end = headEnd(bytes) else {
-            return bytes.count > maxHeadSize ? .reject(.init(status: 431, message: "request head over \(maxHeadSize) bytes")) : .needMore
+            return bytes.count > maxHeadSize
+                ? .reject(.init(status: 431, message: "request head over \(maxHeadSize) bytes")) : .needMore
         }
-        guard end <= maxHeadSize else { return .reject(.init(status: 431, message: "request head over \(maxHeadSize) bytes")) }
+        guard end <= maxHeadSize else {
+            return .reject(.init(status: 431, message: "request head over \(maxHeadSize) bytes"))
+        }
         // Header values are opaque octets (RFC 9110); decode leniently and check what we use.
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<end]), as: UTF8.self)
         switch parseHead(text) {
@@ -71,7 +74,9 @@ public enum UpgradeParser {
         var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).makeIterator()
         guard let requestLine = lines.next() else { return .failure(.badRequest("empty request")) }
         let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/") else { return .failure(.badRequest("malformed request line")) }
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/") else {
+            return .failure(.badRequest("malformed request line"))
+        }
         guard parts[2] == "HTTP/1.1" else { return .failure(.badRequest("WebSocket needs HTTP/1.1")) }
         guard parts[0] == "GET" else { return .failure(.init(status: 405, message: "WebSocket upgrades use GET")) }
         var headers: [String: String] = [:]
@@ -80,7 +85,9 @@ public enum UpgradeParser {
                 return .failure(.badRequest("malformed header line"))
             }
             let name = line[..<colon].lowercased()
-            guard !name.contains(where: { $0 == " " || $0 == "\t" }) else { return .failure(.badRequest("malformed header name")) }
+            guard !name.contains(where: { $0 == " " || $0 == "\t" }) else {
+                return .failure(.badRequest("malformed header name"))
+            }
             let value = line[line.index(after: colon)...].trimmingSpaces()
             headers[name] = headers[name].map { "\($0), \(value)" } ?? value
         }

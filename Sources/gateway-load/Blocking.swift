@@ -13,7 +13,9 @@ enum Blocking {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else { close(fd); return nil }
         var on: Int32 = 1
@@ -55,7 +57,9 @@ enum Blocking {
     static func find(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
         bytes.withUnsafeBytes { haystack in
             needle.withUnsafeBytes { pattern in
-                guard let hit = memmem(haystack.baseAddress, haystack.count, pattern.baseAddress, pattern.count) else { return nil }
+                guard let hit = memmem(haystack.baseAddress, haystack.count, pattern.baseAddress, pattern.count) else {
+                    return nil
+                }
                 return haystack.baseAddress!.distance(to: UnsafeRawPointer(hit))
             }
         }

@@ -69,13 +69,15 @@ final class Subscribers: Sendable {
     private func upgrade(session: String) -> Int32? {
         guard let fd = Blocking.connect(port: options.wsPort) else { return nil }
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
-        let request = "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let request =
+            "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n" + options.authorizationLine
             + (Self.offer(options.deflate).map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n"
         guard Blocking.writeAll(fd, Array(request.utf8)),
-              let (head, end) = Blocking.readUntil(fd, { UpgradeParser.headEnd($0) }),
-              head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count,
-              Self.agreed(options.deflate, head: String(decoding: head, as: UTF8.self)) else {
+            let (head, end) = Blocking.readUntil(fd, { UpgradeParser.headEnd($0) }),
+            head.starts(with: Array("HTTP/1.1 101".utf8)), end + 4 == head.count,
+            Self.agreed(options.deflate, head: String(decoding: head, as: UTF8.self))
+        else {
             close(fd)
             return nil
         }
@@ -106,7 +108,9 @@ final class Subscribers: Sendable {
 
     func start() {
         for reader in readers {
-            Thread { self.run(reader); self.done.signal() }.start()
+            Thread {
+                self.run(reader); self.done.signal()
+            }.start()
         }
     }
 
@@ -151,11 +155,12 @@ final class Subscribers: Sendable {
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
         var sockets: [Int32: MessageReader] = [:]
         // The gateway keeps its context for the kit's offer; an inflater per connection then.
-        let compression: MessageReader.Compression? = switch options.deflate {
-        case .off: nil
-        case .everyCopy: MessageReader.Compression(peerKeepsContext: true)
-        case .distinctMessages: MessageReader.Compression(peerKeepsContext: false, leavesInflationToCaller: true)
-        }
+        let compression: MessageReader.Compression? =
+            switch options.deflate {
+            case .off: nil
+            case .everyCopy: MessageReader.Compression(peerKeepsContext: true)
+            case .distinctMessages: MessageReader.Compression(peerKeepsContext: false, leavesInflationToCaller: true)
+            }
         // `.distinctMessages`: each compressed message inflated once, by its bytes (bounded).
         let inflater = MessageInflater(keepsContext: false)
         var inflated: [CompressedMessage: [UInt8]] = [:]
@@ -207,9 +212,12 @@ final class Subscribers: Sendable {
                         switch output {
                         case .message(_, let payload):
                             reader.messages.add(1, ordering: .relaxed)
-                            if Blocking.find(Self.created, in: payload) != nil, let start = Blocking.find(Self.streamID, in: payload) {
+                            if Blocking.find(Self.created, in: payload) != nil,
+                                let start = Blocking.find(Self.streamID, in: payload)
+                            {
                                 let from = start + Self.streamID.count
-                                receipts.append(Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
+                                receipts.append(
+                                    Receipt(id: Array(payload[from..<min(from + 36, payload.count)]), at: at))
                                 reader.deliveries.add(1, ordering: .relaxed)
                             } else if Blocking.find(Self.subscribedOp, in: payload) != nil {
                                 reader.subscribed.add(1, ordering: .relaxed)

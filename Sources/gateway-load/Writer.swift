@@ -36,9 +36,11 @@ struct Writer: Sendable {
             let sessionIndex = (number + index * count) % max(1, options.sessions.count)
             let (path, body) = request(id: id, index: index, session: options.session(sessionIndex))
             index += 1
-            let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\(options.authorizationLine)\r\n"
+            let head =
+                "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\(options.authorizationLine)\r\n"
             guard Blocking.writeAll(fd, Array((head + body).utf8)),
-                  let (response, _) = Blocking.readUntil(fd, Self.complete) else {
+                let (response, _) = Blocking.readUntil(fd, Self.complete)
+            else {
                 tally.failures += 1
                 return tally
             }
@@ -53,10 +55,13 @@ struct Writer: Sendable {
     private func request(id: String, index: Int, session: String) -> (String, String) {
         switch options.mode {
         case .gateway, .presence:
-            return ("/api/v1/markers", """
+            return (
+                "/api/v1/markers",
+                """
                 {"id":"\(id)","work_session_id":"\(session)","label":"load \(index)",\
                 "p1":[0,0,1],"p2":[2,0,1],"p3":[2,0,4],"p4":[0,0,4]}
-                """)
+                """
+            )
         case .reference:
             // What the gateway would send for that marker: the same size and shape.
             return ("/publish", Self.referenceEvent(id: id, session: session, index: index))

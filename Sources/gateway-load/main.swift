@@ -32,7 +32,8 @@ var result: [String: Any] = [
     "mode": options.mode.rawValue, "connections_requested": options.connections, "connections_opened": opened,
     "open_seconds": openSeconds, "subscribed": subscribers.subscribedCount, "subscribe_seconds": subscribeSeconds,
     "server_rss_kib_before": rssBefore, "server_rss_kib_open": rssOpen,
-    "server_rss_bytes_per_connection": opened > 0 && rssBefore > 0 ? Double(rssOpen - rssBefore) * 1024 / Double(opened) : 0,
+    "server_rss_bytes_per_connection": opened > 0 && rssBefore > 0
+        ? Double(rssOpen - rssBefore) * 1024 / Double(opened) : 0,
 ]
 
 if options.mode == .presence {

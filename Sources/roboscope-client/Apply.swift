@@ -12,7 +12,8 @@ import RoboscopeKit
 /// everything is settled: 0 when every line was answered 2xx, 2 when the server refused
 /// any (4xx, or 5xx once retries are spent), 1 when a line was not a mutation.
 struct Apply: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Apply mutations from standard input through a durable outbox.")
+    static let configuration = CommandConfiguration(
+        abstract: "Apply mutations from standard input through a durable outbox.")
 
     @OptionGroup var connection: Connection
 
@@ -99,8 +100,9 @@ actor ApplyRun {
             let mutation = try Mutation(line)
             // `INSERT` refuses a key already queued (a line fed again while still pending).
             if try store.pending().contains(where: { $0.key == key(number, line) }) { return }
-            try store.enqueue(method: mutation.method, path: mutation.path, body: mutation.body, topic: "apply",
-                              line: number, key: key(number, line))
+            try store.enqueue(
+                method: mutation.method, path: mutation.path, body: mutation.body, topic: "apply",
+                line: number, key: key(number, line))
             work.signal()
         } catch {
             failedLines = true
@@ -131,13 +133,16 @@ actor ApplyRun {
                 continue
             }
             do {
-                let response = try await client.sendAnswering(method: write.method, path: write.path, body: write.body, key: write.key)
-                let refusal = (200..<300).contains(response.status)
+                let response = try await client.sendAnswering(
+                    method: write.method, path: write.path, body: write.body, key: write.key)
+                let refusal =
+                    (200..<300).contains(response.status)
                     ? nil : RoboscopeError.from(status: response.status, headers: response.headers, body: response.body)
                 if let refusal, refusal.isRetryable {
                     // An outage that outlasted the client's own retries: the line waits.
                     failures += 1
-                    try await client.configuration.clock.sleep(for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
+                    try await client.configuration.clock.sleep(
+                        for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
                     continue
                 }
                 if response.status == 401 { Diagnostics.tokenRefused(status: response.status, body: response.body) }
@@ -146,7 +151,8 @@ actor ApplyRun {
                 failures = 0
             } catch let error as RoboscopeError where error.isRetryable {
                 failures += 1
-                try await client.configuration.clock.sleep(for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
+                try await client.configuration.clock.sleep(
+                    for: client.configuration.reconnect.delay(forRetry: failures, using: &random))
             } catch let error as RoboscopeError where error != .cancelled {
                 // No answer to print (an answer the kit cannot read): the line is settled
                 // as refused, with what went wrong, rather than sent again forever.
@@ -162,7 +168,11 @@ actor ApplyRun {
     /// that cannot be written ends the run: carrying on would send the line again and
     /// again, forever (its key keeps the service from applying it twice, nothing else).
     private func settle(_ write: PendingWrite, status: Int, body: Data) throws {
-        let json = body.isEmpty ? JSONValue.null : ((try? WireCoding.decoder().decode(JSONValue.self, from: body)) ?? .string(String(decoding: body, as: UTF8.self)))
+        let json =
+            body.isEmpty
+            ? JSONValue.null
+            : ((try? WireCoding.decoder().decode(JSONValue.self, from: body))
+                ?? .string(String(decoding: body, as: UTF8.self)))
         Output.json(["line": .integer(Int64(write.line ?? 0)), "status": .integer(Int64(status)), "body": json])
         try store.settle(write.key)
     }
@@ -179,13 +189,18 @@ struct Mutation {
     }
 
     init(_ line: String) throws {
-        guard let value = try? WireCoding.decoder().decode(JSONValue.self, from: Data(line.utf8)), case .object(let fields) = value else {
+        guard let value = try? WireCoding.decoder().decode(JSONValue.self, from: Data(line.utf8)),
+            case .object(let fields) = value
+        else {
             throw Invalid(description: "not a JSON object: expected {\"method\", \"path\", \"body\"}")
         }
-        guard let method = fields["method"]?.stringValue?.uppercased(), ["POST", "PUT", "PATCH", "DELETE"].contains(method) else {
+        guard let method = fields["method"]?.stringValue?.uppercased(),
+            ["POST", "PUT", "PATCH", "DELETE"].contains(method)
+        else {
             throw Invalid(description: "method: expected POST, PUT, PATCH or DELETE")
         }
-        guard let path = fields["path"]?.stringValue, path.hasPrefix("/"), !path.contains(" "), !path.hasPrefix("//") else {
+        guard let path = fields["path"]?.stringValue, path.hasPrefix("/"), !path.contains(" "), !path.hasPrefix("//")
+        else {
             throw Invalid(description: "path: expected a path under /api/v1 such as /markers")
         }
         self.method = method

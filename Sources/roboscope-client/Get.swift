@@ -29,7 +29,8 @@ enum Read {
         var path = path.hasPrefix("/") ? path : "/" + path
         if path.hasPrefix("/api/v1/") { path = String(path.dropFirst("/api/v1".count)) }
         guard !path.contains(" "), !path.hasPrefix("//"), URL(string: "http://host/api/v1" + path) != nil else {
-            throw ValidationError("the path must be a path under /api/v1 such as /spaces or /markers?work_session_id=<id>")
+            throw ValidationError(
+                "the path must be a path under /api/v1 such as /spaces or /markers?work_session_id=<id>")
         }
         return path
     }
@@ -38,11 +39,14 @@ enum Read {
 /// `roboscope-client get <path>`.
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "One GET under /api/v1: the JSON on standard output (exit 0), or the error body on standard error (exit 2).")
+        abstract:
+            "One GET under /api/v1: the JSON on standard output (exit 0), or the error body on standard error (exit 2)."
+    )
 
     @OptionGroup var connection: Connection
 
-    @Argument(help: "The path under /api/v1, query included: /spaces, /work-sessions/<id>, /markers?work_session_id=<id>.")
+    @Argument(
+        help: "The path under /api/v1, query included: /spaces, /work-sessions/<id>, /markers?work_session_id=<id>.")
     var path: String
 
     func validate() throws { _ = try Read.normalized(path) }
@@ -64,7 +68,8 @@ struct WorkSessionArgument: ParsableArguments {
 
 /// `roboscope-client presence <work session id>`.
 struct PresenceCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "presence", abstract: "Who is present in a work session now.")
+    static let configuration = CommandConfiguration(
+        commandName: "presence", abstract: "Who is present in a work session now.")
 
     @OptionGroup var connection: Connection
     @OptionGroup var workSession: WorkSessionArgument
@@ -76,7 +81,8 @@ struct PresenceCommand: AsyncParsableCommand {
 
 /// `roboscope-client lock <work session id>`.
 struct LockCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Who holds a work session's lock, until when.")
+    static let configuration = CommandConfiguration(
+        commandName: "lock", abstract: "Who holds a work session's lock, until when.")
 
     @OptionGroup var connection: Connection
     @OptionGroup var workSession: WorkSessionArgument

@@ -18,11 +18,15 @@ struct LoggedHTTPTransport: HTTPTransport {
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         let started = ContinuousClock.now
         let key = request.headers["Idempotency-Key"].map(JSONValue.string) ?? .null
-        let attempt = JSONValue.object(["method": .string(request.method), "path": .string(request.url.path), "key": key])
+        let attempt = JSONValue.object([
+            "method": .string(request.method), "path": .string(request.url.path), "key": key,
+        ])
         Self.log("sent", attempt, [:])
         do {
             let response = try await base.send(request)
-            Self.log("answered", attempt, ["status": .integer(Int64(response.status)), "seconds": Self.seconds(since: started)])
+            Self.log(
+                "answered", attempt,
+                ["status": .integer(Int64(response.status)), "seconds": Self.seconds(since: started)])
             return response
         } catch {
             Self.log("failed", attempt, ["error": .string("\(error)"), "seconds": Self.seconds(since: started)])
@@ -39,7 +43,8 @@ struct LoggedHTTPTransport: HTTPTransport {
         line["event"] = .string(event)
         line["at"] = .string(Date().ISO8601Format(.iso8601.time(includingFractionalSeconds: true)))
         line.merge(fields) { _, new in new }
-        let text = String(decoding: (try? WireCoding.encoder().encode(JSONValue.object(line))) ?? Data(), as: UTF8.self) + "\n"
+        let text =
+            String(decoding: (try? WireCoding.encoder().encode(JSONValue.object(line))) ?? Data(), as: UTF8.self) + "\n"
         writer.async { FileHandle.standardError.write(Data(text.utf8)) }
     }
 }

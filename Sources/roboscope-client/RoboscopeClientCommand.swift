@@ -25,11 +25,16 @@ struct Connection: ParsableArguments {
     @Option(name: .customLong("token"), help: "A bearer token (services with authentication; env ROBOSCOPE_TOKEN).")
     var token: String?
 
-    @Option(name: .customLong("token-file"),
-            help: "A file holding the bearer token, read again before each request and connection (a refreshed file is used at once).")
+    @Option(
+        name: .customLong("token-file"),
+        help:
+            "A file holding the bearer token, read again before each request and connection (a refreshed file is used at once)."
+    )
     var tokenFile: String?
 
-    @Flag(name: .customLong("log-requests"), help: "One JSON line on standard error as each HTTP attempt starts and ends.")
+    @Flag(
+        name: .customLong("log-requests"), help: "One JSON line on standard error as each HTTP attempt starts and ends."
+    )
     var logRequests = false
 
     func validate() throws {
@@ -45,7 +50,8 @@ struct Connection: ParsableArguments {
     func client(webSocketURL: URL? = nil) -> RoboscopeClient {
         // An empty variable is no token (not an empty bearer).
         let token = (token ?? ProcessInfo.processInfo.environment["ROBOSCOPE_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
-        let provider: (any TokenProvider)? = tokenFile.map { FileTokenProvider(path: $0) } ?? token.map { StaticTokenProvider($0) }
+        let provider: (any TokenProvider)? =
+            tokenFile.map { FileTokenProvider(path: $0) } ?? token.map { StaticTokenProvider($0) }
         var configuration = RoboscopeConfiguration(
             baseURL: URL(string: url)!, webSocketURL: webSocketURL, userID: user, tokenProvider: provider
         )

@@ -20,13 +20,17 @@ struct Watch: AsyncParsableCommand {
     @Option(name: .customLong("topic"), help: "work_session:<uuid> or space:<uuid>.")
     var topic: String
 
-    @Option(name: .customLong("since"), help: "The last position already processed (0: from the beginning; default: from now).")
+    @Option(
+        name: .customLong("since"),
+        help: "The last position already processed (0: from the beginning; default: from now).")
     var since: Int64?
 
     @Option(name: .customLong("state"), help: "A folder to keep the cursor in across restarts.")
     var state: String?
 
-    @Flag(name: .customLong("presence"), help: "Also print who is present, as {\"op\": \"presence\", ...}, whenever it changes.")
+    @Flag(
+        name: .customLong("presence"),
+        help: "Also print who is present, as {\"op\": \"presence\", ...}, whenever it changes.")
     var presence = false
 
     @Option(name: .customLong("max-auth-failures"), help: "Refused tokens in a row before giving up with exit 3.")
@@ -47,7 +51,8 @@ struct Watch: AsyncParsableCommand {
         let client = connection.client(webSocketURL: webSocketURL.flatMap(URL.init(string:)))
         let cursorFile = try state.map { folder -> URL in
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            return URL(fileURLWithPath: folder).appendingPathComponent("watch-\(topic.description.replacingOccurrences(of: ":", with: "-")).json")
+            return URL(fileURLWithPath: folder).appendingPathComponent(
+                "watch-\(topic.description.replacingOccurrences(of: ":", with: "-")).json")
         }
         var cursor = TopicCursor()
         if let since { cursor = TopicCursor(position: since, topicSeq: since == 0 ? 0 : nil) }
@@ -83,8 +88,10 @@ struct Watch: AsyncParsableCommand {
                 if printsPresence {
                     group.addTask {
                         for await users in live.presence {
-                            Output.json(["op": "presence", "topic": .string(topic.description),
-                                         "users": .array(users.map(JSONValue.string))])
+                            Output.json([
+                                "op": "presence", "topic": .string(topic.description),
+                                "users": .array(users.map(JSONValue.string)),
+                            ])
                         }
                     }
                 }

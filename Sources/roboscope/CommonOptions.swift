@@ -31,7 +31,9 @@ struct CommonOptions: ParsableArguments {
 
     func logger(_ label: String) -> Logger {
         if logFormat == "json" { _ = Self.jsonLogging }
-        let level = (try? Settings.logLevel.resolve(logLevelFlag)).flatMap { $0 }.flatMap { Logger.Level(rawValue: $0) } ?? .info
+        let level =
+            (try? Settings.logLevel.resolve(logLevelFlag)).flatMap { $0 }.flatMap { Logger.Level(rawValue: $0) }
+            ?? .info
         var logger = Logger(label: label)
         logger.logLevel = level
         return logger
@@ -65,7 +67,8 @@ struct CommonOptions: ParsableArguments {
     func migrate(_ migrator: Migrator, timeout: Duration, logger: Logger) async throws -> Migrator.Outcome {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let connection = try await connect(timeout: max(.zero, ContinuousClock.now.duration(to: deadline)), logger: logger)
+            let connection = try await connect(
+                timeout: max(.zero, ContinuousClock.now.duration(to: deadline)), logger: logger)
             do {
                 return try migrator.migrate(connection)
             } catch let error as PGError
@@ -97,7 +100,9 @@ enum Environment {
 
     static func double(_ name: String) throws -> Double? {
         guard let text = string(name) else { return nil }
-        guard let value = Double(text), value.isFinite else { throw ValidationError("\(name) must be a number, got \(text)") }
+        guard let value = Double(text), value.isFinite else {
+            throw ValidationError("\(name) must be a number, got \(text)")
+        }
         return value
     }
 }

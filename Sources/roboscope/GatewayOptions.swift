@@ -17,8 +17,10 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: Settings.wsMaxBuffered.name, help: Settings.wsMaxBuffered.help) var maxBufferedFlag: Int?
     @Option(name: Settings.wsPingInterval.name, help: Settings.wsPingInterval.help) var pingIntervalFlag: Double?
     @Option(name: Settings.wsMaxConnections.name, help: Settings.wsMaxConnections.help) var maxConnectionsFlag: Int?
-    @Option(name: Settings.wsMaxSubscriptions.name, help: Settings.wsMaxSubscriptions.help) var maxSubscriptionsFlag: Int?
-    @Option(name: Settings.wsMaxPendingSubscribes.name, help: Settings.wsMaxPendingSubscribes.help) var maxPendingFlag: Int?
+    @Option(name: Settings.wsMaxSubscriptions.name, help: Settings.wsMaxSubscriptions.help) var maxSubscriptionsFlag:
+        Int?
+    @Option(name: Settings.wsMaxPendingSubscribes.name, help: Settings.wsMaxPendingSubscribes.help) var maxPendingFlag:
+        Int?
     @Option(name: Settings.wsMaxPresence.name, help: Settings.wsMaxPresence.help) var maxPresenceFlag: Int?
     @Option(name: Settings.wsOpRate.name, help: Settings.wsOpRate.help) var opRateFlag: Double?
     @Option(name: Settings.wsSubjectOpRate.name, help: Settings.wsSubjectOpRate.help) var subjectOpRateFlag: Double?
@@ -26,9 +28,12 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: Settings.wsMaxCatchUp.name, help: Settings.wsMaxCatchUp.help) var maxCatchUpFlag: Int?
     @Option(name: Settings.wsPresenceGrace.name, help: Settings.wsPresenceGrace.help) var presenceGraceFlag: Double?
     @Option(name: Settings.wsDeflate.name, help: Settings.wsDeflate.help) var deflateFlag: String?
-    @Option(name: Settings.wsDeflateWindowBits.name, help: Settings.wsDeflateWindowBits.help) var deflateWindowBitsFlag: Int?
+    @Option(name: Settings.wsDeflateWindowBits.name, help: Settings.wsDeflateWindowBits.help) var deflateWindowBitsFlag:
+        Int?
 
-    @Flag(name: .customLong("ws-echo"), help: "Serve /api/v1/ws/echo, which echoes every message (conformance runs; off by default).")
+    @Flag(
+        name: .customLong("ws-echo"),
+        help: "Serve /api/v1/ws/echo, which echoes every message (conformance runs; off by default).")
     var echo = false
 
     func threads() throws -> Int { try Settings.wsThreads.resolve(threadsFlag) ?? System.coreCount }
@@ -55,20 +60,36 @@ struct GatewayOptions: ParsableArguments {
 
     func validate() throws {
         guard (1...64).contains(try threads()) else { throw ValidationError("--ws-threads must be 1 to 64") }
-        guard (125...(1 << 30)).contains(try maxMessage()) else { throw ValidationError("--ws-max-message must be 125 bytes to 1 GiB") }
+        guard (125...(1 << 30)).contains(try maxMessage()) else {
+            throw ValidationError("--ws-max-message must be 125 bytes to 1 GiB")
+        }
         guard try maxBuffered() >= 1024 else { throw ValidationError("--ws-max-buffered must be at least 1024") }
-        guard (0.1...3600).contains(try pingInterval()) else { throw ValidationError("--ws-ping-interval must be 0.1 to 3600 seconds") }
-        guard try maxConnections() >= 1 else { throw ValidationError("--ws-max-connections-per-client must be at least 1") }
-        guard (1...10_000).contains(try maxSubscriptions()) else { throw ValidationError("--ws-max-subscriptions must be 1 to 10000") }
-        guard (1...100).contains(try maxPending()) else { throw ValidationError("--ws-max-pending-subscribes must be 1 to 100") }
-        guard (1...10_000).contains(try maxPresence()) else { throw ValidationError("--ws-max-presence must be 1 to 10000") }
+        guard (0.1...3600).contains(try pingInterval()) else {
+            throw ValidationError("--ws-ping-interval must be 0.1 to 3600 seconds")
+        }
+        guard try maxConnections() >= 1 else {
+            throw ValidationError("--ws-max-connections-per-client must be at least 1")
+        }
+        guard (1...10_000).contains(try maxSubscriptions()) else {
+            throw ValidationError("--ws-max-subscriptions must be 1 to 10000")
+        }
+        guard (1...100).contains(try maxPending()) else {
+            throw ValidationError("--ws-max-pending-subscribes must be 1 to 100")
+        }
+        guard (1...10_000).contains(try maxPresence()) else {
+            throw ValidationError("--ws-max-presence must be 1 to 10000")
+        }
         guard try opRate() >= 0.1, try subjectOpRate() >= 0.1, try tenantOpRate() >= 0.1 else {
             throw ValidationError("--ws-op-rate, --ws-subject-op-rate and --ws-tenant-op-rate must be at least 0.1")
         }
         guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
-        guard (0...600).contains(try presenceGrace()) else { throw ValidationError("--ws-presence-grace must be 0 to 600 seconds") }
+        guard (0...600).contains(try presenceGrace()) else {
+            throw ValidationError("--ws-presence-grace must be 0 to 600 seconds")
+        }
         _ = try deflate()
-        guard (9...15).contains(try deflateWindowBits()) else { throw ValidationError("--ws-deflate-window-bits must be 9 to 15") }
+        guard (9...15).contains(try deflateWindowBits()) else {
+            throw ValidationError("--ws-deflate-window-bits must be 9 to 15")
+        }
     }
 
     func configuration(host: String, port: Int, presenceWindow: Int) throws -> GatewayConfiguration {

@@ -64,18 +64,23 @@ final class IssuerRoutes: Service, Sendable {
                     } else if let fresh = try? await route(for: entry) {
                         next[entry] = fresh
                     } else if let old = built.first(where: { $0.key.issuer == entry.issuer })?.value {
-                        logger.error("issuer's keys cannot be read; keeping its last entry", metadata: ["issuer": "\(entry.issuer)"])
+                        logger.error(
+                            "issuer's keys cannot be read; keeping its last entry",
+                            metadata: ["issuer": "\(entry.issuer)"])
                         next[entry] = old
                     } else {
-                        logger.error("issuer's keys cannot be read; its tokens are refused", metadata: ["issuer": "\(entry.issuer)"])
+                        logger.error(
+                            "issuer's keys cannot be read; its tokens are refused",
+                            metadata: ["issuer": "\(entry.issuer)"])
                     }
                 }
                 state.withLock { $0.built = next }
                 verifier.setRoutes(Self.byIssuer(next))
                 logInForce(entries, next)
             } catch {
-                logger.error("issuers file reload failed; keeping the last good issuers",
-                             metadata: ["file": "\(file)", "error": "\(error)"])
+                logger.error(
+                    "issuers file reload failed; keeping the last good issuers",
+                    metadata: ["file": "\(file)", "error": "\(error)"])
             }
         }
         for (_, route) in state.withLock({ $0.built }) {
@@ -86,7 +91,8 @@ final class IssuerRoutes: Service, Sendable {
     private func route(for entry: TrustedIssuer) async throws -> TokenVerifier {
         let source = KeySetSource(entry.keys, logger: logger)
         let set = try await source.load()
-        return TokenVerifier(keys: VerificationKeys(set: set, secret: nil), rules: entry.rules(leeway: leeway), keySource: source)
+        return TokenVerifier(
+            keys: VerificationKeys(set: set, secret: nil), rules: entry.rules(leeway: leeway), keySource: source)
     }
 
     private static func byIssuer(_ built: [TrustedIssuer: TokenVerifier]) -> [String: TokenVerifier] {
@@ -95,13 +101,17 @@ final class IssuerRoutes: Service, Sendable {
 
     /// What an operator checks first when tokens are refused; names, never a secret.
     private func logInForce(_ entries: [TrustedIssuer], _ built: [TrustedIssuer: TokenVerifier]) {
-        logger.info("authentication in force", metadata: [
-            "issuers": "\(entries.map(\.issuer).joined(separator: ","))",
-            "audiences": "\(entries.map(\.audience).joined(separator: ","))",
-            "tenant_claims": "\(entries.map { $0.tenant.map { "pinned:\($0)" } ?? $0.tenantClaim }.joined(separator: ","))",
-            "operator_issuers": "\(entries.filter(\.isOperator).map(\.issuer).joined(separator: ","))",
-            "key_ids": "\(entries.map { built[$0]?.keyIDs.joined(separator: "+") ?? "none" }.joined(separator: ","))",
-            "key_source": "\(file)",
-        ])
+        logger.info(
+            "authentication in force",
+            metadata: [
+                "issuers": "\(entries.map(\.issuer).joined(separator: ","))",
+                "audiences": "\(entries.map(\.audience).joined(separator: ","))",
+                "tenant_claims":
+                    "\(entries.map { $0.tenant.map { "pinned:\($0)" } ?? $0.tenantClaim }.joined(separator: ","))",
+                "operator_issuers": "\(entries.filter(\.isOperator).map(\.issuer).joined(separator: ","))",
+                "key_ids":
+                    "\(entries.map { built[$0]?.keyIDs.joined(separator: "+") ?? "none" }.joined(separator: ","))",
+                "key_source": "\(file)",
+            ])
     }
 }

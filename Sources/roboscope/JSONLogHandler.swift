@@ -36,6 +36,7 @@ struct JSONLogHandler: LogHandler {
 
     /// `2026-11-27T15:12:11.123Z`: RFC 3339 in UTC, milliseconds, with its zone.
     static func time(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
+        date.formatted(
+            Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC")!))
     }
 }

@@ -11,8 +11,10 @@ struct Migrate: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger("roboscope.migrate")
-        let migrator = Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try Settings.defaultTenant.value(defaultTenantFlag),
-                                serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag))
+        let migrator = Migrator(
+            directory: try common.schemaURL(), logger: logger,
+            legacyTenant: try Settings.defaultTenant.value(defaultTenantFlag),
+            serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag))
         let outcome = try await common.migrate(migrator, timeout: .seconds(60), logger: logger)
         if outcome.migrations.isEmpty && outcome.functions.isEmpty {
             print("schema is up to date")

@@ -19,7 +19,8 @@ final class PlansFile: Service, Sendable {
         self.logger = logger
         stamp.withLock { $0 = KeySetSource.modified(path) }
         plans = TenantPlans(try Self.read(path))
-        logger.info("tenant plans in force", metadata: ["file": "\(path)", "tenants": "\(plans.current.tenants.count)"])
+        logger.info(
+            "tenant plans in force", metadata: ["file": "\(path)", "tenants": "\(plans.current.tenants.count)"])
     }
 
     static func read(_ path: String) throws -> PlanBook {
@@ -41,9 +42,12 @@ final class PlansFile: Service, Sendable {
                 stamp.withLock { $0 = now }
                 do {
                     plans.replace(with: try Self.read(path))
-                    logger.info("tenant plans reloaded", metadata: ["file": "\(path)", "tenants": "\(plans.current.tenants.count)"])
+                    logger.info(
+                        "tenant plans reloaded",
+                        metadata: ["file": "\(path)", "tenants": "\(plans.current.tenants.count)"])
                 } catch {
-                    logger.error("tenant plans reload failed; keeping the plans in force", metadata: ["error": "\(error)"])
+                    logger.error(
+                        "tenant plans reload failed; keeping the plans in force", metadata: ["error": "\(error)"])
                 }
             }
         }

@@ -22,8 +22,9 @@ struct ProgressBar {
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
         let seconds = (now - started).secondsDouble
         let rate = seconds > 0 ? Int(Double(progress.eventsFolded) / seconds) : 0
-        let line = String(format: "\r%@ [%@] %3d%% %lld events, %d events/s", label, bar, Int(progress.fraction * 100),
-                          progress.eventsFolded, rate)
+        let line = String(
+            format: "\r%@ [%@] %3d%% %lld events, %d events/s", label, bar, Int(progress.fraction * 100),
+            progress.eventsFolded, rate)
         FileHandle.standardError.write(Data(line.utf8))
     }
 

@@ -17,6 +17,7 @@ struct Rebuild: AsyncParsableCommand {
         bar.finish()
         let seconds = (ContinuousClock.now - started).secondsDouble
         let rate = seconds > 0 ? Double(events) / seconds : 0
-        print("rebuilt projections from \(events) events in \(String(format: "%.2f", seconds)) s (\(Int(rate)) events/s)")
+        print(
+            "rebuilt projections from \(events) events in \(String(format: "%.2f", seconds)) s (\(Int(rate)) events/s)")
     }
 }

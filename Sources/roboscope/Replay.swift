@@ -6,7 +6,8 @@ import RoboscopePostgres
 /// `roboscope replay`: the state at a moment, reconstructed from the event log alone
 /// (the projections are not read).
 struct Replay: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the state at a time or position, from the event log alone.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print the state at a time or position, from the event log alone.")
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case json, table }
 
@@ -28,11 +29,15 @@ struct Replay: AsyncParsableCommand {
     var format: Format = .json
 
     func validate() throws {
-        guard AsOf(until) != nil else { throw ValidationError("--until must be an RFC 3339 time or a position (0 or more)") }
+        guard AsOf(until) != nil else {
+            throw ValidationError("--until must be an RFC 3339 time or a position (0 or more)")
+        }
         if workSession != nil && space != nil { throw ValidationError("give --work-session or --space, not both") }
         if let workSession, EntityID(workSession) == nil { throw ValidationError("--work-session must be a UUID") }
         if let space, EntityID(space) == nil { throw ValidationError("--space must be a UUID") }
-        if let tenant, !TenantName.isValid(tenant) { throw ValidationError("--tenant must be 1 to 128 characters of A-Z a-z 0-9 . _ : -") }
+        if let tenant, !TenantName.isValid(tenant) {
+            throw ValidationError("--tenant must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")
+        }
         if tenant != nil && workSession != nil { throw ValidationError("give --work-session or --tenant, not both") }
     }
 

@@ -37,16 +37,24 @@ struct ReplayedState: JSONWritable {
         var lines = ["state as of \(asOf)"]
         func add(_ sessions: [(WorkSession, [MarkerWithDetails])], indent: String) {
             for (session, markers) in sessions {
-                lines.append("\(indent)work_session \(session.id)  \(session.sessionType.rawValue)  \(session.status.rawValue)  v\(session.version)  \(markers.count) markers")
+                lines.append(
+                    "\(indent)work_session \(session.id)  \(session.sessionType.rawValue)  \(session.status.rawValue)  v\(session.version)  \(markers.count) markers"
+                )
                 for item in markers {
                     let marker = item.marker
-                    let center = item.details.map { "center (\($0.measurements.centerLocationCross), \($0.measurements.centerLocationLong))" } ?? "no details"
-                    lines.append("\(indent)  marker \(marker.id)  \(marker.label ?? "-")  v\(marker.version)  \(center)  updated \(marker.updatedAt.formatted(.wire))")
+                    let center =
+                        item.details.map {
+                            "center (\($0.measurements.centerLocationCross), \($0.measurements.centerLocationLong))"
+                        } ?? "no details"
+                    lines.append(
+                        "\(indent)  marker \(marker.id)  \(marker.label ?? "-")  v\(marker.version)  \(center)  updated \(marker.updatedAt.formatted(.wire))"
+                    )
                 }
             }
         }
         for (space, sessions) in spaces {
-            lines.append("space \(space.id)  \(space.key)  \(space.name)  tenant \(space.tenant ?? "-")  v\(space.version)")
+            lines.append(
+                "space \(space.id)  \(space.key)  \(space.name)  tenant \(space.tenant ?? "-")  v\(space.version)")
             add(sessions, indent: "  ")
         }
         add(self.sessions, indent: "")

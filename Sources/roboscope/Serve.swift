@@ -15,7 +15,8 @@ import ServiceLifecycle
 /// `roboscope serve`: applies pending migrations, then serves the HTTP API and the
 /// WebSocket gateway (or one of them, `--role`) until SIGTERM.
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Migrate (unless --no-migrate), then serve the API and the gateway until SIGTERM or SIGINT.")
+    static let configuration = CommandConfiguration(
+        abstract: "Migrate (unless --no-migrate), then serve the API and the gateway until SIGTERM or SIGINT.")
 
     @OptionGroup var common: CommonOptions
     @OptionGroup var gateway: GatewayOptions
@@ -27,21 +28,31 @@ struct Serve: AsyncParsableCommand {
     func role() throws -> ServeRole {
         if let roleFlag { return roleFlag }
         let text = try Settings.role.value(nil)
-        guard let role = ServeRole(rawValue: text) else { throw ValidationError("ROBOSCOPE_ROLE must be api, gateway or all") }
+        guard let role = ServeRole(rawValue: text) else {
+            throw ValidationError("ROBOSCOPE_ROLE must be api, gateway or all")
+        }
         return role
     }
 
-    @Flag(name: .customLong("no-migrate"), help: "Do not apply pending migrations at start (env ROBOSCOPE_MIGRATE=false); for deployments where a job runs `roboscope migrate`.")
+    @Flag(
+        name: .customLong("no-migrate"),
+        help:
+            "Do not apply pending migrations at start (env ROBOSCOPE_MIGRATE=false); for deployments where a job runs `roboscope migrate`."
+    )
     var noMigrateFlag = false
 
-    func migratesAtStart() -> Bool { !noMigrateFlag && Environment.string("ROBOSCOPE_MIGRATE")?.lowercased() != "false" }
+    func migratesAtStart() -> Bool {
+        !noMigrateFlag && Environment.string("ROBOSCOPE_MIGRATE")?.lowercased() != "false"
+    }
 
     @Option(name: Settings.host.name, help: Settings.host.help) var hostFlag: String?
     @Option(name: Settings.httpPort.name, help: Settings.httpPort.help) var httpPortFlag: Int?
     @Option(name: Settings.wsPort.name, help: Settings.wsPort.help) var wsPortFlag: Int?
     @Option(name: Settings.poolSize.name, help: Settings.poolSize.help) var poolSizeFlag: Int?
-    @Option(name: Settings.statementTimeout.name, help: Settings.statementTimeout.help) var statementTimeoutFlag: Double?
-    @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help) var reportStatementTimeoutFlag: Double?
+    @Option(name: Settings.statementTimeout.name, help: Settings.statementTimeout.help) var statementTimeoutFlag:
+        Double?
+    @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help)
+    var reportStatementTimeoutFlag: Double?
     @Option(name: Settings.reportPoolSize.name, help: Settings.reportPoolSize.help) var reportPoolSizeFlag: Int?
     @Option(name: Settings.tenantDBShare.name, help: Settings.tenantDBShare.help) var tenantDBShareFlag: Double?
     @Option(name: Settings.tenantHeavyRequests.name, help: Settings.tenantHeavyRequests.help)
@@ -56,7 +67,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.requestTimeout.name, help: Settings.requestTimeout.help) var requestTimeoutFlag: Int?
     @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
     @Option(name: Settings.tenantPlansFile.name, help: Settings.tenantPlansFile.help) var tenantPlansFileFlag: String?
-    @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag: Int?
+    @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag:
+        Int?
     @Option(name: Settings.logRefusalsPerSecond.name, help: Settings.logRefusalsPerSecond.help)
     var logRefusalsPerSecondFlag: Int?
     @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
@@ -80,10 +92,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.trustedProxies.name, help: Settings.trustedProxies.help) var trustedProxiesFlag: String?
     @Option(name: Settings.serviceRole.name, help: Settings.serviceRole.help) var serviceRoleFlag: String?
     @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
-    @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help) var idempotencyRetentionFlag: Int?
+    @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help)
+    var idempotencyRetentionFlag: Int?
     @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
-    @Option(name: Settings.changesMaxWaiting.name, help: Settings.changesMaxWaiting.help) var changesMaxWaitingFlag: Int?
-    @Option(name: Settings.changesMaxWaitingPerSubject.name, help: Settings.changesMaxWaitingPerSubject.help) var changesMaxWaitingPerSubjectFlag: Int?
+    @Option(name: Settings.changesMaxWaiting.name, help: Settings.changesMaxWaiting.help) var changesMaxWaitingFlag:
+        Int?
+    @Option(name: Settings.changesMaxWaitingPerSubject.name, help: Settings.changesMaxWaitingPerSubject.help)
+    var changesMaxWaitingPerSubjectFlag: Int?
     @Option(name: Settings.changesMaxWaitingPerTenant.name, help: Settings.changesMaxWaitingPerTenant.help)
     var changesMaxWaitingPerTenantFlag: Int?
 
@@ -111,9 +126,10 @@ struct Serve: AsyncParsableCommand {
         let rate = try Settings.rateLimit.value(rateLimitFlag)
         let tenant = try Settings.tenantRateLimit.value(tenantRateLimitFlag)
         let unauthenticated = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
-        return RateLimits(perClient: rate > 0 ? (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2) : nil,
-                          perTenant: tenant > 0 ? (tenant, max(1, tenant * 2)) : nil,
-                          unauthenticated: unauthenticated > 0 ? (unauthenticated, max(1, unauthenticated * 2)) : nil)
+        return RateLimits(
+            perClient: rate > 0 ? (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2) : nil,
+            perTenant: tenant > 0 ? (tenant, max(1, tenant * 2)) : nil,
+            unauthenticated: unauthenticated > 0 ? (unauthenticated, max(1, unauthenticated * 2)) : nil)
     }
 
     func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
@@ -131,23 +147,28 @@ struct Serve: AsyncParsableCommand {
     func allowedOrigins() throws -> OriginPolicy {
         switch OriginPolicy.parse(try Settings.allowedOrigins.resolve(allowedOriginsFlag) ?? "") {
         case .success(let policy): return policy
-        case .failure(let invalid): throw ValidationError("--allowed-origins: \(invalid.entry) is not an origin (scheme://host[:port], http or https) or *")
+        case .failure(let invalid):
+            throw ValidationError(
+                "--allowed-origins: \(invalid.entry) is not an origin (scheme://host[:port], http or https) or *")
         }
     }
 
     func trustedProxies() throws -> TrustedProxies {
         switch TrustedProxies.parse(try Settings.trustedProxies.resolve(trustedProxiesFlag) ?? "") {
         case .success(let proxies): return proxies
-        case .failure(let invalid): throw ValidationError("--trusted-proxies: \(invalid.entry) is not an address or a CIDR")
+        case .failure(let invalid):
+            throw ValidationError("--trusted-proxies: \(invalid.entry) is not an address or a CIDR")
         }
     }
 
     func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
     func changesReadAhead() throws -> Int { try Settings.changesReadAhead.value(changesReadAheadFlag) }
     func maxWaitingPolls() throws -> (process: Int, perTenant: Int?, perSubject: Int) {
-        (try Settings.changesMaxWaiting.value(changesMaxWaitingFlag),
-         try Settings.changesMaxWaitingPerTenant.resolve(changesMaxWaitingPerTenantFlag),
-         try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag))
+        (
+            try Settings.changesMaxWaiting.value(changesMaxWaitingFlag),
+            try Settings.changesMaxWaitingPerTenant.resolve(changesMaxWaitingPerTenantFlag),
+            try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag)
+        )
     }
     func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
     func metricsMaxTenants() throws -> Int { try Settings.metricsMaxTenants.value(metricsMaxTenantsFlag) }
@@ -166,8 +187,10 @@ struct Serve: AsyncParsableCommand {
         try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1)
     }
     func statementTimeouts() throws -> (requests: Duration, reports: Duration) {
-        (.milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
-         .milliseconds(Int64(try Settings.reportStatementTimeout.value(reportStatementTimeoutFlag) * 1000)))
+        (
+            .milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
+            .milliseconds(Int64(try Settings.reportStatementTimeout.value(reportStatementTimeoutFlag) * 1000))
+        )
     }
     func appendsAtOnce() throws -> Int { try Settings.appendsAtOnce.value(appendsAtOnceFlag) }
     func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
@@ -184,19 +207,27 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--redis-sentinels must be host:port[,host:port...]")
         }
         let name = try Settings.redisMasterName.value(redisMasterNameFlag)
-        guard !name.isEmpty, !name.contains(" ") else { throw ValidationError("--redis-master-name must be a name without spaces") }
+        guard !name.isEmpty, !name.contains(" ") else {
+            throw ValidationError("--redis-master-name must be a name without spaces")
+        }
         return RedisEndpoint(url: url, sentinels: sentinels, masterName: name)
     }
 
     func validate() throws {
         _ = try redisEndpoint()
-        guard (1...3600).contains(try presenceWindow()) else { throw ValidationError("--presence-window must be 1 to 3600 seconds") }
-        guard (1...1_000_000).contains(try presenceMaxUsers()) else { throw ValidationError("--presence-max-users must be 1 to 1000000") }
-        for (name, port) in [("http-port", try httpPort()), ("ws-port", try wsPort())] where !(1...65535).contains(port) {
+        guard (1...3600).contains(try presenceWindow()) else {
+            throw ValidationError("--presence-window must be 1 to 3600 seconds")
+        }
+        guard (1...1_000_000).contains(try presenceMaxUsers()) else {
+            throw ValidationError("--presence-max-users must be 1 to 1000000")
+        }
+        for (name, port) in [("http-port", try httpPort()), ("ws-port", try wsPort())] where !(1...65535).contains(port)
+        {
             throw ValidationError("--\(name) must be between 1 and 65535")
         }
         guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
-        guard try statementTimeouts().requests >= .milliseconds(1), try statementTimeouts().reports >= .milliseconds(1) else {
+        guard try statementTimeouts().requests >= .milliseconds(1), try statementTimeouts().reports >= .milliseconds(1)
+        else {
             throw ValidationError("--db-statement-timeout and --report-timeout must be at least 0.001 seconds")
         }
         guard try reportPoolSize() >= 1 else { throw ValidationError("--report-pool-size must be at least 1") }
@@ -233,14 +264,19 @@ struct Serve: AsyncParsableCommand {
             do { _ = try PlansFile.read(path) } catch { throw ValidationError("--tenant-plans-file: \(error)") }
         }
         guard try metricsMaxTenants() >= 0 else { throw ValidationError("--metrics-max-tenants must be 0 or more") }
-        guard try logRefusalsPerSecond() >= 1 else { throw ValidationError("--log-refusals-per-second must be at least 1") }
+        guard try logRefusalsPerSecond() >= 1 else {
+            throw ValidationError("--log-refusals-per-second must be at least 1")
+        }
         guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
-        guard try idempotencyRetention() >= 1 else { throw ValidationError("--idempotency-retention must be at least 1 second") }
+        guard try idempotencyRetention() >= 1 else {
+            throw ValidationError("--idempotency-retention must be at least 1 second")
+        }
         guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
         let polls = try maxWaitingPolls()
         guard polls.process >= 1, polls.perSubject >= 1, polls.perTenant ?? 1 >= 1 else {
-            throw ValidationError("--changes-max-waiting, --changes-max-waiting-per-tenant and "
-                                  + "--changes-max-waiting-per-subject must be at least 1")
+            throw ValidationError(
+                "--changes-max-waiting, --changes-max-waiting-per-tenant and "
+                    + "--changes-max-waiting-per-subject must be at least 1")
         }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
@@ -253,7 +289,8 @@ struct Serve: AsyncParsableCommand {
         }
         let rates = try rateLimits()
         if let limit = rates.perClient, limit.rate < 0.1 || limit.burst < 1 {
-            throw ValidationError("--rate-limit must be 0 (off) or at least 0.1 per second, and --rate-burst at least 1")
+            throw ValidationError(
+                "--rate-limit must be 0 (off) or at least 0.1 per second, and --rate-burst at least 1")
         }
         if let limit = rates.perTenant, limit.rate < 0.1 {
             throw ValidationError("--tenant-rate-limit must be 0 (off) or at least 0.1 per second")
@@ -263,9 +300,11 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let logger = common.logger("roboscope")
         if migratesAtStart() {
-            _ = try await common.migrate(Migrator(directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
-                                                  serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)),
-                                         timeout: .seconds(60), logger: logger)
+            _ = try await common.migrate(
+                Migrator(
+                    directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
+                    serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)),
+                timeout: .seconds(60), logger: logger)
         }
         let role = try role()
         let metrics = PrometheusCollectorRegistry()
@@ -274,18 +313,23 @@ struct Serve: AsyncParsableCommand {
         let host = try Settings.host.value(hostFlag)
         let redisEndpoint = try redisEndpoint()
         let redis = RedisPool(endpoint: redisEndpoint, size: try redisPoolSize(), logger: logger)
-        let presence = PresenceStore(redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
+        let presence = PresenceStore(
+            redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
         let timeouts = try statementTimeouts()
         let share = try tenantDBShare()
-        let plansFile = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag).map { try PlansFile(path: $0, logger: logger) }
+        let plansFile = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag).map {
+            try PlansFile(path: $0, logger: logger)
+        }
         let plans = plansFile?.plans
-        let pool = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
-                                tenantShare: share, plans: plans, logger: logger)
+        let pool = PostgresPool(
+            url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
+            tenantShare: share, plans: plans, logger: logger)
         // The audit trail, histories, `as_of` reads and integrity scans: connections of
         // their own, so that requests never wait behind a report, with a longer bound.
-        let reports = PostgresPool(url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
-                                   statementTimeout: timeouts.reports, tenantShare: share, plans: plans, name: "postgres_reports",
-                                   logger: logger)
+        let reports = PostgresPool(
+            url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
+            statementTimeout: timeouts.reports, tenantShare: share, plans: plans, name: "postgres_reports",
+            logger: logger)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis, pool, reports]
@@ -293,10 +337,12 @@ struct Serve: AsyncParsableCommand {
         // Catch-up reads on a standby when it has caught up (docs/operations.md): the
         // changes feed's pool here; a gateway's tailer keeps its own connection.
         let standbyURL = try readDatabaseURL()
-        let standby = role.runsAPI
+        let standby =
+            role.runsAPI
             ? try standbyURL.map {
-                PostgresPool(url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
-                             plans: plans, name: "postgres_standby", logger: logger)
+                PostgresPool(
+                    url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
+                    plans: plans, name: "postgres_standby", logger: logger)
             }
             : nil
         if let standby { services.append(standby) }
@@ -307,7 +353,8 @@ struct Serve: AsyncParsableCommand {
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
         var api = APIServices(
-            store: EventStore(pool: pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()), reads: ReadModels(pool: pool), audit: AuditReader(pool: reports),
+            store: EventStore(pool: pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()),
+            reads: ReadModels(pool: pool), audit: AuditReader(pool: reports),
             timeTravel: TimeTravel(pool: reports),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
@@ -352,11 +399,14 @@ struct Serve: AsyncParsableCommand {
             services.append(BackgroundThread(start: { notifier.start() }, stop: { await notifier.stop() }))
             services.append(BackgroundThread(start: { listener.start() }, stop: { await listener.stop() }))
             let retention = try idempotencyRetention()
-            services.append(IdempotencyPurge(
-                keys: api.idempotency, retention: .seconds(retention), interval: .seconds(min(3600, max(1, retention / 2))),
-                clock: ContinuousClock(), logger: logger
-            ))
-            services.append(APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
+            services.append(
+                IdempotencyPurge(
+                    keys: api.idempotency, retention: .seconds(retention),
+                    interval: .seconds(min(3600, max(1, retention / 2))),
+                    clock: ContinuousClock(), logger: logger
+                ))
+            services.append(
+                APIServer.application(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving", metadata: ["http": "\(host):\(port)"])
         } else {
             // A gateway-only process still answers probes and scrapes on the HTTP port.
@@ -366,12 +416,15 @@ struct Serve: AsyncParsableCommand {
         if let ops = try opsPort() {
             // Probes and scrapes on a port of their own, with caps of their own.
             let caps = ConnectionCaps(maxConnections: 64, maxPerClient: 64, recordsMetrics: false)
-            services.append(APIServer.probes(services: api, host: host, port: ops, metrics: metrics, logger: logger,
-                                             limits: HTTPLimits(connections: caps, answers: api.limits.answers)))
+            services.append(
+                APIServer.probes(
+                    services: api, host: host, port: ops, metrics: metrics, logger: logger,
+                    limits: HTTPLimits(connections: caps, answers: api.limits.answers)))
             logger.info("serving probes and metrics", metadata: ["ops": "\(host):\(ops)"])
         }
         if role.runsGateway {
-            var configuration = try gateway.configuration(host: host, port: try wsPort(), presenceWindow: try presenceWindow())
+            var configuration = try gateway.configuration(
+                host: host, port: try wsPort(), presenceWindow: try presenceWindow())
             configuration.authentication = verifier
             configuration.defaultTenant = try auth.defaultTenant()
             configuration.allowedOrigins = try allowedOrigins()
@@ -381,10 +434,11 @@ struct Serve: AsyncParsableCommand {
             configuration.readDatabaseURL = standbyURL
             configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
             configuration.plans = plans
-            services.append(try Gateway(
-                configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
-                presence: presence, logger: logger
-            ))
+            services.append(
+                try Gateway(
+                    configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
+                    presence: presence, logger: logger
+                ))
         }
         // The group owns SIGTERM and SIGINT: the API stops accepting and finishes
         // in-flight requests, the gateway closes its sockets with 1001.

@@ -30,7 +30,8 @@ struct Verify: AsyncParsableCommand {
         var bar = ProgressBar("verify")
         let report = try ProjectionVerifier(connection: connection).verify { bar.update($0) }
         bar.finish()
-        let counts = report.rowsCompared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let counts = report.rowsCompared.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(
+            separator: ", ")
         print("replayed \(report.eventsReplayed) events; live rows: \(counts)")
         for difference in report.differences {
             print(difference)

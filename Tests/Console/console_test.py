@@ -222,7 +222,7 @@ def main():
         for index, position in enumerate(positions):
             driver.execute_script("const s = document.getElementById('slider'); s.value = arguments[0];"
                                   "s.dispatchEvent(new Event('input'));", index)
-            wait(driver, lambda d: d.find_element(By.ID, "plan").get_attribute("data-position") == str(position), f"step {index} drawn")
+            wait(driver, lambda d, position=position: d.find_element(By.ID, "plan").get_attribute("data-position") == str(position), f"step {index} drawn")
             as_of = server.call("GET", f"/markers?work_session_id={session}&as_of={position}")
             if not same_points(plan_markers(driver), as_of):
                 all_match = False

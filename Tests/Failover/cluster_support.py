@@ -140,7 +140,7 @@ class Subscriber:
             while not stopping.is_set():
                 try:
                     first, second = await asyncio.wait_for(reader.readexactly(2), 0.5)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     continue
                 length = second & 0x7F
                 if length == 126:
@@ -352,7 +352,7 @@ class BlockingWebSocket:
         self.socket.settimeout(1)
         try:
             first, second = self._exactly(2)
-        except socket.timeout:
+        except TimeoutError:
             return None
         self.socket.settimeout(10)
         length = second & 0x7F

@@ -12,7 +12,7 @@
 # $OUT/frozen.log (OUT defaults to /tmp/frozen-disk), each run's output and, for a
 # failed run, its work folder (outputs, request logs, stacks) next to it.
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 runs="${1:-4}" label="${2:-run}"
 OUT="${OUT:-/tmp/frozen-disk}" MOUNT="${MOUNT:-/mnt/roboscope-frozen}"
 mkdir -p "$OUT" "$MOUNT"

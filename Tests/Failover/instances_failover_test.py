@@ -116,7 +116,7 @@ def tls_terminators(work, api_url, ws_url):
         start(["socat", f"OPENSSL-LISTEN:{port},bind=127.0.0.1,reuseaddr,fork,verify=0,"
                f"cert={work}/localhost.pem,key={work}/localhost.key", f"TCP:{parsed.hostname}:{parsed.port}"],
               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        eventually(f"the {scheme} terminator listening", 10, lambda: listening(port))
+        eventually(f"the {scheme} terminator listening", 10, lambda port=port: listening(port))
         urls.append(urllib.parse.urlunsplit((scheme, f"localhost:{port}", parsed.path, parsed.query, "")))
     return urls[0], urls[1], {**os.environ, "SSL_CERT_FILE": os.path.join(work, "ca.pem")}
 

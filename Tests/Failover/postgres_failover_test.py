@@ -109,7 +109,7 @@ def main():
         for _, _, kind, key in events:
             if key and kind == "marker.created":
                 keys_in_log[key] = keys_in_log.get(key, 0) + 1
-    for key, marker, session, _, _ in acknowledged:
+    for key, marker, _session, _, _ in acknowledged:
         count = keys_in_log.get(key, 0)
         if count != 1:
             problems.append(f"write {key} (marker {marker}) is in the log {count} times")

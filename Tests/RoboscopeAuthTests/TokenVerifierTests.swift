@@ -13,34 +13,34 @@ import Testing
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     /// A throwaway RSA key made for these tests (openssl genrsa 2048).
     static let rsaPEM = """
------BEGIN RSA PRIVATE KEY-----
-MIIEowIBAAKCAQEAxNw4BrTyFxEcW/O5bPK6GFmPBj/sRqsXSg78mweedgBqAA4H
-HoQV+2yIuSH5khxVBpl5JZy9iNdOcDJXP63eY1E9V0YikZCevW9a9bYROYQ//XyC
-PEfsRhbEFRDW9lXCSefyTCi1TZe+MZ+yKClAvEW2A4uTAm4ZijI5JKVTK12eJtOe
-LZT4d4B7j1P9eLnmBibm5ZYPX6C2tfNy0uBM44Wn0s9siFP1H69BnsL+5XWX5ry/
-hSOs1ieL5D9+blH/OKqgNd+4KBXMYeqtRA/OtPtkcU8kEMalwIngUuNokomlHpzF
-ORzqN9RgDDN1UstcD+fBPa/7q8Chiyeu280nxQIDAQABAoIBAB25L3dpxjzP31ON
-7PMjghAvo436xFrWNeW/dgoVYCpqfRbFh3Mm1+fWtx0W4WcbgoYE0bspW5/H/Iap
-vy00/CVMTKH7C7ilWKZ7JAWCCD9CNeQ48rQV2vmpMdGJcZ+Pis6caCPyKI/O5893
-0I9KTUUwFF+cKSX+iDoqw6CCGtjq3Y5n9djduSZB11TBbowClb+P0Sy5NF52ho6x
-H3yNtQScRgGYdvmSCYvwx+1tW+4DCnyTVSvrL+ien2Yb5ht3SvCLU/GsW3vDO0sr
-a3+6FlimZAogomP0EjqxaKA+QcWEfi7ImExBgiWKz1QNmmFR+M41mKlwgBQ+sqBC
-6ghkDDkCgYEA7mlugIwtoc+2aiMNk8bYROMwZMcfDMzUB9HsiG7ncxOvbrUlpTvl
-EMp7g5eiiUlu9GcigGq64gFDYGLquNeU7juu8GQxmK7E7ieOws2W0vipFMfD01wh
-zQ9wv8EvTgEeVwu+cP0CAhA2drRypGNyE0o14oI4NH4fasPE1dvAmmkCgYEA02IO
-lxElKPsOLXpAY9l5OGgvgJ+4MjQ+Z7N4DSMdbJHf6/WBdOylPm3clHD4d2/M2xeb
-FLaniLDgx8Xhr4FEqKD6nQsMOypqre3q64ATMScx6MkpGHW2tk1p42MEEG601OZU
-sXb8bUd1bT4/BECHgYqdTKnpA9HqlmSE4TtyXv0CgYEAk+VFjmrnF9zxrQ/HqWeN
-29YPvESl51vdIGjCUbRy0blhd8zZ6JGqPOtPCcf0JTQvp1+fUIhlHDRqZo2WTEo3
-8j2F/Uw6VBv+wDo73m6I5KEqymBOA3zA3yN37wxZWwtoldkML61UJJGIJ8Uy5PVn
-272KhdQAJ9ghhyqgnYXwChkCgYAIOzFGQKypw9zxeGk5eiZ2Q9hVseKCUfZ8I0jx
-egSTTbrifVTlMLHelHiabyu9uuTHQ0wOqm4rrHeUT+hR5T6/MkWQB/YZ97TfwPv8
-36ffqh8PaYXoJe1PfAQ7joeB/E2eXLm/j1qVBstTzbC2gazFJpipe5RPScVQxelG
-vAHgIQKBgCnGOiXdfQx9OwJSDgk7fCFPrlf32KFOaJak8DUegprtivUcDeiakl+A
-vlvF9rwVE4x6AMEdAHrSpij01jtp+LTN51a9JTbBW0mBtuNq8n0FdEMUP+dp/8F4
-KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
------END RSA PRIVATE KEY-----
-"""
+        -----BEGIN RSA PRIVATE KEY-----
+        MIIEowIBAAKCAQEAxNw4BrTyFxEcW/O5bPK6GFmPBj/sRqsXSg78mweedgBqAA4H
+        HoQV+2yIuSH5khxVBpl5JZy9iNdOcDJXP63eY1E9V0YikZCevW9a9bYROYQ//XyC
+        PEfsRhbEFRDW9lXCSefyTCi1TZe+MZ+yKClAvEW2A4uTAm4ZijI5JKVTK12eJtOe
+        LZT4d4B7j1P9eLnmBibm5ZYPX6C2tfNy0uBM44Wn0s9siFP1H69BnsL+5XWX5ry/
+        hSOs1ieL5D9+blH/OKqgNd+4KBXMYeqtRA/OtPtkcU8kEMalwIngUuNokomlHpzF
+        ORzqN9RgDDN1UstcD+fBPa/7q8Chiyeu280nxQIDAQABAoIBAB25L3dpxjzP31ON
+        7PMjghAvo436xFrWNeW/dgoVYCpqfRbFh3Mm1+fWtx0W4WcbgoYE0bspW5/H/Iap
+        vy00/CVMTKH7C7ilWKZ7JAWCCD9CNeQ48rQV2vmpMdGJcZ+Pis6caCPyKI/O5893
+        0I9KTUUwFF+cKSX+iDoqw6CCGtjq3Y5n9djduSZB11TBbowClb+P0Sy5NF52ho6x
+        H3yNtQScRgGYdvmSCYvwx+1tW+4DCnyTVSvrL+ien2Yb5ht3SvCLU/GsW3vDO0sr
+        a3+6FlimZAogomP0EjqxaKA+QcWEfi7ImExBgiWKz1QNmmFR+M41mKlwgBQ+sqBC
+        6ghkDDkCgYEA7mlugIwtoc+2aiMNk8bYROMwZMcfDMzUB9HsiG7ncxOvbrUlpTvl
+        EMp7g5eiiUlu9GcigGq64gFDYGLquNeU7juu8GQxmK7E7ieOws2W0vipFMfD01wh
+        zQ9wv8EvTgEeVwu+cP0CAhA2drRypGNyE0o14oI4NH4fasPE1dvAmmkCgYEA02IO
+        lxElKPsOLXpAY9l5OGgvgJ+4MjQ+Z7N4DSMdbJHf6/WBdOylPm3clHD4d2/M2xeb
+        FLaniLDgx8Xhr4FEqKD6nQsMOypqre3q64ATMScx6MkpGHW2tk1p42MEEG601OZU
+        sXb8bUd1bT4/BECHgYqdTKnpA9HqlmSE4TtyXv0CgYEAk+VFjmrnF9zxrQ/HqWeN
+        29YPvESl51vdIGjCUbRy0blhd8zZ6JGqPOtPCcf0JTQvp1+fUIhlHDRqZo2WTEo3
+        8j2F/Uw6VBv+wDo73m6I5KEqymBOA3zA3yN37wxZWwtoldkML61UJJGIJ8Uy5PVn
+        272KhdQAJ9ghhyqgnYXwChkCgYAIOzFGQKypw9zxeGk5eiZ2Q9hVseKCUfZ8I0jx
+        egSTTbrifVTlMLHelHiabyu9uuTHQ0wOqm4rrHeUT+hR5T6/MkWQB/YZ97TfwPv8
+        36ffqh8PaYXoJe1PfAQ7joeB/E2eXLm/j1qVBstTzbC2gazFJpipe5RPScVQxelG
+        vAHgIQKBgCnGOiXdfQx9OwJSDgk7fCFPrlf32KFOaJak8DUegprtivUcDeiakl+A
+        vlvF9rwVE4x6AMEdAHrSpij01jtp+LTN51a9JTbBW0mBtuNq8n0FdEMUP+dp/8F4
+        KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
+        -----END RSA PRIVATE KEY-----
+        """
 
     /// The claims a test signs; nil fields are left out of the token.
     struct Claims: JWTPayload {
@@ -73,22 +73,38 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
             await signers.add(ecdsa: ec, kid: "ec-1")
             await signers.add(eddsa: ed, kid: "ed-1")
             await signers.add(rsa: rsa, digestAlgorithm: .sha256, kid: "rsa-1")
-            await signers.add(hmac: HMACKey(from: Data(TokenVerifierTests.secret.utf8)), digestAlgorithm: .sha256, kid: "hs")
+            await signers.add(
+                hmac: HMACKey(from: Data(TokenVerifierTests.secret.utf8)), digestAlgorithm: .sha256, kid: "hs")
             let (n, e) = try rsa.publicKey.getKeyPrimitives()
-            let set: [String: Any] = ["keys": [
-                ["kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig", "x": ec.parameters!.x, "y": ec.parameters!.y],
-                ["kty": "OKP", "crv": "Ed25519", "kid": "ed-1", "x": TokenVerifierTests.base64URL(ed.publicKey.rawRepresentation)],
-                ["kty": "RSA", "kid": "rsa-1", "alg": "RS256", "n": TokenVerifierTests.base64URL(n), "e": TokenVerifierTests.base64URL(e)],
-                ["kty": "oct", "kid": "symmetric", "k": "c2VjcmV0"],
-                ["kty": "RSA", "kid": "enc-1", "use": "enc", "n": TokenVerifierTests.base64URL(n), "e": TokenVerifierTests.base64URL(e)],
-            ]]
+            let set: [String: Any] = [
+                "keys": [
+                    [
+                        "kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig", "x": ec.parameters!.x,
+                        "y": ec.parameters!.y,
+                    ],
+                    [
+                        "kty": "OKP", "crv": "Ed25519", "kid": "ed-1",
+                        "x": TokenVerifierTests.base64URL(ed.publicKey.rawRepresentation),
+                    ],
+                    [
+                        "kty": "RSA", "kid": "rsa-1", "alg": "RS256", "n": TokenVerifierTests.base64URL(n),
+                        "e": TokenVerifierTests.base64URL(e),
+                    ],
+                    ["kty": "oct", "kid": "symmetric", "k": "c2VjcmV0"],
+                    [
+                        "kty": "RSA", "kid": "enc-1", "use": "enc", "n": TokenVerifierTests.base64URL(n),
+                        "e": TokenVerifierTests.base64URL(e),
+                    ],
+                ]
+            ]
             jwks = try JSONSerialization.data(withJSONObject: set)
         }
 
         func verifier(_ rules: ClaimRules = ClaimRules()) async throws -> TokenVerifier {
             let set = try await VerificationKeys.parseJWKS(jwks)
-            return TokenVerifier(keys: VerificationKeys(set: set, secret: await VerificationKeys.withSecret(TokenVerifierTests.secret)),
-                                 rules: rules)
+            return TokenVerifier(
+                keys: VerificationKeys(set: set, secret: await VerificationKeys.withSecret(TokenVerifierTests.secret)),
+                rules: rules)
         }
 
         func sign(_ claims: Claims = Claims(), kid: String) async throws -> String {
@@ -96,13 +112,17 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
             if kid == "hs" { header.alg = "HS256" }
             let token = try await signers.sign(claims, kid: JWKIdentifier(string: kid), header: header)
             // The secret's tokens name no kid.
-            return kid == "hs" ? try TokenVerifierTests.reheader(token, ["alg": "HS256", "typ": "JWT"], secret: TokenVerifierTests.secret) : token
+            return kid == "hs"
+                ? try TokenVerifierTests.reheader(
+                    token, ["alg": "HS256", "typ": "JWT"], secret: TokenVerifierTests.secret) : token
         }
     }
 
     static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 
     /// `token`'s claims under a new header, HMAC-signed with `secret` (nil: unsigned).
@@ -136,9 +156,13 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
             let principal = try verifier.verify(token: try await keys.sign(claims, kid: kid), now: Self.now)
             #expect(principal.subject == "fitter-1", "\(kid)")
             #expect(principal.tenant == "acme")
-            #expect(principal.scopes.description == "read write admin", "unknown words ignored, admin includes write and read")
+            #expect(
+                principal.scopes.description == "read write admin",
+                "unknown words ignored, admin includes write and read")
             #expect(principal.spaces == [EntityID(space)!])
-            #expect(principal.expiresAt == Timestamp(microsecondsSinceEpoch: Int64(Self.now.timeIntervalSince1970 + 300) * 1_000_000))
+            #expect(
+                principal.expiresAt
+                    == Timestamp(microsecondsSinceEpoch: Int64(Self.now.timeIntervalSince1970 + 300) * 1_000_000))
         }
     }
 
@@ -148,9 +172,12 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         #expect(set.skipped.contains { $0.hasPrefix("symmetric: unsupported key type oct") })
         #expect(set.skipped.contains { $0.hasPrefix("enc-1: an encryption key") })
         await #expect(throws: AuthenticationFailure.self) {
-            _ = try await VerificationKeys.parseJWKS(Data(#"{"keys": [{"kty": "oct", "kid": "a", "k": "c2VjcmV0"}]}"#.utf8))
+            _ = try await VerificationKeys.parseJWKS(
+                Data(#"{"keys": [{"kty": "oct", "kid": "a", "k": "c2VjcmV0"}]}"#.utf8))
         }
-        await #expect(throws: AuthenticationFailure.self) { _ = try await VerificationKeys.parseJWKS(Data("[1, 2]".utf8)) }
+        await #expect(throws: AuthenticationFailure.self) {
+            _ = try await VerificationKeys.parseJWKS(Data("[1, 2]".utf8))
+        }
     }
 
     @Test func unsignedAndAlgorithmConfusedTokensAreRefused() async throws {
@@ -158,7 +185,9 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         let verifier = try await keys.verifier()
         let good = try await keys.sign(kid: "ec-1")
         #expect(refusal(verifier, try Self.reheader(good, ["alg": "none"], secret: nil))?.contains("alg none") == true)
-        #expect(refusal(verifier, try Self.reheader(good, ["alg": "none", "kid": "ec-1"], secret: nil))?.contains("not its key's") == true)
+        #expect(
+            refusal(verifier, try Self.reheader(good, ["alg": "none", "kid": "ec-1"], secret: nil))?.contains(
+                "not its key's") == true)
         // The RSA public key (its PEM, and its modulus) used as an HMAC secret with the RSA key's kid.
         let pem = keys.rsa.publicKey.pemRepresentation
         let (n, _) = try keys.rsa.publicKey.getKeyPrimitives()
@@ -167,13 +196,19 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
             #expect(refusal(verifier, confused)?.contains("not its key's") == true)
         }
         // An ES256 token presented under the EdDSA key's kid.
-        let swapped = try Self.reheader(good, ["alg": "ES256", "kid": "ed-1"], secret: nil).dropLast() + "." + good.split(separator: ".")[2]
+        let swapped =
+            try Self.reheader(good, ["alg": "ES256", "kid": "ed-1"], secret: nil).dropLast() + "."
+            + good.split(separator: ".")[2]
         #expect(refusal(verifier, String(swapped))?.contains("not its key's") == true)
         // A signature from another key of the same type.
         let stranger = JWTKeyCollection()
         await stranger.add(ecdsa: ES256PrivateKey(), kid: "ec-1")
-        #expect(refusal(verifier, try await stranger.sign(Claims(), kid: JWKIdentifier(string: "ec-1"))) == "bad signature")
-        #expect(refusal(verifier, try Self.reheader(good, ["alg": "HS256"], secret: "another-secret-that-is-long-enough-000")) == "bad signature")
+        #expect(
+            refusal(verifier, try await stranger.sign(Claims(), kid: JWKIdentifier(string: "ec-1"))) == "bad signature")
+        #expect(
+            refusal(
+                verifier, try Self.reheader(good, ["alg": "HS256"], secret: "another-secret-that-is-long-enough-000"))
+                == "bad signature")
     }
 
     @Test func anUnknownKidIsAskedOfTheKeySetNotGuessed() async throws {
@@ -181,11 +216,13 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         let verifier = try await keys.verifier()
         let rotated = JWTKeyCollection()
         await rotated.add(ecdsa: ES256PrivateKey(), kid: "ec-2")
-        #expect(refusal(verifier, try await rotated.sign(Claims(), kid: JWKIdentifier(string: "ec-2"))) == "UnknownKeyID")
+        #expect(
+            refusal(verifier, try await rotated.sign(Claims(), kid: JWKIdentifier(string: "ec-2"))) == "UnknownKeyID")
         // Without a key source to ask, the refreshing path says so.
         await #expect(throws: AuthenticationFailure("token kid is not in the key set")) {
-            _ = try await verifier.verifyRefreshing(authorization: "Bearer " + (try await rotated.sign(Claims(), kid: JWKIdentifier(string: "ec-2"))),
-                                                    now: Self.now)
+            _ = try await verifier.verifyRefreshing(
+                authorization: "Bearer " + (try await rotated.sign(Claims(), kid: JWKIdentifier(string: "ec-2"))),
+                now: Self.now)
         }
     }
 
@@ -201,11 +238,17 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
             claims.nbf = nbf
             return claims
         }
-        #expect(refusal(verifier, try await keys.sign(claims(exp: t - 30), kid: "ec-1")) == nil, "expired within the leeway")
+        #expect(
+            refusal(verifier, try await keys.sign(claims(exp: t - 30), kid: "ec-1")) == nil, "expired within the leeway"
+        )
         #expect(refusal(verifier, try await keys.sign(claims(exp: t - 61), kid: "ec-1")) == "token expired")
         #expect(refusal(verifier, try await keys.sign(claims(exp: nil), kid: "rsa-1")) == "token has no exp")
-        #expect(refusal(verifier, try await keys.sign(claims(exp: t + 300, nbf: t + 30), kid: "ed-1")) == nil, "nbf within the leeway")
-        #expect(refusal(verifier, try await keys.sign(claims(exp: t + 300, nbf: t + 61), kid: "ed-1")) == "token not valid yet (nbf)")
+        #expect(
+            refusal(verifier, try await keys.sign(claims(exp: t + 300, nbf: t + 30), kid: "ed-1")) == nil,
+            "nbf within the leeway")
+        #expect(
+            refusal(verifier, try await keys.sign(claims(exp: t + 300, nbf: t + 61), kid: "ed-1"))
+                == "token not valid yet (nbf)")
     }
 
     /// Issue 45: `exp: 1e13` crashed the process (microseconds past `Int64`), and
@@ -225,8 +268,10 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         let notBefore = refusal(verifier, try await keys.sign(farNotBefore, kid: "ec-1"))
         #expect(notBefore?.hasPrefix("token nbf is outside") == true)
         let header = ["alg": "HS256", "typ": "JWT"]
-        let payload: [String: Any] = ["sub": "a", "tenant": "acme", "exp": Self.now.timeIntervalSince1970 + 60,
-                                      "iat": -5]
+        let payload: [String: Any] = [
+            "sub": "a", "tenant": "acme", "exp": Self.now.timeIntervalSince1970 + 60,
+            "iat": -5,
+        ]
         let issuedAt = refusal(verifier, try Self.token(header, payload, secret: Self.secret))
         #expect(issuedAt?.hasPrefix("token iat is outside") == true)
         let textual: [String: Any] = ["sub": "a", "tenant": "acme", "exp": "tomorrow"]
@@ -254,12 +299,14 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         var lastBits = Array(parts[2])
         lastBits[lastBits.count - 1] = alphabet[alphabet.firstIndex(of: lastBits[lastBits.count - 1])! ^ 1]
-        let standard = parts[2].contains("-") || parts[2].contains("_")
+        let standard =
+            parts[2].contains("-") || parts[2].contains("_")
             ? parts[2].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
             : parts[2] + "=="
         for signature in [padded, String(lastBits), standard] {
-            #expect(refusal(verifier, "\(parts[0]).\(parts[1]).\(signature)") == "malformed token signature",
-                    "\(signature)")
+            #expect(
+                refusal(verifier, "\(parts[0]).\(parts[1]).\(signature)") == "malformed token signature",
+                "\(signature)")
         }
         // Claims padded, and signed as they are: the signature holds, the spelling does not.
         let paddedInput = "\(parts[0]).\(parts[1])="
@@ -269,7 +316,8 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         for sub in ["a\nb", "tab\there", "bell\u{7}", "c1\u{85}"] {
             var claims = payload
             claims["sub"] = sub
-            #expect(refusal(verifier, try Self.token(["alg": "HS256"], claims, secret: Self.secret))
+            #expect(
+                refusal(verifier, try Self.token(["alg": "HS256"], claims, secret: Self.secret))
                     == "token sub must hold no control characters")
         }
     }
@@ -299,13 +347,16 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         #expect(refusal(verifier, try await keys.sign(claims, kid: "ec-1")) == nil)
         var wrongAudience = claims
         wrongAudience.aud = ["account"]
-        #expect(refusal(verifier, try await keys.sign(wrongAudience, kid: "ec-1")) == "token aud does not name roboscope")
+        #expect(
+            refusal(verifier, try await keys.sign(wrongAudience, kid: "ec-1")) == "token aud does not name roboscope")
         var noAudience = claims
         noAudience.aud = nil
         #expect(refusal(verifier, try await keys.sign(noAudience, kid: "ec-1")) == "token aud does not name roboscope")
         var wrongIssuer = claims
         wrongIssuer.iss = "https://evil.example.com/"
-        #expect(refusal(verifier, try await keys.sign(wrongIssuer, kid: "ec-1")) == "token iss is not https://id.example.com/")
+        #expect(
+            refusal(verifier, try await keys.sign(wrongIssuer, kid: "ec-1"))
+                == "token iss is not https://id.example.com/")
     }
 
     @Test func badClaimsAreRefusedNamingTheClaim() async throws {
@@ -316,16 +367,24 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
             change(&claims)
             return try await keys.sign(claims, kid: "ec-1")
         }
-        #expect(refusal(verifier, try await signed { $0.tenant = String(repeating: "t", count: 300) })?.hasPrefix("token tenant must be") == true)
-        #expect(refusal(verifier, try await signed { $0.tenant = "acme corp" })?.hasPrefix("token tenant must be") == true)
+        #expect(
+            refusal(verifier, try await signed { $0.tenant = String(repeating: "t", count: 300) })?.hasPrefix(
+                "token tenant must be") == true)
+        #expect(
+            refusal(verifier, try await signed { $0.tenant = "acme corp" })?.hasPrefix("token tenant must be") == true)
         #expect(refusal(verifier, try await signed { $0.tenant = nil })?.hasPrefix("token tenant must be") == true)
         #expect(refusal(verifier, try await signed { $0.sub = nil })?.hasPrefix("token sub must be") == true)
-        #expect(refusal(verifier, try await signed { $0.sub = String(repeating: "s", count: 201) })?.hasPrefix("token sub must be") == true)
-        #expect(refusal(verifier, try await signed { $0.spaces = ["hull-7"] }) == "token spaces must be an array of space ids (UUIDs)")
+        #expect(
+            refusal(verifier, try await signed { $0.sub = String(repeating: "s", count: 201) })?.hasPrefix(
+                "token sub must be") == true)
+        #expect(
+            refusal(verifier, try await signed { $0.spaces = ["hull-7"] })
+                == "token spaces must be an array of space ids (UUIDs)")
         // No known scope word: read only.
         let reader = try verifier.verify(token: try await signed { $0.scope = "openid email" }, now: Self.now)
         #expect(reader.scopes.description == "read")
-        #expect(try verifier.verify(token: try await signed { $0.scope = nil }, now: Self.now).scopes.description == "read")
+        #expect(
+            try verifier.verify(token: try await signed { $0.scope = nil }, now: Self.now).scopes.description == "read")
     }
 
     @Test func theTenantClaimNameIsASetting() async throws {
@@ -336,7 +395,8 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         var claims = Claims()
         claims.tenant = "ignored"
         claims.org_id = "org_5f2a"
-        #expect(try verifier.verify(token: try await keys.sign(claims, kid: "rsa-1"), now: Self.now).tenant == "org_5f2a")
+        #expect(
+            try verifier.verify(token: try await keys.sign(claims, kid: "rsa-1"), now: Self.now).tenant == "org_5f2a")
         claims.org_id = nil
         #expect(refusal(verifier, try await keys.sign(claims, kid: "rsa-1"))?.hasPrefix("token org_id must be") == true)
     }
@@ -348,7 +408,8 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         #expect(refusal(verifier, "abc\u{0}.def.ghi") == "token holds bytes that are not printable ASCII")
         #expect(refusal(verifier, "a.b") == "unknown token (not a JWT: expected three dot-separated parts)")
         #expect(refusal(verifier, "!!!.e30.sig") == "malformed token header")
-        #expect(refusal(verifier, Self.base64URL(Data(#"{"typ":"JWT"}"#.utf8)) + ".e30.sig") == "token header has no alg")
+        #expect(
+            refusal(verifier, Self.base64URL(Data(#"{"typ":"JWT"}"#.utf8)) + ".e30.sig") == "token header has no alg")
         #expect(throws: AuthenticationFailure.self) { try verifier.verify(authorization: "Basic eDp5", now: Self.now) }
         #expect(throws: AuthenticationFailure.self) { try verifier.verify(authorization: nil, now: Self.now) }
     }
@@ -361,13 +422,16 @@ KRZhb2nm1x660zzG9VocVaf9wyUNvwXcPPtVo44qv7/on5TYUmWv
         #expect(try verifier.verify(token: token, now: Self.now.addingTimeInterval(200)) == first, "remembered")
         // exp is now + 300, the leeway 60: past 360 s the remembered token is refused too.
         #expect(refusal(verifier, token) == nil)
-        #expect(throws: AuthenticationFailure("token expired", kind: .expired)) { try verifier.verify(token: token, now: Self.now.addingTimeInterval(361)) }
+        #expect(throws: AuthenticationFailure("token expired", kind: .expired)) {
+            try verifier.verify(token: token, now: Self.now.addingTimeInterval(361))
+        }
         // A new key set without the token's key: the token is checked again, and refused.
         let again = try await keys.sign(Claims(sub: "fitter-2"), kid: "ed-1")
         _ = try verifier.verify(token: again, now: Self.now)
         let onlyEC = try JSONSerialization.jsonObject(with: keys.jwks) as! [String: Any]
         let ecKeys = (onlyEC["keys"] as! [[String: Any]]).filter { $0["kid"] as? String == "ec-1" }
-        verifier.replaceKeySet(try await VerificationKeys.parseJWKS(try JSONSerialization.data(withJSONObject: ["keys": ecKeys])))
+        verifier.replaceKeySet(
+            try await VerificationKeys.parseJWKS(try JSONSerialization.data(withJSONObject: ["keys": ecKeys])))
         #expect(refusal(verifier, again) == "UnknownKeyID")
     }
 }

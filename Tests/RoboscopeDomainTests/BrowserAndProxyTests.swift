@@ -18,7 +18,9 @@ import RoboscopeDomain
         #expect(listed.permits(origin: "https://app.example.com:443", host: "api.example.com"))
         #expect(listed.permits(origin: "http://localhost:3000", host: "api.example.com"))
         #expect(!listed.permits(origin: "http://localhost:3001", host: "api.example.com"))
-        #expect(!listed.permits(origin: "http://app.example.com", host: "api.example.com"), "the scheme is part of the origin")
+        #expect(
+            !listed.permits(origin: "http://app.example.com", host: "api.example.com"),
+            "the scheme is part of the origin")
         // The page the request's own host served (the console) is same-origin.
         #expect(listed.permits(origin: "http://api.example.com:8080", host: "api.example.com:8080"))
         #expect(listed.permits(origin: "https://api.example.com", host: "api.example.com"))
@@ -46,7 +48,8 @@ import RoboscopeDomain
         #expect(trusted.clientAddress(peer: "::1", forwardedFor: "198.51.100.1") == "198.51.100.1")
         #expect(trusted.clientAddress(peer: "10.1.2.3", forwardedFor: nil) == "10.1.2.3")
         // A client's own forged entry sits left of the address the proxy appended.
-        #expect(trusted.clientAddress(peer: "10.1.2.3", forwardedFor: "1.2.3.4, 198.51.100.1, 10.9.9.9") == "198.51.100.1")
+        #expect(
+            trusted.clientAddress(peer: "10.1.2.3", forwardedFor: "1.2.3.4, 198.51.100.1, 10.9.9.9") == "198.51.100.1")
         #expect(trusted.clientAddress(peer: "10.1.2.3", forwardedFor: "garbage, 198.51.100.1") == "198.51.100.1")
         #expect(trusted.clientAddress(peer: "10.1.2.3", forwardedFor: "<script>") == "10.1.2.3")
         #expect(try proxies("").clientAddress(peer: "10.1.2.3", forwardedFor: "198.51.100.1") == "10.1.2.3")

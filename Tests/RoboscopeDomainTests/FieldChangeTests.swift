@@ -9,12 +9,14 @@ import RoboscopeDomain
             "label": .string("a"), "p1": origin, "color": .null, "version": .integer(1), "updated_at": .string("t1"),
         ]
         let after: JSONObject = [
-            "label": .string("b"), "p1": origin, "color": .string("#FF0000"), "version": .integer(2), "updated_at": .string("t2"),
+            "label": .string("b"), "p1": origin, "color": .string("#FF0000"), "version": .integer(2),
+            "updated_at": .string("t2"),
         ]
-        #expect(FieldChange.between(before, after) == [
-            FieldChange(field: "color", before: .null, after: .string("#FF0000")),
-            FieldChange(field: "label", before: .string("a"), after: .string("b")),
-        ])
+        #expect(
+            FieldChange.between(before, after) == [
+                FieldChange(field: "color", before: .null, after: .string("#FF0000")),
+                FieldChange(field: "label", before: .string("a"), after: .string("b")),
+            ])
     }
 
     @Test func aCreateListsEveryFieldWithAValueAndADeleteEveryFieldItHad() {

@@ -6,12 +6,15 @@ import Testing
     func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
 
     @Test func parsesEveryKind() throws {
-        let value = try parse(#" {"a": [1, -2.5, 1e2, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}, "e": 9007199254740993} "#)
-        #expect(value == .object([
-            "a": .array([.integer(1), .number(-2.5), .number(100), .bool(true), .bool(false), .null]),
-            "b": .object(["c": .string("d\né😀")]),
-            "e": .integer(9_007_199_254_740_993),
-        ]))
+        let value = try parse(
+            #" {"a": [1, -2.5, 1e2, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}, "e": 9007199254740993} "#)
+        #expect(
+            value
+                == .object([
+                    "a": .array([.integer(1), .number(-2.5), .number(100), .bool(true), .bool(false), .null]),
+                    "b": .object(["c": .string("d\né😀")]),
+                    "e": .integer(9_007_199_254_740_993),
+                ]))
     }
 
     @Test(arguments: [
@@ -34,7 +37,10 @@ import Testing
     }
 
     @Test func agreesWithFoundationOnNumbers() throws {
-        for text in ["0.1", "-0.0", "1.7976931348623157e308", "5e-324", "123456789.123456789", "-9223372036854775808", "9223372036854775808"] {
+        for text in [
+            "0.1", "-0.0", "1.7976931348623157e308", "5e-324", "123456789.123456789", "-9223372036854775808",
+            "9223372036854775808",
+        ] {
             let ours = try parse(text).doubleValue
             let theirs = try JSONDecoder().decode(Double.self, from: Data(text.utf8))
             #expect(ours == theirs, "\(text)")

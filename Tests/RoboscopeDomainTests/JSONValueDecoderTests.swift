@@ -25,18 +25,24 @@ import Testing
              "left_distance":0,"right_distance":2,"far_distance":4,"near_distance":1,"long_size":3,"cross_size":2,
              "custom_props":{"a":"b"},"created_at":"2026-11-22T01:24:59Z","updated_at":"2026-11-22T01:24:59Z"}
             """#
-        #expect(try JSONValueDecoder().decode(MarkerDetails.self, from: Array(details.utf8))
+        #expect(
+            try JSONValueDecoder().decode(MarkerDetails.self, from: Array(details.utf8))
                 == JSONDecoder().decode(MarkerDetails.self, from: Data(details.utf8)))
     }
 
     @Test func wrongTypesAndMissingKeysThrow() throws {
-        #expect(throws: DecodingError.self) { try JSONValueDecoder().decode(Marker.self, from: Array(#"{"id":1}"#.utf8)) }
         #expect(throws: DecodingError.self) {
-            try JSONValueDecoder().decode(Marker.self, from: Array(marker.replacingOccurrences(of: #""version":3"#, with: #""version":"3""#).utf8))
+            try JSONValueDecoder().decode(Marker.self, from: Array(#"{"id":1}"#.utf8))
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONValueDecoder().decode(
+                Marker.self, from: Array(marker.replacingOccurrences(of: #""version":3"#, with: #""version":"3""#).utf8)
+            )
         }
         // A primitive the decoder does not special-case fails instead of recursing.
         #expect(throws: DecodingError.self) { try JSONValueDecoder().decode(Float.self, from: JSONValue.number(1.5)) }
-        #expect(try JSONValueDecoder().decode([String: JSONValue].self, from: Array(#"{"a":[1,2.5]}"#.utf8))
+        #expect(
+            try JSONValueDecoder().decode([String: JSONValue].self, from: Array(#"{"a":[1,2.5]}"#.utf8))
                 == ["a": JSONValue.array([.integer(1), .number(2.5)])])
     }
 }

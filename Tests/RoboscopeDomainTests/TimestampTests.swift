@@ -12,8 +12,12 @@ import Testing
         let utc = Timestamp(rfc3339: "2026-11-22T01:24:59Z")!
         #expect(Timestamp(rfc3339: "2026-11-22T02:24:59+01:00") == utc)
         #expect(Timestamp(rfc3339: "2026-11-21T20:54:59-04:30") == utc)
-        #expect(Timestamp(rfc3339: "2026-11-22 01:24:59.5+00:00")!.microsecondsSinceEpoch == utc.microsecondsSinceEpoch + 500_000)
-        #expect(Timestamp(rfc3339: "2026-11-22t01:24:59.123456789z")!.microsecondsSinceEpoch == utc.microsecondsSinceEpoch + 123_456)
+        #expect(
+            Timestamp(rfc3339: "2026-11-22 01:24:59.5+00:00")!.microsecondsSinceEpoch == utc.microsecondsSinceEpoch
+                + 500_000)
+        #expect(
+            Timestamp(rfc3339: "2026-11-22t01:24:59.123456789z")!.microsecondsSinceEpoch == utc.microsecondsSinceEpoch
+                + 123_456)
     }
 
     @Test func knownEpochValues() {
@@ -54,15 +58,18 @@ import Testing
     let started = try #require(Timestamp(rfc3339: "2026-11-22T03:24:59.123+02:00"))
     #expect(started.formatted(.wire) == "2026-11-22T01:24:59Z")
     let session = WorkSession(
-        id: .random(), spaceID: .random(), sessionType: .inspection, status: .active, startedAt: started, completedAt: nil,
+        id: .random(), spaceID: .random(), sessionType: .inspection, status: .active, startedAt: started,
+        completedAt: nil,
         version: 1, meta: [:], createdAt: started, updatedAt: started
     )
     let context = CommandContext(now: started, provenance: Provenance(actor: "t", requestID: "r"))
-    let done = try WorkSessionCommands.update(session, FieldReader(["completed_at": .string("2026-11-22T01:24:59Z")]), expectedVersion: nil, context)
+    let done = try WorkSessionCommands.update(
+        session, FieldReader(["completed_at": .string("2026-11-22T01:24:59Z")]), expectedVersion: nil, context)
     #expect(done.0.completedAt?.formatted(.wire) == "2026-11-22T01:24:59Z")
     // A whole second before is refused, naming both values as the client sees them.
     #expect {
-        try WorkSessionCommands.update(session, FieldReader(["completed_at": .string("2026-11-22T01:24:58Z")]), expectedVersion: nil, context)
+        try WorkSessionCommands.update(
+            session, FieldReader(["completed_at": .string("2026-11-22T01:24:58Z")]), expectedVersion: nil, context)
     } throws: { error in
         let error = error as? DomainError
         return error?.field == "completed_at" && error?.message.contains("2026-11-22T01:24:58Z") == true

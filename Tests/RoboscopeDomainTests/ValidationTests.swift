@@ -3,11 +3,15 @@ import Testing
 @testable import RoboscopeDomain
 
 @Suite struct ValidationTests {
-    let context = CommandContext(now: Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000), provenance: Provenance(actor: "tester", requestID: "r1"))
+    let context = CommandContext(
+        now: Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000),
+        provenance: Provenance(actor: "tester", requestID: "r1"))
     let session = WorkSession(
-        id: EntityID("11111111-1111-4111-8111-111111111111")!, spaceID: EntityID("22222222-2222-4222-8222-222222222222")!,
+        id: EntityID("11111111-1111-4111-8111-111111111111")!,
+        spaceID: EntityID("22222222-2222-4222-8222-222222222222")!,
         sessionType: .inspection, status: .draft, startedAt: Timestamp(microsecondsSinceEpoch: 0), completedAt: nil,
-        version: 1, meta: [:], createdAt: Timestamp(microsecondsSinceEpoch: 0), updatedAt: Timestamp(microsecondsSinceEpoch: 0)
+        version: 1, meta: [:], createdAt: Timestamp(microsecondsSinceEpoch: 0),
+        updatedAt: Timestamp(microsecondsSinceEpoch: 0)
     )
 
     func body(_ json: String) throws -> FieldReader {
@@ -19,7 +23,8 @@ import Testing
     let quad = #""p1":[0,0,0],"p2":[1,0,0],"p3":[1,0,1],"p4":[0,0,1]"#
 
     @Test func markerCreateComputesDetailsInTheSameBatch() throws {
-        let (created, batch) = try MarkerCommands.create(body("{\(quad),\"label\":\"crack\"}"), session: session.place, context)
+        let (created, batch) = try MarkerCommands.create(
+            body("{\(quad),\"label\":\"crack\"}"), session: session.place, context)
         #expect(batch.events.map(\.type) == [.markerCreated, .markerDetailsCalculated])
         #expect(created.details?.measurements.crossSize == 1)
         #expect(batch.events[1].metadata.causationID == batch.events[0].eventID)
@@ -33,7 +38,9 @@ import Testing
         (#""p1":[0,0,0],"p2":[1,0,0],"p3":[1,0,1]"#, "p4"),
     ])
     func badPointsNameTheField(_ points: String, _ expected: String) throws {
-        #expect(throws: DomainError.self) { try MarkerCommands.create(body("{\(points)}"), session: session.place, context) }
+        #expect(throws: DomainError.self) {
+            try MarkerCommands.create(body("{\(points)}"), session: session.place, context)
+        }
         do {
             _ = try MarkerCommands.create(body("{\(points)}"), session: session.place, context)
         } catch {
@@ -57,7 +64,9 @@ import Testing
 
     @Test func overLongLabelIsRefused() throws {
         let label = String(repeating: "a", count: Limits.labelLength + 1)
-        #expect(throws: DomainError.self) { try MarkerCommands.create(body("{\(quad),\"label\":\"\(label)\"}"), session: session.place, context) }
+        #expect(throws: DomainError.self) {
+            try MarkerCommands.create(body("{\(quad),\"label\":\"\(label)\"}"), session: session.place, context)
+        }
     }
 
     @Test func bulkNamesTheFailingIndex() throws {
@@ -88,14 +97,16 @@ import Testing
 
     @Test func updateWithoutPointChangesDoesNotRecalculate() throws {
         let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session.place, context)
-        let (_, batch) = try MarkerCommands.update(created, session: session.place, body(#"{"label":"x"}"#), expectedVersion: nil, context)
+        let (_, batch) = try MarkerCommands.update(
+            created, session: session.place, body(#"{"label":"x"}"#), expectedVersion: nil, context)
         #expect(batch.events.map(\.type) == [.markerUpdated])
     }
 
     @Test func staleVersionIsAConflictCarryingTheCurrentOne() throws {
         let (created, _) = try MarkerCommands.create(body("{\(quad)}"), session: session.place, context)
         do {
-            _ = try MarkerCommands.update(created, session: session.place, body(#"{"label":"x"}"#), expectedVersion: 7, context)
+            _ = try MarkerCommands.update(
+                created, session: session.place, body(#"{"label":"x"}"#), expectedVersion: 7, context)
             Issue.record("expected a conflict")
         } catch let error as DomainError {
             #expect(error.code == .versionConflict)
@@ -104,18 +115,25 @@ import Testing
     }
 
     @Test func workSessionStatusAndTimes() throws {
-        let space = Space(id: session.spaceID, key: "k", name: "n", version: 1, createdAt: context.now, updatedAt: context.now)
-        #expect(throws: DomainError.self) { try WorkSessionCommands.create(body(#"{"status":"finished"}"#), space: space, context) }
+        let space = Space(
+            id: session.spaceID, key: "k", name: "n", version: 1, createdAt: context.now, updatedAt: context.now)
+        #expect(throws: DomainError.self) {
+            try WorkSessionCommands.create(body(#"{"status":"finished"}"#), space: space, context)
+        }
         let (created, _) = try WorkSessionCommands.create(body(#"{"session_type":"repair"}"#), space: space, context)
         #expect(created.status == .draft)
         #expect(created.completedAt == nil)
-        let (done, _) = try WorkSessionCommands.update(created, body(#"{"status":"done"}"#), expectedVersion: nil, context)
+        let (done, _) = try WorkSessionCommands.update(
+            created, body(#"{"status":"done"}"#), expectedVersion: nil, context)
         #expect(done.completedAt == context.now)
     }
 
     @Test func spaceCreateNeedsKeyAndName() throws {
-        for (json, expected) in [(#"{"name":"n"}"#, "key"), (#"{"key":"k"}"#, "name"), (#"{"key":"a b","name":"n"}"#, "key"),
-                                 (#"{"key":"k","name":"n","active":"yes"}"#, "active"), (#"{"key":"k","name":"n","scan_url":"no url"}"#, "scan_url")] {
+        for (json, expected) in [
+            (#"{"name":"n"}"#, "key"), (#"{"key":"k"}"#, "name"), (#"{"key":"a b","name":"n"}"#, "key"),
+            (#"{"key":"k","name":"n","active":"yes"}"#, "active"),
+            (#"{"key":"k","name":"n","scan_url":"no url"}"#, "scan_url"),
+        ] {
             do {
                 _ = try SpaceCommands.create(body(json), context)
                 Issue.record("expected a validation error for \(json)")
@@ -126,8 +144,10 @@ import Testing
     }
 
     @Test func spaceURLsAreHTTPOrHTTPSWithAHost() throws {
-        for url in ["javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,<script>x</script>", "file:///etc/passwd",
-                    "vbscript:x", "http:/x", "https://", "https:///path", "ftp://host/x"] {
+        for url in [
+            "javascript:alert(1)", "JavaScript:alert(1)", "data:text/html,<script>x</script>", "file:///etc/passwd",
+            "vbscript:x", "http:/x", "https://", "https:///path", "ftp://host/x",
+        ] {
             do {
                 _ = try SpaceCommands.create(body(#"{"key":"k","name":"n","preview_url":"\#(url)"}"#), context)
                 Issue.record("\(url) was accepted")
@@ -136,7 +156,9 @@ import Testing
             }
         }
         let (space, _) = try SpaceCommands.create(
-            body(#"{"key":"k","name":"n","preview_url":"HTTPS://cdn.example.com/a.png","scan_url":"http://10.0.0.2:9000/s"}"#), context)
+            body(
+                #"{"key":"k","name":"n","preview_url":"HTTPS://cdn.example.com/a.png","scan_url":"http://10.0.0.2:9000/s"}"#
+            ), context)
         #expect(space.previewURL == "HTTPS://cdn.example.com/a.png")
         #expect(space.scanURL == "http://10.0.0.2:9000/s")
     }

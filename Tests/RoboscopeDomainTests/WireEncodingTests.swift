@@ -6,8 +6,10 @@ import Testing
     @Test func nullableFieldsArePresentAsNull() throws {
         let now = Timestamp(rfc3339: "2026-11-22T01:24:59.5Z")!
         let marker = Marker(
-            id: .random(), workSessionID: .random(), label: nil, p1: Point3(x: 0, y: 0, z: 0), p2: Point3(x: 1, y: 0, z: 0),
-            p3: Point3(x: 1, y: 0, z: 1), p4: Point3(x: 0, y: 0, z: 1), color: nil, version: 1, meta: [:], customProps: [:],
+            id: .random(), workSessionID: .random(), label: nil, p1: Point3(x: 0, y: 0, z: 0),
+            p2: Point3(x: 1, y: 0, z: 0),
+            p3: Point3(x: 1, y: 0, z: 1), p4: Point3(x: 0, y: 0, z: 1), color: nil, version: 1, meta: [:],
+            customProps: [:],
             calibratedData: nil, createdAt: now, updatedAt: now
         )
         let data = Data(MarkerWithDetails(marker: marker, details: nil).jsonBytes(.wire))
@@ -32,17 +34,26 @@ import Testing
 /// Stored event data rewritten to the REST shape without decoding it.
 @Suite struct WireDataTests {
     @Test func topLevelTimestampsBecomeWholeSecondsAndNothingElseChanges() throws {
-        let stored = #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59.987654Z", "updated_at": "2026-11-22T01:25:00.000001Z", "completed_at": null}"#
+        let stored =
+            #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59.987654Z", "updated_at": "2026-11-22T01:25:00.000001Z", "completed_at": null}"#
         let wire = String(decoding: try WireData.render(Array(stored.utf8)), as: UTF8.self)
-        #expect(wire == #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59Z", "updated_at": "2026-11-22T01:25:00Z", "completed_at": null}"#)
+        #expect(
+            wire
+                == #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59Z", "updated_at": "2026-11-22T01:25:00Z", "completed_at": null}"#
+        )
     }
 
     @Test func stringsEndAtTheirOwnQuoteWhateverTheyHold() throws {
         // A string ending in an escaped backslash, a key that ends in `_at` but is no
         // timestamp, an `_at` key shorter than any timestamp key, and a fake one nested.
-        let stored = #"{"path": "C:\\", "seen_at": "2026-11-22T01:24:59.123456Z", "a_at": "x", "list": [{"updated_at": "2026-11-22T01:24:59.123456Z"}, "]}\\\""], "started_at": "2026-11-22T01:24:59.123456Z"}"#
+        let stored =
+            #"{"path": "C:\\", "seen_at": "2026-11-22T01:24:59.123456Z", "a_at": "x", "list": [{"updated_at": "2026-11-22T01:24:59.123456Z"}, "]}\\\""], "started_at": "2026-11-22T01:24:59.123456Z"}"#
         let wire = String(decoding: try WireData.render(Array(stored.utf8)), as: UTF8.self)
-        #expect(wire == stored.replacingOccurrences(of: #""started_at": "2026-11-22T01:24:59.123456Z""#, with: #""started_at": "2026-11-22T01:24:59Z""#))
+        #expect(
+            wire
+                == stored.replacingOccurrences(
+                    of: #""started_at": "2026-11-22T01:24:59.123456Z""#, with: #""started_at": "2026-11-22T01:24:59Z""#)
+        )
         #expect(throws: WireData.Malformed.self) { try WireData.render(Array(#"{"a": "x\"}"#.utf8)) }
     }
 

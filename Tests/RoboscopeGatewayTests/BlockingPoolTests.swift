@@ -28,7 +28,11 @@ import Testing
         let pool = Self.pool()
         let gate = Gate()
         let (started, startedSignal) = AsyncStream<Void>.makeStream()
-        let first = Task { try await pool.withConnection { _ in startedSignal.yield(); gate.wait(); return 1 } }
+        let first = Task {
+            try await pool.withConnection { _ in
+                startedSignal.yield(); gate.wait(); return 1
+            }
+        }
         var iterator = started.makeAsyncIterator()
         await iterator.next()
         let second = Task { try await pool.withConnection { _ in 2 } }
@@ -61,7 +65,11 @@ import Testing
         let pool = Self.pool()
         let gate = Gate()
         let (started, startedSignal) = AsyncStream<Void>.makeStream()
-        let stuck = Task { try await pool.withConnection { _ in startedSignal.yield(); gate.wait() } }
+        let stuck = Task {
+            try await pool.withConnection { _ in
+                startedSignal.yield(); gate.wait()
+            }
+        }
         var iterator = started.makeAsyncIterator()
         await iterator.next()
         await pool.shutdown(timeout: .milliseconds(50))
@@ -84,7 +92,10 @@ import Testing
     @Test func workOneAfterAnotherStaysOnTheConnectionThatJustFinished() async throws {
         let made = Mutex(0)
         let pool = BlockingPool<Numbered>(name: "test", size: 8, logger: Logger(label: "test")) {
-            Numbered(made.withLock { made in made += 1; return made })
+            Numbered(
+                made.withLock { made in
+                    made += 1; return made
+                })
         }
         // Threads start with the first job; wait until every one of them waits for work.
         _ = try await pool.withConnection { $0.number }
@@ -105,7 +116,11 @@ import Testing
         let pool = Self.pool(size: 2)
         let gate = Gate()
         let (started, startedSignal) = AsyncStream<Void>.makeStream()
-        let blocked = Task { try await pool.withConnection { _ in startedSignal.yield(); gate.wait(); return 1 } }
+        let blocked = Task {
+            try await pool.withConnection { _ in
+                startedSignal.yield(); gate.wait(); return 1
+            }
+        }
         var iterator = started.makeAsyncIterator()
         await iterator.next()
         #expect(try await pool.withConnection { _ in 2 } == 2)
@@ -129,10 +144,11 @@ import Testing
     @Test func inAServiceGroupThePoolListedFirstStopsLast() async throws {
         let pool = Self.pool(size: 2)
         let (answers, answered) = AsyncStream<Int>.makeStream()
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: pool), .init(service: LastWords(pool: pool, answered: answered))],
-            logger: Logger(label: "test")
-        ))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: pool), .init(service: LastWords(pool: pool, answered: answered))],
+                logger: Logger(label: "test")
+            ))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             // Wait until the pool serves, then ask the group to stop.

@@ -12,10 +12,13 @@ import Testing
         Box(ConnectionCatchUps(lowWater: 1000, pageBytes: 500))
     }
 
-    func start(_ catchUps: Box<ConnectionCatchUps>, _ topic: Topic, after: Int64 = 0, through: Int64 = 300) -> PendingGrant {
+    func start(
+        _ catchUps: Box<ConnectionCatchUps>, _ topic: Topic, after: Int64 = 0, through: Int64 = 300
+    ) -> PendingGrant {
         let grant = PendingGrant(topic: topic)
-        catchUps.value.start(topic, grant: grant, range: CatchUpRange(after: after, through: through, events: 10), until: until,
-                             head: TopicHead(position: through, topicSeq: 10))
+        catchUps.value.start(
+            topic, grant: grant, range: CatchUpRange(after: after, through: through, events: 10), until: until,
+            head: TopicHead(position: through, topicSeq: 10))
         return grant
     }
 
@@ -26,13 +29,16 @@ import Testing
     @Test func onePageIsAskedAtATimeAndOnlyWhileTheSocketHasRoom() {
         let catchUps = catchUps()
         let grant = start(catchUps, a)
-        #expect(catchUps.mutate { $0.nextAsk(queuedBytes: 1000) } == nil, "the socket has a low-water mark's worth queued")
+        #expect(
+            catchUps.mutate { $0.nextAsk(queuedBytes: 1000) } == nil, "the socket has a low-water mark's worth queued")
         let ask = catchUps.mutate { $0.nextAsk(queuedBytes: 999) }
         #expect(ask?.progress.after == 0)
         #expect(ask?.progress.until == until)
         #expect(ask?.maxBytes == 500)
         #expect(catchUps.mutate { $0.nextAsk(queuedBytes: 0) } == nil, "one page at a time")
-        guard case .more = catchUps.mutate({ $0.arrived(grant, last: 120, onStandby: true) }) else { Issue.record("expected more"); return }
+        guard case .more = catchUps.mutate({ $0.arrived(grant, last: 120, onStandby: true) }) else {
+            Issue.record("expected more"); return
+        }
         let next = catchUps.mutate { $0.nextAsk(queuedBytes: 0) }
         #expect(next?.progress.after == 120, "the next page continues after the last event sent")
         #expect(next?.progress.onStandby == true, "where the first page was read")
@@ -72,7 +78,9 @@ import Testing
         let catchUps = catchUps()
         let grant = start(catchUps, a)
         _ = catchUps.mutate { $0.nextAsk(queuedBytes: 0) }
-        guard case .completed = catchUps.mutate({ $0.arrived(grant, last: nil, onStandby: false) }) else { Issue.record("expected completed"); return }
+        guard case .completed = catchUps.mutate({ $0.arrived(grant, last: nil, onStandby: false) }) else {
+            Issue.record("expected completed"); return
+        }
     }
 
     @Test func catchUpsGoOneAfterAnotherInTheOrderGranted() {
@@ -80,7 +88,9 @@ import Testing
         let first = start(catchUps, a)
         let second = start(catchUps, b, after: 50)
         #expect(catchUps.mutate { $0.nextAsk(queuedBytes: 0) }?.progress.topic == a)
-        guard case .completed = catchUps.mutate({ $0.arrived(first, last: 300, onStandby: false) }) else { Issue.record("expected completed"); return }
+        guard case .completed = catchUps.mutate({ $0.arrived(first, last: 300, onStandby: false) }) else {
+            Issue.record("expected completed"); return
+        }
         let next = catchUps.mutate { $0.nextAsk(queuedBytes: 0) }
         #expect(next?.progress.topic == b)
         #expect(next?.progress.grant === second)
@@ -95,8 +105,12 @@ import Testing
         catchUps.value.cancel(a)
         #expect(first.isWithdrawn, "the reader skips its page")
         #expect(catchUps.value.heldBytes == 0)
-        #expect(catchUps.mutate { $0.nextAsk(queuedBytes: 0) }?.progress.topic == b, "no need to wait for the withdrawn page")
-        guard case .stale = catchUps.mutate({ $0.arrived(first, last: 100, onStandby: false) }) else { Issue.record("expected stale"); return }
+        #expect(
+            catchUps.mutate { $0.nextAsk(queuedBytes: 0) }?.progress.topic == b,
+            "no need to wait for the withdrawn page")
+        guard case .stale = catchUps.mutate({ $0.arrived(first, last: 100, onStandby: false) }) else {
+            Issue.record("expected stale"); return
+        }
     }
 
     @Test func aCloseWithdrawsEveryCatchUp() {

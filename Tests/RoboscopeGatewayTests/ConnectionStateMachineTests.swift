@@ -24,8 +24,9 @@ import Testing
         machine.value.upgraded(now: t0, awaitingToken: true)
         #expect(!machine.value.isAuthenticated)
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(10)) } == .none)
-        #expect(machine.mutate { $0.tick(now: t0 + .seconds(10) + .milliseconds(1)) }
-            == .unauthorized(.missingToken, "no auth op within 10 s of the upgrade"))
+        #expect(
+            machine.mutate { $0.tick(now: t0 + .seconds(10) + .milliseconds(1)) }
+                == .unauthorized(.missingToken, "no auth op within 10 s of the upgrade"))
     }
 
     @Test func anAuthOpInTimeLiftsTheDeadline() {
@@ -98,7 +99,9 @@ import Testing
         let machine = opened()
         #expect(machine.mutate { $0.closeRequested(now: t0) } == .sendClose)
         #expect(machine.mutate { $0.closeRequested(now: t0) } == .none, "a second close does nothing")
-        #expect(machine.mutate { $0.peerClosed(now: t0, outboundEmpty: false) } == .ignore, "our close frame is still queued")
+        #expect(
+            machine.mutate { $0.peerClosed(now: t0, outboundEmpty: false) } == .ignore,
+            "our close frame is still queued")
         #expect(machine.mutate { $0.peerClosed(now: t0, outboundEmpty: true) } == .terminate)
     }
 

@@ -6,7 +6,9 @@ import Testing
 @Suite struct EventLoopTests {
     /// What a loop did, in order, and a wait for the moment it has done `count` things.
     final class Record: Sendable {
-        private let state = Mutex<(entries: [String], waiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?)>(([], nil))
+        private let state = Mutex<
+            (entries: [String], waiter: (count: Int, continuation: CheckedContinuation<Void, Never>)?)
+        >(([], nil))
 
         func add(_ entry: String) {
             let ready = state.withLock { state -> CheckedContinuation<Void, Never>? in

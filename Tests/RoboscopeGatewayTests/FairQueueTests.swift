@@ -73,7 +73,9 @@ import Testing
         let stuck = (0..<5).map { _ in
             Task {
                 try await PoolShare.$owner.withValue("acme") {
-                    try await pool.withConnection { _ in started.continuation.yield(); gate.wait() }
+                    try await pool.withConnection { _ in
+                        started.continuation.yield(); gate.wait()
+                    }
                 }
             }
         }

@@ -34,7 +34,10 @@ import Testing
         table.add(2, Receiver("ahead"), to: topic, covered: 500, presenceChanges: false, catchingUp: false)
         table.add(3, Receiver("elsewhere"), to: other, covered: nil, presenceChanges: false, catchingUp: false)
         #expect(routed(table, LiveItem(topic: topic, position: 500, frame: event)) == ["live": "send:event"])
-        #expect(routed(table, LiveItem(topic: topic, position: 501, frame: event)) == ["live": "send:event", "ahead": "send:event"])
+        #expect(
+            routed(table, LiveItem(topic: topic, position: 501, frame: event)) == [
+                "live": "send:event", "ahead": "send:event",
+            ])
     }
 
     @Test func aSubscriberCatchingUpHoldsItsFramesUntilItHasCaughtUp() {
@@ -52,9 +55,11 @@ import Testing
         table.add(2, Receiver("changes"), to: topic, covered: nil, presenceChanges: true, catchingUp: false)
         let delta = SharedFrame(text: Array("joined".utf8))
         // Presence has no position: a subscriber's `since` does not hide it.
-        #expect(routed(table, LiveItem(topic: topic, position: nil, frame: event, presenceDelta: delta, isPresence: true))
+        #expect(
+            routed(table, LiveItem(topic: topic, position: nil, frame: event, presenceDelta: delta, isPresence: true))
                 == ["list": "send:event", "changes": "send:joined"])
-        #expect(routed(table, LiveItem(topic: topic, position: nil, frame: event, presenceDelta: nil, isPresence: true))
+        #expect(
+            routed(table, LiveItem(topic: topic, position: nil, frame: event, presenceDelta: nil, isPresence: true))
                 == ["list": "send:event"], "changes that cancel out send nothing to those who want changes")
     }
 

@@ -3,7 +3,9 @@ import RoboscopePostgres
 import Testing
 
 @Suite struct LiveSequenceTests {
-    func at(_ transaction: UInt64, _ position: Int64) -> LogCursor { LogCursor(transactionID: transaction, position: position) }
+    func at(_ transaction: UInt64, _ position: Int64) -> LogCursor {
+        LogCursor(transactionID: transaction, position: position)
+    }
 
     @Test func nothingIsReadBeforeTheFirstHeadIsKnown() {
         let live = LiveSequence(batchSize: 500)

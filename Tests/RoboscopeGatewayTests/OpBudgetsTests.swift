@@ -48,10 +48,14 @@ import Testing
     }
 
     @Test func aTenantsSubjectsShareItsBudget() {
-        let budgets = budgets(authenticated: true) { $0.opBurst = 100; $0.subjectOpBurst = 100 }
+        let budgets = budgets(authenticated: true) {
+            $0.opBurst = 100; $0.subjectOpBurst = 100
+        }
         var bucket = TokenBucket(rate: 100, burst: 100, now: 0)
         // The tenant's burst is twice its rate: four ops.
-        for subject in ["a", "b", "c", "d"] { #expect(budgets.take(&bucket, principal: principal(subject), now: 0) == nil) }
+        for subject in ["a", "b", "c", "d"] {
+            #expect(budgets.take(&bucket, principal: principal(subject), now: 0) == nil)
+        }
         #expect(limit(budgets.take(&bucket, principal: principal("e"), now: 0)) == "tenant")
         #expect(budgets.take(&bucket, principal: principal("f", "globex"), now: 0) == nil)
     }
@@ -69,7 +73,10 @@ import Testing
         budgets.charge(&bucket, principal: ana, catchUpEvents: 1000, now: 0)
         let refused = budgets.take(&bucket, principal: ana, now: 0)
         #expect(limit(refused) == "connection")
-        #expect((refused.flatMap { if case .integer(let wait)? = $0.details["retry_after"] { return wait } else { return nil } } ?? 0) >= 8,
-                "ten ops charged against a burst of two")
+        #expect(
+            (refused.flatMap {
+                if case .integer(let wait)? = $0.details["retry_after"] { return wait } else { return nil }
+            } ?? 0) >= 8,
+            "ten ops charged against a burst of two")
     }
 }

@@ -18,7 +18,9 @@ import Testing
 
     @Test func payloadsThatAreNotEventsAreIgnored() {
         var delta = PresenceDelta()
-        for payload in ["", "not json", "[]", #"{"event":"wave","user_id":"x"}"#, #"{"event":"join"}"#] { delta.apply(payload) }
+        for payload in ["", "not json", "[]", #"{"event":"wave","user_id":"x"}"#, #"{"event":"join"}"#] {
+            delta.apply(payload)
+        }
         #expect(delta.isEmpty)
     }
 }

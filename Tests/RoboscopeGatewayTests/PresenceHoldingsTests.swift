@@ -33,7 +33,9 @@ import Testing
         holdings.value.released(alice, now: t0 + .seconds(1))
         #expect(holdings.value.due(now: t0 + .seconds(7)).isEmpty, "one connection still holds alice")
         holdings.value.released(alice, now: t0 + .seconds(2))
-        #expect(holdings.value.due(now: t0 + .seconds(6) + .milliseconds(999)).isEmpty, "inside the grace period: no beat, no leave")
+        #expect(
+            holdings.value.due(now: t0 + .seconds(6) + .milliseconds(999)).isEmpty,
+            "inside the grace period: no beat, no leave")
         #expect(holdings.value.due(now: t0 + .seconds(7)) == [.leave(alice, ifLastSeenAtOrBefore: 100)])
         holdings.value.left(alice)
         #expect(holdings.value.holdings.isEmpty)
@@ -70,8 +72,9 @@ import Testing
         holdings.value.released(alice, now: t0)
         holdings.value.released(alice, now: t0 + .seconds(4))
         #expect(holdings.value.holdings[alice]?.connections == 0)
-        #expect(holdings.value.due(now: t0 + .seconds(5)) == [.leave(alice, ifLastSeenAtOrBefore: 0)],
-                "the grace period runs from the first release that reached zero")
+        #expect(
+            holdings.value.due(now: t0 + .seconds(5)) == [.leave(alice, ifLastSeenAtOrBefore: 0)],
+            "the grace period runs from the first release that reached zero")
     }
 
     @Test func shutdownLeavesEveryoneHeld() {
@@ -107,7 +110,9 @@ import Testing
         #expect(holdings.value.due(now: t0 + .seconds(9)).isEmpty)
         let due = holdings.value.due(now: t0 + .seconds(10) + .milliseconds(499))
         #expect(Set(due) == Set(keys.prefix(500).map { .heartbeat($0) }))
-        for key in keys.prefix(500) { holdings.value.beaten(key, redisTime: 0, now: t0 + .seconds(10) + .milliseconds(499)) }
+        for key in keys.prefix(500) {
+            holdings.value.beaten(key, redisTime: 0, now: t0 + .seconds(10) + .milliseconds(499))
+        }
         #expect(Set(holdings.value.due(now: t0 + .seconds(11))) == Set(keys.suffix(500).map { .heartbeat($0) }))
     }
 }

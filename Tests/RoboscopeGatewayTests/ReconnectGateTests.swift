@@ -16,8 +16,9 @@ import Testing
         #expect(gate.value.failFast(now: t0 + .milliseconds(499)) as? Refused == Refused(attempt: 1))
         #expect(gate.value.failFast(now: t0 + .milliseconds(500)) == nil)
         #expect(!gate.mutate { $0.failed(Refused(attempt: 2), now: t0 + .milliseconds(500)) }, "still the same outage")
-        #expect(gate.value.failFast(now: t0 + .milliseconds(900)) as? Refused == Refused(attempt: 2),
-                "jobs fail fast with the newest failure, from its own time")
+        #expect(
+            gate.value.failFast(now: t0 + .milliseconds(900)) as? Refused == Refused(attempt: 2),
+            "jobs fail fast with the newest failure, from its own time")
     }
 
     @Test func aSuccessEndsTheOutageOnce() {
@@ -31,8 +32,11 @@ import Testing
 
     @Test func aConnectionIsPingedOnlyAfterSittingIdle() {
         let idle = Duration.seconds(2)
-        #expect(ConnectionCheck.before(broken: false, lastUsed: t0, now: t0 + .seconds(2), idleCheckInterval: idle) == .use)
-        #expect(ConnectionCheck.before(broken: false, lastUsed: t0, now: t0 + .seconds(3), idleCheckInterval: idle) == .ping)
+        #expect(
+            ConnectionCheck.before(broken: false, lastUsed: t0, now: t0 + .seconds(2), idleCheckInterval: idle) == .use)
+        #expect(
+            ConnectionCheck.before(broken: false, lastUsed: t0, now: t0 + .seconds(3), idleCheckInterval: idle) == .ping
+        )
         #expect(ConnectionCheck.before(broken: true, lastUsed: t0, now: t0, idleCheckInterval: idle) == .replace)
     }
 }
@@ -42,7 +46,10 @@ import Testing
         var backoff = Backoff(initial: .milliseconds(100), maximum: .milliseconds(500))
         var waits: [Duration] = []
         for _ in 0..<5 { waits.append(backoff.failed()) }
-        #expect(waits == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(500), .milliseconds(500)])
+        #expect(
+            waits == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(500), .milliseconds(500),
+            ])
         backoff.succeeded()
         #expect(backoff.failed() == .milliseconds(100))
         #expect(Duration.milliseconds(1500).milliseconds == 1500)

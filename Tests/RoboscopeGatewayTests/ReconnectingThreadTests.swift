@@ -40,7 +40,10 @@ import Testing
     }
 
     @Test func stoppingAThreadThatNeverStartedReturnsAtOnce() async {
-        let thread = ReconnectingThread<Int>(name: "idle", logger: Logger(label: "test")) { 1 } body: { _, _ in }
+        let thread = ReconnectingThread<Int>(name: "idle", logger: Logger(label: "test")) {
+            1
+        } body: { _, _ in
+        }
         await thread.stop()
     }
 

@@ -11,8 +11,12 @@ import Testing
         Box(SubscriptionGrant(topic: topic, since: since, head: head, maxCatchUpEvents: limit))
     }
 
-    func granted(_ step: SubscriptionGrant.Step) -> (position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?)? {
-        if case .grant(let position, let topicSeq, let covered, let catchUp) = step { return (position, topicSeq, covered, catchUp) }
+    func granted(
+        _ step: SubscriptionGrant.Step
+    ) -> (position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?)? {
+        if case .grant(let position, let topicSeq, let covered, let catchUp) = step {
+            return (position, topicSeq, covered, catchUp)
+        }
         return nil
     }
 
@@ -34,7 +38,9 @@ import Testing
 
     @Test func aCatchUpIsCountedFromTheTopicsSequenceAndHandedOnUnread() {
         let grant = grant(since: 100)
-        guard case .askSequence(atOrBefore: 100) = grant.value.start() else { Issue.record("expected the sequence at 100"); return }
+        guard case .askSequence(atOrBefore: 100) = grant.value.start() else {
+            Issue.record("expected the sequence at 100"); return
+        }
         let answer = granted(grant.value.sequence(atSince: 12))
         #expect(answer?.position == 500)
         #expect(answer?.topicSeq == 40)
@@ -43,11 +49,14 @@ import Testing
     }
 
     @Test func sinceBeforeTheTopicsFirstEventCatchesUpOnAllOfIt() {
-        #expect(granted(grant(since: 0).value.sequence(atSince: nil))?.catchUp == CatchUpRange(after: 0, through: 500, events: 40))
+        #expect(
+            granted(grant(since: 0).value.sequence(atSince: nil))?.catchUp
+                == CatchUpRange(after: 0, through: 500, events: 40))
     }
 
     @Test func tooManyEventsSinceIsRefusedWithTheWayToCatchUp() {
-        #expect(granted(grant(since: 100, limit: 28).value.sequence(atSince: 12))?.catchUp?.events == 28, "at the limit")
+        #expect(
+            granted(grant(since: 100, limit: 28).value.sequence(atSince: 12))?.catchUp?.events == 28, "at the limit")
         let error = refused(grant(since: 100, limit: 27).value.sequence(atSince: 12))
         #expect(error?.code == .tooFarBehind)
         #expect(error?.field == "since")

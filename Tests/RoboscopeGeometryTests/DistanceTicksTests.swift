@@ -47,8 +47,10 @@ import RoboscopeGeometry
     }
 
     @Test func theZoomPicksTheInterval() {
-        let cases: [(Double, Double?)] = [(18, 1), (16, 1), (15.5, 2), (15, 2), (14, 5), (12, 10), (11, 10), (10, 20), (9, 20),
-                                           (8, 30), (7, 30), (6, 50), (5, 50), (4.9, nil), (0, nil)]
+        let cases: [(Double, Double?)] = [
+            (18, 1), (16, 1), (15.5, 2), (15, 2), (14, 5), (12, 10), (11, 10), (10, 20), (9, 20),
+            (8, 30), (7, 30), (6, 50), (5, 50), (4.9, nil), (0, nil),
+        ]
         for (zoom, interval) in cases {
             #expect(DistanceTicks.interval(forZoom: zoom) == interval, "zoom \(zoom)")
         }
@@ -56,7 +58,10 @@ import RoboscopeGeometry
         #expect(DistanceTicks.ticks(along: ell, zoom: 3).map(\.kind) == [.start, .end])
         #expect(DistanceTicks.ticks(along: ell, zoom: 16).count == 8)
         // A table of one's own, in any order.
-        let table = [DistanceTicks.ZoomStep(minimumZoom: 0, interval: 3.5), DistanceTicks.ZoomStep(minimumZoom: 10, interval: nil)]
+        let table = [
+            DistanceTicks.ZoomStep(minimumZoom: 0, interval: 3.5),
+            DistanceTicks.ZoomStep(minimumZoom: 10, interval: nil),
+        ]
         #expect(DistanceTicks.ticks(along: ell, zoom: 2, table: table).map(\.distance) == [0, 3.5, 7])
         #expect(DistanceTicks.ticks(along: ell, zoom: 12, table: table).count == 2)
     }

@@ -19,7 +19,8 @@ import RoboscopeGeometry
 
     @Test func skewedQuadAcrossTheCenterline() {
         let measurements = MarkerMeasurements(corners: [
-            Point3(x: -0.5, y: 0, z: 0.25), Point3(x: 0.75, y: 0, z: 0.5), Point3(x: 1.0, y: 0, z: 1.75), Point3(x: -0.25, y: 0, z: 1.5),
+            Point3(x: -0.5, y: 0, z: 0.25), Point3(x: 0.75, y: 0, z: 0.5), Point3(x: 1.0, y: 0, z: 1.75),
+            Point3(x: -0.25, y: 0, z: 1.5),
         ])
         #expect(measurements.centerLocationLong == (0.25 + 0.5 + 1.75 + 1.5) / 4)
         #expect(measurements.centerLocationCross == (-0.5 + 0.75 + 1.0 - 0.25) / 4)
@@ -32,10 +33,11 @@ import RoboscopeGeometry
     }
 
     @Test func fieldNamesMatchTheWireContract() {
-        #expect(MarkerMeasurements.fieldNames == [
-            "center_location_long", "center_location_cross", "left_distance", "right_distance",
-            "far_distance", "near_distance", "long_size", "cross_size",
-        ])
+        #expect(
+            MarkerMeasurements.fieldNames == [
+                "center_location_long", "center_location_cross", "left_distance", "right_distance",
+                "far_distance", "near_distance", "long_size", "cross_size",
+            ])
         var measurements = MarkerMeasurements(corners: [Point3(x: 0, y: 0, z: 0)])
         measurements[fieldName: "long_size"] = 7
         #expect(measurements.longSize == 7)

@@ -125,10 +125,12 @@ final class GatedReader: Sendable {
     /// Reads pages through `read`; looks a page's end up at once (the end of a full page
     /// is where a final one ends, in this model).
     var source: ChangesReadAhead.Source {
-        ChangesReadAhead.Source(read: read, end: { [self] key in
-            change { $0.lookedUp.append(key.since) }
-            return last(key.since)
-        })
+        ChangesReadAhead.Source(
+            read: read,
+            end: { [self] key in
+                change { $0.lookedUp.append(key.since) }
+                return last(key.since)
+            })
     }
 
     private var read: @Sendable (ChangesReadAhead.Key) async -> ChangesReadAhead.Page? {

@@ -9,8 +9,9 @@ import Testing
 /// once, a full line refuses, and only requests whose cost grows with the data count.
 @Suite struct HeavyRequestShareTests {
     static func request(_ method: HTTPRequest.Method, _ path: String) -> Request {
-        Request(head: HTTPRequest(method: method, scheme: "http", authority: "localhost", path: path),
-                body: RequestBody(buffer: ByteBuffer()))
+        Request(
+            head: HTTPRequest(method: method, scheme: "http", authority: "localhost", path: path),
+            body: RequestBody(buffer: ByteBuffer()))
     }
 
     @Test func heavyAreTheRequestsWhoseCostGrowsWithTheData() {

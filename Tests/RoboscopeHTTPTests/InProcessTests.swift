@@ -61,7 +61,8 @@ import RoboscopeRedis
         ]
         try await Self.app.test(.router) { client in
             for (query, field) in cases {
-                try await client.execute(uri: "/api/v1/markers?work_session_id=\(session)&\(query)", method: .get) { response in
+                try await client.execute(uri: "/api/v1/markers?work_session_id=\(session)&\(query)", method: .get) {
+                    response in
                     #expect(response.status == .badRequest, "\(query)")
                     #expect(Self.error(response.body)["field"] == .string(field), "\(query)")
                 }
@@ -75,7 +76,9 @@ import RoboscopeRedis
                 var headers = HTTPFields()
                 headers[HTTPField.Name("Idempotency-Key")!] = key
                 headers[.contentType] = "application/json"
-                try await client.execute(uri: "/api/v1/markers", method: .post, headers: headers, body: ByteBuffer(string: "{}")) { response in
+                try await client.execute(
+                    uri: "/api/v1/markers", method: .post, headers: headers, body: ByteBuffer(string: "{}")
+                ) { response in
                     #expect(response.status == .badRequest)
                     #expect(Self.error(response.body)["field"] == .string("Idempotency-Key"))
                 }
@@ -169,11 +172,14 @@ import RoboscopeRedis
         let settings = RealtimeSettings(port: 8081, allowedHosts: ["api.example.com", "[::1]"])
         #expect(settings.url(requestedAt: "API.example.com:8080") == "ws://api.example.com:8081/api/v1/ws")
         #expect(settings.url(requestedAt: "[::1]:8080") == "ws://[::1]:8081/api/v1/ws")
-        #expect(settings.url(requestedAt: "evil.example:8080") == "ws://api.example.com:8081/api/v1/ws",
-                "a Host that is not listed never comes back")
+        #expect(
+            settings.url(requestedAt: "evil.example:8080") == "ws://api.example.com:8081/api/v1/ws",
+            "a Host that is not listed never comes back")
         #expect(settings.url(requestedAt: nil) == "ws://api.example.com:8081/api/v1/ws")
         #expect(RealtimeSettings(port: 9000).url(requestedAt: "127.0.0.1:8080") == "ws://127.0.0.1:9000/api/v1/ws")
         #expect(RealtimeSettings(port: 9000).url(requestedAt: "attacker.example") == "ws://localhost:9000/api/v1/ws")
-        #expect(RealtimeSettings(url: "wss://rt.example.com/api/v1/ws").url(requestedAt: "evil.example") == "wss://rt.example.com/api/v1/ws")
+        #expect(
+            RealtimeSettings(url: "wss://rt.example.com/api/v1/ws").url(requestedAt: "evil.example")
+                == "wss://rt.example.com/api/v1/ws")
     }
 }

@@ -34,9 +34,16 @@ import Testing
         _ batches: [(AppendBatch, IdempotencyClaim?)]
     ) async throws -> [Result<[EventStore.Appended], any Error>] {
         let store = store
-        return try await behindABlockedAppend(batches.map { batch, claim in
-            { await Result { try await store.append(batch, claim: claim, answer: claim.map { _ in StoredAnswer(status: 201, body: Array("{}".utf8)) }) } }
-        })
+        return try await behindABlockedAppend(
+            batches.map { batch, claim in
+                {
+                    await Result {
+                        try await store.append(
+                            batch, claim: claim,
+                            answer: claim.map { _ in StoredAnswer(status: 201, body: Array("{}".utf8)) })
+                    }
+                }
+            })
     }
 
     /// Runs `writes` while the one runner appends a batch that waits for the test's lock,
@@ -51,7 +58,10 @@ import Testing
         // Within 30 s: the pool's first connection is made here, and a clean-clone run with
         // every suite creating databases took more than 10 s to make it.
         try await eventually("the first append waits for the lock", within: 30) {
-            try scalar(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'") == 1
+            try scalar(
+                url,
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+            ) == 1
         }
         let queued = writes.map { write in Task { await write() } }
         try await eventually("every request is queued") { store.combiner.queued == writes.count }
@@ -63,8 +73,9 @@ import Testing
     }
 
     func transactions(of ids: [EntityID]) throws -> Int64 {
-        try scalar(url, "SELECT count(DISTINCT transaction_id) FROM eventlog.events WHERE stream_id = ANY($1::uuid[])",
-                   ["{" + ids.map(\.description).joined(separator: ",") + "}"])
+        try scalar(
+            url, "SELECT count(DISTINCT transaction_id) FROM eventlog.events WHERE stream_id = ANY($1::uuid[])",
+            ["{" + ids.map(\.description).joined(separator: ",") + "}"])
     }
 
     @Test func queuedRequestsCommitInOneTransactionEachWithItsOwnEvents() async throws {
@@ -75,11 +86,14 @@ import Testing
             let appended = try outcome.get()
             #expect(appended.count == 1)
             #expect(appended.first?.version == 1)
-            let stream = try scalarText(url, "SELECT stream_id::text FROM eventlog.events WHERE position = $1", [String(appended[0].position)])
+            let stream = try scalarText(
+                url, "SELECT stream_id::text FROM eventlog.events WHERE position = $1", [String(appended[0].position)])
             #expect(stream == id.description, "each request is told its own event's position")
         }
-        #expect(try scalar(url, "SELECT count(*) FROM spaces WHERE id = ANY($1::uuid[])",
-                           ["{" + ids.map(\.description).joined(separator: ",") + "}"]) == 6)
+        #expect(
+            try scalar(
+                url, "SELECT count(*) FROM spaces WHERE id = ANY($1::uuid[])",
+                ["{" + ids.map(\.description).joined(separator: ",") + "}"]) == 6)
     }
 
     @Test func aRefusalInTheGroupFailsOnlyItsOwnRequest() async throws {
@@ -92,15 +106,20 @@ import Testing
         )
         #expect((outcomes[1].failure as? DomainError)?.code == .notFound)
         for index in [0, 2, 3] { #expect((try? outcomes[index].get())?.count == 1, "request \(index)") }
-        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = ANY($1::uuid[])",
-                           ["{" + ids.map(\.description).joined(separator: ",") + "}"]) == 3)
-        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [missing.description]) == 0)
+        #expect(
+            try scalar(
+                url, "SELECT count(*) FROM eventlog.events WHERE stream_id = ANY($1::uuid[])",
+                ["{" + ids.map(\.description).joined(separator: ",") + "}"]) == 3)
+        #expect(
+            try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [missing.description])
+                == 0)
     }
 
     /// Each request's enforced-lock check is made in the combined batch.
     @Test func eachRequestsLockCheckIsMadeInTheGroup() async throws {
         let locked = EntityID.random()
-        try blocker.execute("""
+        try blocker.execute(
+            """
             INSERT INTO session_locks (work_session_id, holder, token_sha256, fencing_token, enforce, expires_at)
             VALUES ('\(locked)', 'ana', 'cafe', 1, true, now() + interval '1 hour')
             """)
@@ -114,8 +133,12 @@ import Testing
         #expect((try? outcomes[0].get())?.count == 1)
         #expect((outcomes[1].failure as? DomainError)?.code == .locked)
         #expect((try? outcomes[2].get())?.count == 1)
-        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [fencedID.description]) == 0)
-        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [admittedID.description]) == 1)
+        #expect(
+            try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [fencedID.description])
+                == 0)
+        #expect(
+            try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [admittedID.description])
+                == 1)
     }
 
     @Test func keysInOneGroupAreEachStoredAndOneKeyIsNeverTwiceInAGroup() async throws {
@@ -128,22 +151,32 @@ import Testing
         #expect((try? outcomes[0].get()) != nil)
         #expect((try? outcomes[1].get()) != nil)
         #expect((try? outcomes[3].get()) != nil)
-        #expect((outcomes[2].failure as? DomainError)?.code == .idempotencyKeyAnswered, "the second use of a key sees the first's answer")
+        #expect(
+            (outcomes[2].failure as? DomainError)?.code == .idempotencyKeyAnswered,
+            "the second use of a key sees the first's answer")
         #expect(try transactions(of: [ids[0], ids[1], ids[3]]) == 1)
-        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [ids[2].description]) == 0)
+        #expect(
+            try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [ids[2].description])
+                == 0)
         for claim in claims {
-            #expect(try scalar(url, "SELECT count(*) FROM idempotency_keys WHERE actor = 'ana' AND key = $1 AND status = 201", [claim.key]) == 1)
+            #expect(
+                try scalar(
+                    url, "SELECT count(*) FROM idempotency_keys WHERE actor = 'ana' AND key = $1 AND status = 201",
+                    [claim.key]) == 1)
         }
     }
 
     @Test func twoCreatesOfOneIdNeverShareAGroup() async throws {
         let id = EntityID.random()
         let other = EntityID.random()
-        let outcomes = try await appendBehindABlockedOne([(Self.creation(id), nil), (Self.creation(other), nil), (Self.creation(id), nil)])
+        let outcomes = try await appendBehindABlockedOne([
+            (Self.creation(id), nil), (Self.creation(other), nil), (Self.creation(id), nil),
+        ])
         #expect((try? outcomes[0].get())?.first?.version == 1)
         #expect((try? outcomes[1].get()) != nil)
         #expect((outcomes[2].failure as? DomainError)?.code == .alreadyExists, "not a second creation at version 2")
-        #expect(try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description]) == 1)
+        #expect(
+            try scalar(url, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description]) == 1)
         #expect(try transactions(of: [id, other]) == 1)
     }
 
@@ -179,12 +212,20 @@ import Testing
         func update(_ id: EntityID) -> @Sendable () async -> Result<StoredAnswer, any Error> {
             {
                 await Result {
-                    try await store.append(after: { connection in
-                        try RowReader(try connection.query("SELECT version FROM spaces WHERE id = $1::uuid", [id.description]),
-                                      row: 0, source: "spaces").int64(0)
-                    }, { version in
-                        (StoredAnswer(status: 200, body: []), EventLogTests.spaceUpdate(id, expected: .exactly(version), version: version + 1))
-                    }, claim: nil)
+                    try await store.append(
+                        after: { connection in
+                            try RowReader(
+                                try connection.query(
+                                    "SELECT version FROM spaces WHERE id = $1::uuid", [id.description]),
+                                row: 0, source: "spaces"
+                            ).int64(0)
+                        },
+                        { version in
+                            (
+                                StoredAnswer(status: 200, body: []),
+                                EventLogTests.spaceUpdate(id, expected: .exactly(version), version: version + 1)
+                            )
+                        }, claim: nil)
                 }
             }
         }
@@ -193,12 +234,16 @@ import Testing
         // The two updates of one space queue in the order their reads end.
         let sameSpace = [outcomes[0], outcomes[2]]
         #expect(sameSpace.filter { (try? $0.get()) != nil }.count == 1)
-        #expect(sameSpace.filter { ($0.failure as? DomainError)?.code == .versionConflict }.count == 1,
-                "one decided on version 1 and was appended after version 2")
-        #expect(try scalar(url, """
-            SELECT count(DISTINCT transaction_id) FROM eventlog.events
-            WHERE stream_id = ANY($1::uuid[]) AND stream_version = 2
-            """, ["{" + spaces.map(\.description).joined(separator: ",") + "}"]) == 1)
+        #expect(
+            sameSpace.filter { ($0.failure as? DomainError)?.code == .versionConflict }.count == 1,
+            "one decided on version 1 and was appended after version 2")
+        #expect(
+            try scalar(
+                url,
+                """
+                SELECT count(DISTINCT transaction_id) FROM eventlog.events
+                WHERE stream_id = ANY($1::uuid[]) AND stream_version = 2
+                """, ["{" + spaces.map(\.description).joined(separator: ",") + "}"]) == 1)
         #expect(try scalar(url, "SELECT max(version) FROM spaces WHERE id = $1::uuid", [spaces[0].description]) == 2)
     }
 }

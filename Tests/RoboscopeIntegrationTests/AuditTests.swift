@@ -21,8 +21,9 @@ import RoboscopePostgres
         let session = try await fixtures.session(in: try await fixtures.space())
         let marker = try await fixtures.marker(in: session, ["label": "valve"])
         let id = Fixtures.id(marker)
-        let moved = try await client.patch("/api/v1/markers/\(id)", ["label": "valve 2", "p1": [0, 0, 0]],
-                                           headers: ["X-User-Id": "bob", "User-Agent": "Roboscope-iOS/3.1"])
+        let moved = try await client.patch(
+            "/api/v1/markers/\(id)", ["label": "valve 2", "p1": [0, 0, 0]],
+            headers: ["X-User-Id": "bob", "User-Agent": "Roboscope-iOS/3.1"])
         #expect(moved.status == 200)
         #expect(try await client.put("/api/v1/markers/\(id)/details", ["custom_props": ["torque": 12]]).status == 200)
         let locks = "/api/v1/locks/\(Fixtures.id(session))"
@@ -70,7 +71,8 @@ import RoboscopePostgres
         var paged: [Int64] = []
         var after: Int64 = 0
         while true {
-            let page = try await server.client.get("/api/v1/audit?work_session_id=\(history.session)&limit=3&after=\(after)")
+            let page = try await server.client.get(
+                "/api/v1/audit?work_session_id=\(history.session)&limit=3&after=\(after)")
             paged += page.json["data"]?.array?.map { $0["position"]?.int ?? 0 } ?? []
             guard let next = page.json["next_after"]?.int else { break }
             after = next
@@ -78,13 +80,19 @@ import RoboscopePostgres
         #expect(paged == all.json["data"]?.array?.map { $0["position"]?.int ?? 0 })
 
         let bob = try await server.client.get("/api/v1/audit?work_session_id=\(history.session)&actor=bob")
-        #expect(bob.json["data"]?.array?.map { $0["type"]?.string ?? "" } == ["marker.updated", "marker_details.calculated"])
-        let locks = try await server.client.get("/api/v1/audit?work_session_id=\(history.session)&entity_type=work_session_lock")
+        #expect(
+            bob.json["data"]?.array?.map { $0["type"]?.string ?? "" } == [
+                "marker.updated", "marker_details.calculated",
+            ])
+        let locks = try await server.client.get(
+            "/api/v1/audit?work_session_id=\(history.session)&entity_type=work_session_lock")
         #expect(locks.json["data"]?.array?.count == 2)
-        let future = try await server.client.get("/api/v1/audit?work_session_id=\(history.session)&from=2100-01-01T00:00:00Z")
+        let future = try await server.client.get(
+            "/api/v1/audit?work_session_id=\(history.session)&from=2100-01-01T00:00:00Z")
         #expect(future.json["data"] == [])
         let window = ISO8601DateFormatter().string(from: history.started)
-        let since = try await server.client.get("/api/v1/audit?work_session_id=\(history.session)&from=\(window)&type=marker.deleted")
+        let since = try await server.client.get(
+            "/api/v1/audit?work_session_id=\(history.session)&from=\(window)&type=marker.deleted")
         #expect(since.json["data"]?.array?.count == 1)
     }
 
@@ -126,10 +134,14 @@ import RoboscopePostgres
         add("newest first") { $0.descending = true }
         add("space_id") { $0.spaceID = .random() }
         add("work_session_id") { $0.workSessionID = .random() }
-        add("entity") { $0.entityType = .marker; $0.entityID = .random() }
+        add("entity") {
+            $0.entityType = .marker; $0.entityID = .random()
+        }
         add("actor") { $0.actor = "bob" }
         add("type") { $0.type = "marker.updated" }
-        add("from/to") { $0.from = Timestamp(rfc3339: "2026-11-22T00:00:00Z"); $0.to = Timestamp(rfc3339: "2026-11-23T00:00:00Z") }
+        add("from/to") {
+            $0.from = Timestamp(rfc3339: "2026-11-22T00:00:00Z"); $0.to = Timestamp(rfc3339: "2026-11-23T00:00:00Z")
+        }
         add("spaces claim") { $0.visible = Visibility(tenant: "acme", spaces: [.random()]) }
         let expected: [String: [String]] = [
             "none": ["events_tenant_idx"], "newest first": ["events_tenant_idx"],
@@ -157,8 +169,10 @@ import RoboscopePostgres
             let connection = try TestDatabase.connect(url)
             try connection.query("SET enable_seqscan = off")
             let filters: [String: MarkerFilter] = [
-                "bbox in a space": MarkerFilter(scope: .space(.random()), place: .box(minX: 0, minZ: 0, maxX: 5, maxZ: 5)),
-                "bbox in a session": MarkerFilter(scope: .workSession(.random()), place: .box(minX: 0, minZ: 0, maxX: 5, maxZ: 5)),
+                "bbox in a space": MarkerFilter(
+                    scope: .space(.random()), place: .box(minX: 0, minZ: 0, maxX: 5, maxZ: 5)),
+                "bbox in a session": MarkerFilter(
+                    scope: .workSession(.random()), place: .box(minX: 0, minZ: 0, maxX: 5, maxZ: 5)),
                 "near in a space": MarkerFilter(scope: .space(.random()), place: .near(x: 1, z: 1, range: 3)),
             ]
             return try filters.mapValues { try ReadModels.explainMarkers($0, on: connection) }
@@ -171,7 +185,8 @@ import RoboscopePostgres
     @Test func theRequestIdInTheResponseIsTheOneInTheEvents() async throws {
         let (server, _) = try await Self.server.get()
         // No X-Request-Id from the client: the server makes one, answers with it, and logs it.
-        let created = try await server.client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
+        let created = try await server.client.post(
+            "/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "n"])
         let header = created.header("X-Request-Id")
         #expect(header != nil)
         let history = try await server.client.get("/api/v1/spaces/\(Fixtures.id(created.json))/history")

@@ -10,10 +10,12 @@ import WebSocketCodec
 
     static let shared = LazyServer("auth") {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-tokens-\(UUID()).json")
-        try Data("""
+        try Data(
+            """
             [{"token": "static-writer-token", "subject": "robot-arm-3", "tenant": "acme", "scope": "admin"},
              {"token": "static-reader-token", "subject": "dashboard", "tenant": "acme", "scope": "read audit"}]
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         return Tokens.serverArguments(secret: AuthenticationTests.secret) + ["--auth-tokens-file", file.path]
     }
 
@@ -25,7 +27,8 @@ import WebSocketCodec
     static func jwt(_ claims: [String: Any], secret: String = secret, alg: String = "HS256") throws -> String {
         let header = base64URL(try JSONSerialization.data(withJSONObject: ["alg": alg, "typ": "JWT"]))
         let payload = base64URL(try JSONSerialization.data(withJSONObject: claims))
-        let signature = HMAC<SHA256>.authenticationCode(for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data("\(header).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return "\(header).\(payload).\(base64URL(Data(signature)))"
     }
 
@@ -61,7 +64,9 @@ import WebSocketCodec
             let reply = try await server.client.send("GET", "/api/v1/spaces", headers: Self.bearer(token))
             #expect(reply.status == 401, "\(token): \(reply.json)")
         }
-        #expect(try await server.client.send("GET", "/api/v1/spaces", headers: ["Authorization": "Basic eDp5"]).status == 401)
+        #expect(
+            try await server.client.send("GET", "/api/v1/spaces", headers: ["Authorization": "Basic eDp5"]).status
+                == 401)
         // Health and metrics stay open for probes and scrapers.
         #expect(try await server.client.get("/healthz").status == 200)
         #expect(try await server.client.get("/metrics").status == 200)
@@ -69,24 +74,33 @@ import WebSocketCodec
 
     @Test func theTokensSubjectIsTheActorWhateverXUserIdSays() async throws {
         let server = try await Self.shared.get().server
-        let token = try Self.jwt(["sub": "inspector-7", "tenant": "acme", "scope": "admin audit", "exp": Date().timeIntervalSince1970 + 300])
+        let token = try Self.jwt([
+            "sub": "inspector-7", "tenant": "acme", "scope": "admin audit", "exp": Date().timeIntervalSince1970 + 300,
+        ])
         var headers = Self.bearer(token)
         headers["X-User-Id"] = "mallory"
         let created = try await createSpace(server, headers)
         #expect(created.status == 201)
-        let history = try await server.client.send("GET", "/api/v1/spaces/\(Fixtures.id(created.json))/history", headers: Self.bearer(token))
+        let history = try await server.client.send(
+            "GET", "/api/v1/spaces/\(Fixtures.id(created.json))/history", headers: Self.bearer(token))
         #expect(history.json["data"]?[0]?["actor"] == "inspector-7")
 
         let robot = try await createSpace(server, Self.bearer("static-writer-token"))
         #expect(robot.status == 201)
-        let robotHistory = try await server.client.send("GET", "/api/v1/spaces/\(Fixtures.id(robot.json))/history",
-                                                        headers: Self.bearer("static-reader-token"))
+        let robotHistory = try await server.client.send(
+            "GET", "/api/v1/spaces/\(Fixtures.id(robot.json))/history",
+            headers: Self.bearer("static-reader-token"))
         #expect(robotHistory.json["data"]?[0]?["actor"] == "robot-arm-3")
     }
 
     @Test func readOnlyTokensReadButCannotWrite() async throws {
         let server = try await Self.shared.get().server
-        for token in ["static-reader-token", try Self.jwt(["sub": "auditor", "tenant": "acme", "scope": "read", "exp": Date().timeIntervalSince1970 + 300])] {
+        for token in [
+            "static-reader-token",
+            try Self.jwt([
+                "sub": "auditor", "tenant": "acme", "scope": "read", "exp": Date().timeIntervalSince1970 + 300,
+            ]),
+        ] {
             #expect(try await server.client.send("GET", "/api/v1/spaces", headers: Self.bearer(token)).status == 200)
             let write = try await createSpace(server, Self.bearer(token))
             #expect(write.status == 403)
@@ -96,7 +110,9 @@ import WebSocketCodec
 
     @Test func theWebSocketNeedsAValidTokenAtTheUpgradeOrInItsFirstMessage() async throws {
         let server = try await Self.shared.get().server
-        let refused = try WebSocketClient.rawRequest(port: server.wsPort, """
+        let refused = try WebSocketClient.rawRequest(
+            port: server.wsPort,
+            """
             GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer nonsense\r\n\r\n
             """)

@@ -17,7 +17,8 @@ import RoboscopePostgres
         var ids: [String] = []
         for _ in 0..<6 { ids.append(Fixtures.id(try await fixtures.marker(in: session))) }
         _ = try await server.client.patch("/api/v1/markers/\(ids[0])", ["label": "moved", "p1": [5, 0, 5]])
-        #expect(try await server.client.patch("/api/v1/markers/\(ids[1])", ["label": "stale", "version": 9]).status == 409)
+        #expect(
+            try await server.client.patch("/api/v1/markers/\(ids[1])", ["label": "stale", "version": 9]).status == 409)
         #expect(try await server.client.delete("/api/v1/markers/\(ids[2])").status == 204)
         _ = try await server.client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 5])
         let markers = try await server.client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))").json
@@ -48,7 +49,8 @@ import RoboscopePostgres
         // A second restore into a non-empty log is refused.
         #expect(try await CommandRunner.script("deploy/backup/restore-events", [target, file.path]).status != 0)
 
-        let source = try TestDatabase.connect(sourceURL), copy = try TestDatabase.connect(target)
+        let source = try TestDatabase.connect(sourceURL)
+        let copy = try TestDatabase.connect(target)
         let compare = """
             SELECT position, event_id, encode(hash, 'hex'), space_id, work_session_id, tenant
             FROM eventlog.events ORDER BY position
@@ -105,7 +107,9 @@ import RoboscopePostgres
         let (sourceURL, _, _) = try await Self.source()
         let file = try await Self.dump(sourceURL)
         defer { try? FileManager.default.removeItem(at: file) }
-        var lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var lines = try String(contentsOf: file, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).map(String.init)
         let index = try #require(lines.firstIndex { $0.contains("\tmarker.updated\t") })
         lines[index] = lines[index].replacingOccurrences(of: "moved", with: "MOVED")
         try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)

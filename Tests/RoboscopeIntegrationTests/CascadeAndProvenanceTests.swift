@@ -15,18 +15,21 @@ import RoboscopePostgres
             sessionIDs.append(Fixtures.id(session))
             for _ in 0..<3 { markerIDs.append(Fixtures.id(try await fixtures.marker(in: session))) }
         }
-        let deleted = try await client.delete("/api/v1/spaces/\(Fixtures.id(space))", headers: ["X-User-Id": "inspector-9"])
+        let deleted = try await client.delete(
+            "/api/v1/spaces/\(Fixtures.id(space))", headers: ["X-User-Id": "inspector-9"])
         #expect(deleted.status == 204)
 
         let connection = try TestDatabase.connect(try await SharedServer.database())
-        let remaining = try connection.query("""
+        let remaining = try connection.query(
+            """
             SELECT (SELECT count(*) FROM work_sessions WHERE space_id = $1)
                  + (SELECT count(*) FROM markers WHERE id = ANY($2::uuid[]))
                  + (SELECT count(*) FROM marker_details WHERE marker_id = ANY($2::uuid[]))
             """, [Fixtures.id(space), "{\(markerIDs.joined(separator: ","))}"])
         #expect(remaining.int64(0, 0) == 0)
 
-        let events = try connection.query("""
+        let events = try connection.query(
+            """
             SELECT type, stream_id::text, metadata->>'causation_id', event_id::text, metadata->>'actor'
             FROM eventlog.events WHERE type LIKE '%.deleted' AND metadata->>'correlation_id' = (
                 SELECT metadata->>'correlation_id' FROM eventlog.events WHERE stream_id = $1 AND type = 'space.deleted')
@@ -50,7 +53,10 @@ import RoboscopePostgres
         let reply = try await client.send(
             "POST", "/api/v1/spaces",
             body: Data(#"{"key":"\#(Fixtures.uniqueKey())","name":"n"}"#.utf8),
-            headers: ["X-User-Id": "tech-42", "User-Agent": "RoboscopeApp/3.1", "X-Request-Id": "req-777", "X-Correlation-Id": "flow-9"]
+            headers: [
+                "X-User-Id": "tech-42", "User-Agent": "RoboscopeApp/3.1", "X-Request-Id": "req-777",
+                "X-Correlation-Id": "flow-9",
+            ]
         )
         #expect(reply.status == 201)
         let connection = try TestDatabase.connect(try await SharedServer.database())
@@ -71,7 +77,8 @@ import RoboscopePostgres
         #expect(row.int64(0, 3) == 1)
 
         let anonymous = try await Fixtures(client: client).space()
-        let actor = try connection.query("SELECT metadata->>'actor' FROM eventlog.events WHERE stream_id = $1", [Fixtures.id(anonymous)])
+        let actor = try connection.query(
+            "SELECT metadata->>'actor' FROM eventlog.events WHERE stream_id = $1", [Fixtures.id(anonymous)])
         #expect(actor.string(0, 0) == "anonymous")
     }
     /// A batch's document gives the request's metadata once and each event's cause apart:
@@ -80,16 +87,21 @@ import RoboscopePostgres
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        let marker: JSONValue = ["work_session_id": .string(Fixtures.id(session)),
-                                 "p1": [0, 0, 0], "p2": [1, 0, 0], "p3": [1, 0, 1], "p4": [0, 0, 1]]
+        let marker: JSONValue = [
+            "work_session_id": .string(Fixtures.id(session)),
+            "p1": [0, 0, 0], "p2": [1, 0, 0], "p3": [1, 0, 1], "p4": [0, 0, 1],
+        ]
         let reply = try await client.send(
             "POST", "/api/v1/markers/bulk", json: ["markers": [marker, marker]],
-            headers: ["X-User-Id": "tech-7", "User-Agent": "RoboscopeApp/3.2", "X-Correlation-Id": "bulk-\(UUID())",
-                      "Idempotency-Key": "bulk-\(UUID())"]
+            headers: [
+                "X-User-Id": "tech-7", "User-Agent": "RoboscopeApp/3.2", "X-Correlation-Id": "bulk-\(UUID())",
+                "Idempotency-Key": "bulk-\(UUID())",
+            ]
         )
         #expect(reply.status == 201)
         let connection = try TestDatabase.connect(try await SharedServer.database())
-        let rows = try connection.query("""
+        let rows = try connection.query(
+            """
             SELECT type, event_id::text, metadata::text FROM eventlog.events
             WHERE stream_id IN (SELECT (m->>'id')::uuid FROM jsonb_array_elements($1::jsonb) AS m) ORDER BY position
             """, [String(decoding: try JSONEncoder().encode(reply.json), as: UTF8.self)])
@@ -97,16 +109,19 @@ import RoboscopePostgres
         var created: String?
         for row in 0..<rows.rowCount {
             let metadata = try JSONDecoder().decode(JSONValue.self, from: Data(rows.string(row, 2)!.utf8))
-            #expect(metadata.objectValue.map { Set($0.keys) } == [
-                "actor", "request_id", "correlation_id", "causation_id", "client_address", "user_agent", "client_mutation_id", "tenant", "scope",
-            ])
+            #expect(
+                metadata.objectValue.map { Set($0.keys) } == [
+                    "actor", "request_id", "correlation_id", "causation_id", "client_address", "user_agent",
+                    "client_mutation_id", "tenant", "scope",
+                ])
             #expect(metadata["actor"] == "tech-7")
             #expect(metadata["user_agent"] == "RoboscopeApp/3.2")
             if rows.string(row, 0) == "marker.created" {
                 #expect(metadata["causation_id"] == .null)
                 created = rows.string(row, 1)
             } else {
-                #expect(metadata["causation_id"] == created.map(JSONValue.string), "details name their marker's creation")
+                #expect(
+                    metadata["causation_id"] == created.map(JSONValue.string), "details name their marker's creation")
             }
         }
     }

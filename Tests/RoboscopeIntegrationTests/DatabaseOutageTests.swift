@@ -33,7 +33,8 @@ import RoboscopeDomain
         // The outage shows in the pool's metrics.
         let metrics = String(decoding: try await client.get("/metrics").body, as: UTF8.self)
         #expect(MetricsTests.value(metrics, "roboscope_pool_connect_failures_total", labels: #"pool="postgres""#) >= 1)
-        let dropped = MetricsTests.value(metrics, "roboscope_pool_connections_dropped_total", labels: #"pool="postgres""#)
+        let dropped = MetricsTests.value(
+            metrics, "roboscope_pool_connections_dropped_total", labels: #"pool="postgres""#)
         let refused = MetricsTests.value(metrics, "roboscope_pool_jobs_refused_total", labels: #"pool="postgres""#)
         #expect(dropped + refused >= 1)
 

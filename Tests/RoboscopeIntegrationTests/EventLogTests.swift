@@ -17,19 +17,25 @@ import RoboscopePostgres
     static func spaceCreation(_ id: EntityID = .random()) -> AppendBatch {
         let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000)
         let space = Space(id: id, key: "k-\(id)", name: "n", version: 1, createdAt: now, updatedAt: now)
-        return AppendBatch(events: [PendingEvent(
-            stream: StreamRef(.space, id), expectedVersion: .noStream, type: .spaceCreated,
-            payload: .space(space), metadata: provenance
-        )])
+        return AppendBatch(events: [
+            PendingEvent(
+                stream: StreamRef(.space, id), expectedVersion: .noStream, type: .spaceCreated,
+                payload: .space(space), metadata: provenance
+            )
+        ])
     }
 
     static func spaceUpdate(_ id: EntityID, expected: ExpectedVersion, version: Int64) -> AppendBatch {
         let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000)
         let space = Space(id: id, key: "k-\(id)", name: "v\(version)", version: version, createdAt: now, updatedAt: now)
         let stream = StreamRef(.space, id)
-        return AppendBatch(events: [PendingEvent(
-            stream: stream, expectedVersion: expected, type: .spaceUpdated, payload: .space(space), metadata: provenance
-        )], locks: [.exclusive(stream)])
+        return AppendBatch(
+            events: [
+                PendingEvent(
+                    stream: stream, expectedVersion: expected, type: .spaceUpdated, payload: .space(space),
+                    metadata: provenance
+                )
+            ], locks: [.exclusive(stream)])
     }
 
     /// Two creations of one stream in one batch (what a combined group must never hold)
@@ -39,8 +45,12 @@ import RoboscopePostgres
         let id = EntityID.random()
         var batch = Self.spaceCreation(id)
         batch.events += Self.spaceCreation(id).events
-        #expect { try EventStore.append(batch, on: connection) } throws: { ($0 as? DomainError)?.code == .versionConflict }
-        #expect(try scalar(databaseURL, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description]) == 0)
+        #expect { try EventStore.append(batch, on: connection) } throws: {
+            ($0 as? DomainError)?.code == .versionConflict
+        }
+        #expect(
+            try scalar(databaseURL, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [id.description])
+                == 0)
     }
 
     /// Writers commit out of order (some sleep inside their transaction after taking a
@@ -73,13 +83,19 @@ import RoboscopePostgres
                 if batch.isEmpty, ContinuousClock.now - lastProgress > .seconds(5) {
                     lastProgress = ContinuousClock.now
                     // What holds the cluster's xmin back, for the failure message.
-                    let holders = try connection.query("""
+                    let holders = try connection.query(
+                        """
                         SELECT pid, datname, state, backend_xid::text, backend_xmin::text, now() - xact_start, left(query, 120)
                         FROM pg_stat_activity WHERE backend_xid IS NOT NULL OR backend_xmin IS NOT NULL
                         """)
-                    let rows = (0..<holders.rowCount).map { row in (0..<7).map { holders.string(row, $0) ?? "-" }.joined(separator: " | ") }
-                    let xmin = try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").string(0, 0) ?? "?"
-                    let report = "follower stalled at \(seen.count) events, cursor \(cursor), xmin \(xmin):\n" + rows.joined(separator: "\n")
+                    let rows = (0..<holders.rowCount).map { row in
+                        (0..<7).map { holders.string(row, $0) ?? "-" }.joined(separator: " | ")
+                    }
+                    let xmin =
+                        try connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text").string(0, 0) ?? "?"
+                    let report =
+                        "follower stalled at \(seen.count) events, cursor \(cursor), xmin \(xmin):\n"
+                        + rows.joined(separator: "\n")
                     Issue.record(Comment(rawValue: report))
                 }
                 if batch.isEmpty { try await Task.sleep(for: .milliseconds(2)) }
@@ -100,7 +116,8 @@ import RoboscopePostgres
                             if index % 2 == 0 {
                                 _ = try EventStore.append(Self.spaceCreation(), on: connection)
                             } else {
-                                _ = try EventStore.append(Self.spaceUpdate(id, expected: .any, version: 0), on: connection)
+                                _ = try EventStore.append(
+                                    Self.spaceUpdate(id, expected: .any, version: 0), on: connection)
                             }
                             // Hold the position while later ones commit.
                             if slow { try connection.query("SELECT pg_sleep(0.003)") }
@@ -118,7 +135,9 @@ import RoboscopePostgres
         #expect(Set(seen.map(\.cursor.position)).count == seen.count, "no event delivered twice")
         var lastVersion: [EntityID: Int64] = [:]
         for event in seen {
-            #expect(event.change.version > lastVersion[event.change.streamID, default: 0], "stream versions arrive in order")
+            #expect(
+                event.change.version > lastVersion[event.change.streamID, default: 0], "stream versions arrive in order"
+            )
             lastVersion[event.change.streamID] = event.change.version
         }
         #expect(total == Int64(expected))
@@ -151,13 +170,17 @@ import RoboscopePostgres
         // The hazard: the later position is already visible while the earlier one is not,
         // so a reader that trusted positions alone would move past the slow event.
         let visible = try reader.query("SELECT max(position) FROM eventlog.events").int64(0, 0)!
-        let slowPosition = try slow.query("SELECT max(position) FROM eventlog.events WHERE transaction_id = pg_current_xact_id()").int64(0, 0)!
+        let slowPosition = try slow.query(
+            "SELECT max(position) FROM eventlog.events WHERE transaction_id = pg_current_xact_id()"
+        ).int64(0, 0)!
         #expect(slowPosition < visible)
         #expect(try DeliveryReader.live(after: start, limit: 100, on: reader).isEmpty)
         try slow.execute("COMMIT")
         let delivered = try Self.read(2, after: start, on: reader)
         try #require(delivered.count == 2)
-        #expect(delivered[0].cursor.position == slowPosition, "the slow event comes first: its transaction began writing first")
+        #expect(
+            delivered[0].cursor.position == slowPosition,
+            "the slow event comes first: its transaction began writing first")
     }
 
     /// A transaction that writes in another database of the cluster cannot add events to
@@ -199,7 +222,8 @@ import RoboscopePostgres
             for _ in 0..<8 {
                 group.addTask {
                     do {
-                        _ = try EventStore.append(Self.spaceUpdate(id, expected: .exactly(1), version: 2), on: TestDatabase.connect(url))
+                        _ = try EventStore.append(
+                            Self.spaceUpdate(id, expected: .exactly(1), version: 2), on: TestDatabase.connect(url))
                         return true
                     } catch let error as DomainError where error.code == .versionConflict {
                         return false
@@ -225,7 +249,9 @@ import RoboscopePostgres
     @Test func logRefusesUpdatesAndDeletes() throws {
         let connection = try TestDatabase.connect(databaseURL)
         _ = try EventStore.append(Self.spaceCreation(), on: connection)
-        for statement in ["UPDATE eventlog.events SET type = 'x'", "DELETE FROM eventlog.events", "TRUNCATE eventlog.events"] {
+        for statement in [
+            "UPDATE eventlog.events SET type = 'x'", "DELETE FROM eventlog.events", "TRUNCATE eventlog.events",
+        ] {
             #expect(throws: PGError.self) { try connection.query(statement) }
         }
     }

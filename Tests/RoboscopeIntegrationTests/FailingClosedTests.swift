@@ -6,13 +6,17 @@ import Testing
 /// (issue 45: `exp: 1e13` took the whole process down, `exp: 9223372036852` the upgrade).
 @Suite struct FailingClosedTests {
     static let shared = LazyServer("failing_closed") {
-        ["--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope-tests",
-         "--auth-issuer", "https://id.tests.invalid/"]
+        [
+            "--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope-tests",
+            "--auth-issuer", "https://id.tests.invalid/",
+        ]
     }
 
     static func claims(exp: Any) -> [String: Any] {
-        ["sub": "ana", "tenant": "acme", "scope": "read", "exp": exp, "aud": "roboscope-tests",
-         "iss": "https://id.tests.invalid/"]
+        [
+            "sub": "ana", "tenant": "acme", "scope": "read", "exp": exp, "aud": "roboscope-tests",
+            "iss": "https://id.tests.invalid/",
+        ]
     }
 
     /// The refusal `serve` prints for `arguments`; it must not start (it exits non-zero
@@ -27,18 +31,23 @@ import Testing
     @Test func serveRefusesToStartWithWeakOrAmbiguousAuthentication() async throws {
         let placeholder = "change-me-to-at-least-32-random-bytes-of-secret"
         for secret in [placeholder + "\n", placeholder.uppercased(), "  " + placeholder] {
-            #expect(try await refusal(Tokens.serverArguments(secret: secret)).contains("placeholder"),
-                    "\(secret.debugDescription)")
+            #expect(
+                try await refusal(Tokens.serverArguments(secret: secret)).contains("placeholder"),
+                "\(secret.debugDescription)")
         }
         let repetitive = String(repeating: "abcdefgh", count: 8)
         #expect(try await refusal(Tokens.serverArguments(secret: repetitive)).contains("fewer than 16 distinct bytes"))
         #expect(try await refusal(["--auth-jwt-secret", "short-secret"]).contains("at least 32 bytes"))
-        #expect(try await refusal(["--auth-jwt-secret", Tokens.secret, "--auth-issuer", "https://id.example.com/"])
-            .contains("--auth-audience is required"))
-        #expect(try await refusal(["--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope"])
-            .contains("--auth-issuer is required"))
-        let plainKeySet = ["--auth-jwks-url", "http://id.example.com/jwks.json",
-                           "--auth-audience", "a", "--auth-issuer", "b"]
+        #expect(
+            try await refusal(["--auth-jwt-secret", Tokens.secret, "--auth-issuer", "https://id.example.com/"])
+                .contains("--auth-audience is required"))
+        #expect(
+            try await refusal(["--auth-jwt-secret", Tokens.secret, "--auth-audience", "roboscope"])
+                .contains("--auth-issuer is required"))
+        let plainKeySet = [
+            "--auth-jwks-url", "http://id.example.com/jwks.json",
+            "--auth-audience", "a", "--auth-issuer", "b",
+        ]
         #expect(try await refusal(plainKeySet).contains("must be an https:// URL"))
         #expect(try await refusal(["--auth-jwt-secret", ""]).contains("is empty"))
     }
@@ -50,7 +59,9 @@ import Testing
             let reply = try await server.client.send("GET", "/api/v1/spaces", headers: Tokens.bearer(token))
             #expect(reply.status == 401, "exp \(exp)")
             #expect(String(decoding: reply.body, as: UTF8.self).contains("token exp is outside"))
-            let upgrade = try WebSocketClient.rawRequest(port: server.wsPort, """
+            let upgrade = try WebSocketClient.rawRequest(
+                port: server.wsPort,
+                """
                 GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
                 Authorization: Bearer \(token)\r\n\r\n

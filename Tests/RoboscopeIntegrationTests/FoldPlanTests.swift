@@ -14,8 +14,11 @@ import RoboscopeDomain
             // Never analyzed: 5,000 marker events and no statistics.
             try connection.execute("ALTER TABLE eventlog.events SET (autovacuum_enabled = false)")
             try TopicPlanTests.insert(5000, session: TopicPlanTests.session, onSpaceTopic: false, on: connection)
-            let transaction = try connection.query("SELECT transaction_id::text FROM eventlog.events WHERE position = 4000").string(0, 0)!
-            try connection.execute("""
+            let transaction = try connection.query(
+                "SELECT transaction_id::text FROM eventlog.events WHERE position = 4000"
+            ).string(0, 0)!
+            try connection.execute(
+                """
                 SET plan_cache_mode = force_generic_plan;
                 PREPARE fold_read(bigint, bigint, xid8, text) AS SELECT * FROM eventlog.last_events($1, $2, $3, $4);
                 """)

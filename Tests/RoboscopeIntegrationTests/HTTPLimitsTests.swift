@@ -6,7 +6,9 @@ import Testing
 @Suite(.serialized) struct HTTPLimitsTests {
     // The body deadline is shorter than the idle timeout, which also closes (silently) a
     // connection whose body stops arriving altogether: the 408 must come first.
-    static let server = LazyServer("limits") { ["--header-limit", "4096", "--idle-timeout", "3", "--request-timeout", "1"] }
+    static let server = LazyServer("limits") {
+        ["--header-limit", "4096", "--idle-timeout", "3", "--request-timeout", "1"]
+    }
 
     @Test func aHeadOverTheLimitIs431() async throws {
         let server = try await Self.server.get().server
@@ -35,8 +37,10 @@ import Testing
         let socket = try WebSocketClient.connect(port: server.port)
         defer { close(socket) }
         let started = ContinuousClock.now
-        try send(socket, "POST /api/v1/spaces HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                 + "Content-Length: 100\r\n\r\n{\"key\":")
+        try send(
+            socket,
+            "POST /api/v1/spaces HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 100\r\n\r\n{\"key\":")
         let (reply, closed) = WebSocketClient.readUntilClosed(socket, seconds: 10)
         #expect(reply.hasPrefix("HTTP/1.1 408"), "\(reply.prefix(200))")
         #expect(reply.contains(#""code":"request_timeout""#))
@@ -76,7 +80,9 @@ import Testing
     }
 
     private func send(_ socket: Int32, _ text: String) throws {
-        let sent = Array(text.utf8).withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let sent = Array(text.utf8).withUnsafeBytes {
+            Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        }
         guard sent == text.utf8.count else { throw TestFailure("send failed: errno \(errno)") }
     }
 

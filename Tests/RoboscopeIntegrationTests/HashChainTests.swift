@@ -26,7 +26,8 @@ import RoboscopePostgres
 
     @Test func everyAppendedEventIsChainedAndTheChainChecksOut() async throws {
         let (url, connection) = try await history()
-        let unchained = try connection.query("SELECT count(*) FROM eventlog.events WHERE hash IS NULL OR length(hash) <> 32")
+        let unchained = try connection.query(
+            "SELECT count(*) FROM eventlog.events WHERE hash IS NULL OR length(hash) <> 32")
         #expect(unchained.int64(0, 0) == 0)
         let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 0)
@@ -35,11 +36,15 @@ import RoboscopePostgres
 
     @Test func anEditedEventIsNamed() async throws {
         let (url, connection) = try await history()
-        let target = try connection.query("""
+        let target = try connection.query(
+            """
             SELECT position FROM eventlog.events WHERE stream_type = 'marker' AND stream_version = 1 ORDER BY position LIMIT 1
-            """).int64(0, 0)!
-        try tamper(connection, "UPDATE eventlog.events SET data = jsonb_set(data, '{label}', '\"forged\"') WHERE position = $1",
-                   [String(target)])
+            """
+        ).int64(0, 0)!
+        try tamper(
+            connection,
+            "UPDATE eventlog.events SET data = jsonb_set(data, '{label}', '\"forged\"') WHERE position = $1",
+            [String(target)])
         let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 1)
         #expect(verified.output.contains("broken link at position \(target) "), "\(verified.output)")
@@ -48,7 +53,8 @@ import RoboscopePostgres
 
     @Test func aRemovedEventIsNamedAtTheNextOne() async throws {
         let (url, connection) = try await history()
-        let row = try connection.query("""
+        let row = try connection.query(
+            """
             SELECT stream_type, stream_id::text, stream_version FROM eventlog.events e
             WHERE stream_version = 1 AND EXISTS (SELECT 1 FROM eventlog.events n WHERE n.stream_type = e.stream_type
                   AND n.stream_id = e.stream_id AND n.stream_version = 3)
@@ -56,8 +62,10 @@ import RoboscopePostgres
             """)
         guard row.rowCount == 1 else { throw TestFailure("the scripted history has no stream with three events") }
         let (type, id) = (row.string(0, 0)!, row.string(0, 1)!)
-        try tamper(connection, "DELETE FROM eventlog.events WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 2",
-                   [type, id])
+        try tamper(
+            connection,
+            "DELETE FROM eventlog.events WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 2",
+            [type, id])
         let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
         #expect(verified.status == 1)
         #expect(verified.output.contains("\(type):\(id) version 3"), "\(verified.output)")
@@ -67,11 +75,16 @@ import RoboscopePostgres
     @Test func verifyChecksTheAuditTrailsRoutesToo() async throws {
         let (url, connection) = try await history()
         #expect(try await CommandRunner.roboscope(["verify", "--database-url", url]).status == 0)
-        let target = try connection.query("SELECT position FROM eventlog.events WHERE stream_type = 'marker' LIMIT 1").int64(0, 0)!
-        try tamper(connection, "UPDATE eventlog.events SET work_session_id = gen_random_uuid() WHERE position = $1", [String(target)])
+        let target = try connection.query("SELECT position FROM eventlog.events WHERE stream_type = 'marker' LIMIT 1")
+            .int64(0, 0)!
+        try tamper(
+            connection, "UPDATE eventlog.events SET work_session_id = gen_random_uuid() WHERE position = $1",
+            [String(target)])
         let verified = try await CommandRunner.roboscope(["verify", "--database-url", url])
         #expect(verified.status == 1)
-        #expect(verified.output.contains("eventlog.events (audit routes) \(target): work_session_id: live"), "\(verified.output)")
+        #expect(
+            verified.output.contains("eventlog.events (audit routes) \(target): work_session_id: live"),
+            "\(verified.output)")
     }
     /// The append hashes an event itself when its stream's previous event is stored (or it
     /// starts the stream), and leaves one that follows an earlier event of the same batch
@@ -104,14 +117,16 @@ import RoboscopePostgres
             """
         try connection.transaction { _ = try connection.query("SELECT * FROM eventlog.append($1::jsonb)", [batch]) }
 
-        let versions = try connection.query("""
+        let versions = try connection.query(
+            """
             SELECT string_agg(stream_version::text, ',' ORDER BY position) FROM eventlog.events
             WHERE stream_id IN ($1::uuid, $2::uuid)
             """, [fresh, stored])
         #expect(versions.string(0, 0) == "1,1,2,2,3,3", "the stored space's create, then the batch in its order")
         // Each event's time is taken once, in the batch's order: a time cut never holds an
         // event of the batch without the ones before it.
-        let backwards = try connection.query("""
+        let backwards = try connection.query(
+            """
             SELECT count(*) FROM (SELECT recorded_at < lag(recorded_at) OVER (ORDER BY position) AS back
                                   FROM eventlog.events) AS steps WHERE back
             """)

@@ -57,7 +57,8 @@ import RoboscopePostgres
         #expect(log.json["scope"] == "log")
         #expect(log.json["checked_events"]?.int == (try scalar(url, "SELECT count(*) FROM eventlog.events")))
         // The same, below the API.
-        let report = try HashChain.check(.workSession(EntityID(Fixtures.id(sessions[0]))!), on: TestDatabase.connect(url))
+        let report = try HashChain.check(
+            .workSession(EntityID(Fixtures.id(sessions[0]))!), on: TestDatabase.connect(url))
         #expect(report.brokenLink == nil && report.checkedEvents == 6)
     }
 
@@ -65,15 +66,21 @@ import RoboscopePostgres
         let (server, url, sessions, space) = try await history()
         defer { server.stopWithoutWaiting() }
         let (position, _, _) = try markerEvents(url, sessions[1])[1]
-        try tamper(url, "UPDATE eventlog.events SET metadata = jsonb_set(metadata, '{actor}', '\"someone else\"') WHERE position = $1",
-                   [String(position)])
+        try tamper(
+            url,
+            "UPDATE eventlog.events SET metadata = jsonb_set(metadata, '{actor}', '\"someone else\"') WHERE position = $1",
+            [String(position)])
         let broken = try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[1]))")
         #expect(broken.json["intact"] == false)
         #expect(broken.json["first_broken_link"]?["position"]?.int == position)
         #expect(broken.json["first_broken_link"]?["problem"]?.string?.contains("does not match") == true)
-        #expect(try await server.client.get("/api/v1/integrity?space_id=\(Fixtures.id(space))").json["first_broken_link"]?["position"]?.int == position)
-        #expect(try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))").json["intact"] == true,
-                "the other session is intact")
+        #expect(
+            try await server.client.get("/api/v1/integrity?space_id=\(Fixtures.id(space))").json["first_broken_link"]?[
+                "position"]?.int == position)
+        #expect(
+            try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))").json["intact"]
+                == true,
+            "the other session is intact")
     }
 
     @Test func aRemovedEventIsNamedAtTheNextOne() async throws {
@@ -81,7 +88,10 @@ import RoboscopePostgres
         defer { server.stopWithoutWaiting() }
         let events = try markerEvents(url, sessions[0])
         let (_, stream, _) = events[1]
-        try tamper(url, "DELETE FROM eventlog.events WHERE stream_type = 'marker' AND stream_id = $1::uuid AND stream_version = 2", [stream])
+        try tamper(
+            url,
+            "DELETE FROM eventlog.events WHERE stream_type = 'marker' AND stream_id = $1::uuid AND stream_version = 2",
+            [stream])
         let broken = try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))")
         #expect(broken.json["intact"] == false)
         #expect(broken.json["first_broken_link"]?["position"]?.int == events[2].0)
@@ -92,8 +102,13 @@ import RoboscopePostgres
     @Test func badScopesAreRefused() async throws {
         let (server, _, sessions, space) = try await history()
         defer { server.stopWithoutWaiting() }
-        #expect(try await server.client.get("/api/v1/integrity?work_session_id=nope").json["error"]?["field"] == "work_session_id")
-        #expect(try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))&space_id=\(Fixtures.id(space))").status == 400)
+        #expect(
+            try await server.client.get("/api/v1/integrity?work_session_id=nope").json["error"]?["field"]
+                == "work_session_id")
+        #expect(
+            try await server.client.get(
+                "/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[0]))&space_id=\(Fixtures.id(space))"
+            ).status == 400)
         #expect(try await server.client.get("/api/v1/integrity?space_id=\(UUID().uuidString)").status == 404)
     }
 }

@@ -21,7 +21,10 @@ import RoboscopeDomain
         // Bob has the token (read from a log, say) but is not the holder.
         let stolen = try await client.send("DELETE", path, json: ["token": .string(token)], headers: bob)
         #expect(stolen.status == 403)
-        #expect(try await client.send("POST", path + "/extend", json: ["token": .string(token), "ttl_seconds": 60], headers: bob).status == 403)
+        #expect(
+            try await client.send(
+                "POST", path + "/extend", json: ["token": .string(token), "ttl_seconds": 60], headers: bob
+            ).status == 403)
         // Force needs admin, and another tenant's admin sees no such session.
         let forcedByWriter = try await client.send("DELETE", path + "?force=true", headers: bob)
         #expect(forcedByWriter.status == 403)
@@ -40,7 +43,8 @@ import RoboscopeDomain
         // Nothing left to break.
         #expect(try await client.send("DELETE", path + "?force=true", headers: admin).json["released"] == false)
         // The enforced lock no longer binds: bob writes without a lock token.
-        let write = try await client.send("PATCH", "/api/v1/markers/\(ids.marker)", json: ["label": "after the break"], headers: bob)
+        let write = try await client.send(
+            "PATCH", "/api/v1/markers/\(ids.marker)", json: ["label": "after the break"], headers: bob)
         #expect(write.status == 200, "\(write.json)")
 
         let connection = try TestDatabase.connect(url)
@@ -49,14 +53,18 @@ import RoboscopeDomain
             SELECT type, metadata->>'actor', data->>'holder', metadata->>'scope' FROM eventlog.events
             WHERE stream_type = 'work_session_lock' AND stream_id = $1 ORDER BY position
             """, [ids.session])
-        #expect((0..<rows.rowCount).map { rows.string($0, 0)! } == ["work_session.lock_acquired", "work_session.lock_broken"])
+        #expect(
+            (0..<rows.rowCount).map { rows.string($0, 0)! } == [
+                "work_session.lock_acquired", "work_session.lock_broken",
+            ])
         #expect(rows.string(1, 1) == "site-admin")
         #expect(rows.string(1, 2) == "alice")
         #expect(rows.string(1, 3) == "read write admin")
 
         // The audit trail shows it to an auditor of the tenant.
         let auditor = Tokens.bearer(try Tokens.token("acme", "audit"))
-        let audit = try await client.send("GET", "/api/v1/audit?work_session_id=\(ids.session)&type=work_session.lock_broken", headers: auditor)
+        let audit = try await client.send(
+            "GET", "/api/v1/audit?work_session_id=\(ids.session)&type=work_session.lock_broken", headers: auditor)
         #expect(audit.status == 200, "\(audit.json)")
         #expect(audit.json["data"]?[0]?["actor"] == "site-admin")
     }

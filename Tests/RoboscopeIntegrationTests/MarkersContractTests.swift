@@ -7,7 +7,8 @@ import RoboscopeDomain
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        let marker = try await fixtures.marker(in: session, ["label": "crack", "color": "#A1B2C3", "custom_props": ["severity": 2]])
+        let marker = try await fixtures.marker(
+            in: session, ["label": "crack", "color": "#A1B2C3", "custom_props": ["severity": 2]])
         #expect(marker["version"] == 1)
         #expect(marker["p3"] == [2, 0, 4])
         #expect(marker["calibrated_data"] == .null)
@@ -77,7 +78,13 @@ import RoboscopeDomain
             (["label": .string(String(repeating: "l", count: 201))], "label"),
             (["work_session_id": "abc"], "work_session_id"),
             (["work_session_id": .string(EntityID.random().description)], "work_session_id"),
-            (["calibrated_data": ["p1": [0, 0, 0], "p2": [0, 0, 0], "p3": [0, 0, 0], "p4": [0, 0, 0], "center": [1]]], "calibrated_data.center"),
+            (
+                [
+                    "calibrated_data": [
+                        "p1": [0, 0, 0], "p2": [0, 0, 0], "p3": [0, 0, 0], "p4": [0, 0, 0], "center": [1],
+                    ]
+                ], "calibrated_data.center"
+            ),
         ]
         for (change, field) in cases {
             let reply = try await client.post("/api/v1/markers", .object(base.merging(change) { $1 }))
@@ -87,7 +94,9 @@ import RoboscopeDomain
         // 1e400 overflows to infinity when parsed: not a finite number.
         let infinite = try await client.send(
             "POST", "/api/v1/markers",
-            body: Data(#"{"work_session_id":"\#(Fixtures.id(session))","p1":[1e400,0,0],"p2":[0,0,0],"p3":[0,0,0],"p4":[0,0,0]}"#.utf8)
+            body: Data(
+                #"{"work_session_id":"\#(Fixtures.id(session))","p1":[1e400,0,0],"p2":[0,0,0],"p3":[0,0,0],"p4":[0,0,0]}"#
+                    .utf8)
         )
         #expect(infinite.status == 422 || infinite.status == 400)
         #expect(try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))").json == [])
@@ -97,8 +106,11 @@ import RoboscopeDomain
     @Test func calibratedDataIsStoredAsGiven() async throws {
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)
-        let calibrated: JSONValue = ["p1": [0.1, 0, 0], "p2": [1, 0, 0.25], "p3": [1, 0, 1], "p4": [0, 0, 1], "center": [0.5, 0, 0.5]]
-        let marker = try await fixtures.marker(in: try await fixtures.session(in: try await fixtures.space()), ["calibrated_data": calibrated])
+        let calibrated: JSONValue = [
+            "p1": [0.1, 0, 0], "p2": [1, 0, 0.25], "p3": [1, 0, 1], "p4": [0, 0, 1], "center": [0.5, 0, 0.5],
+        ]
+        let marker = try await fixtures.marker(
+            in: try await fixtures.session(in: try await fixtures.space()), ["calibrated_data": calibrated])
         #expect(marker["calibrated_data"] == calibrated)
     }
 
@@ -129,7 +141,9 @@ import RoboscopeDomain
 
         // A repeated id inside one request fails the request without storing anything.
         let id = JSONValue.string(EntityID.random().description)
-        let twice = try await client.post("/api/v1/markers/bulk", ["markers": [.object(good.merging(["id": id]) { $1 }), .object(good.merging(["id": id]) { $1 })]])
+        let twice = try await client.post(
+            "/api/v1/markers/bulk",
+            ["markers": [.object(good.merging(["id": id]) { $1 }), .object(good.merging(["id": id]) { $1 })]])
         #expect(twice.status == 422)
         #expect(try await client.get("/api/v1/markers/\(id.string!)").status == 404)
     }
@@ -163,7 +177,8 @@ import RoboscopeDomain
 
         let connection = try TestDatabase.connect(try await SharedServer.database())
         let stored = try connection.query(
-            "SELECT count(*) FROM eventlog.events WHERE work_session_id = $1 AND type = 'marker.created'", [Fixtures.id(session)]
+            "SELECT count(*) FROM eventlog.events WHERE work_session_id = $1 AND type = 'marker.created'",
+            [Fixtures.id(session)]
         )
         #expect(stored.int64(0, 0) == 1)
     }

@@ -7,7 +7,9 @@ import RoboscopeDomain
     /// The value of an unlabelled series, or the sum of a labelled one's lines matching `labels`.
     static func value(_ text: String, _ name: String, labels: String = "") -> Double {
         text.split(separator: "\n")
-            .filter { !$0.hasPrefix("#") && ($0.hasPrefix(name + " ") || ($0.hasPrefix(name + "{") && $0.contains(labels))) }
+            .filter {
+                !$0.hasPrefix("#") && ($0.hasPrefix(name + " ") || ($0.hasPrefix(name + "{") && $0.contains(labels)))
+            }
             .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
             .reduce(0, +)
     }
@@ -19,11 +21,15 @@ import RoboscopeDomain
         #expect(before.header("Content-Type")?.hasPrefix("text/plain") == true)
         let beforeText = String(decoding: before.body, as: UTF8.self)
         // Every series exists from the start, at zero, before anything happened.
-        for series in ["roboscope_events_appended_total", "roboscope_changes_waiting", "roboscope_ws_connections",
-                       "roboscope_ws_messages_sent_total", "roboscope_ws_slow_consumers_total",
-                       "roboscope_append_transactions_total", "roboscope_append_requests_total",
-                       "roboscope_append_groups_split_total", "roboscope_appends_queued"] {
-            #expect(beforeText.contains("\n\(series) 0") || beforeText.contains("\n\(series) 0.0"), "\(series) at zero from the start")
+        for series in [
+            "roboscope_events_appended_total", "roboscope_changes_waiting", "roboscope_ws_connections",
+            "roboscope_ws_messages_sent_total", "roboscope_ws_slow_consumers_total",
+            "roboscope_append_transactions_total", "roboscope_append_requests_total",
+            "roboscope_append_groups_split_total", "roboscope_appends_queued",
+        ] {
+            #expect(
+                beforeText.contains("\n\(series) 0") || beforeText.contains("\n\(series) 0.0"),
+                "\(series) at zero from the start")
         }
         let appendedBefore = Self.value(beforeText, "roboscope_events_appended_total")
 
@@ -54,7 +60,8 @@ import RoboscopeDomain
             #expect(Self.value(after, "roboscope_pool_connections", labels: "pool=\"\(pool)\"") >= 1, "\(pool)")
             #expect(after.contains("roboscope_pool_connections_busy{pool=\"\(pool)\"}"), "\(pool)")
             #expect(after.contains("roboscope_pool_jobs_waiting{pool=\"\(pool)\"}"), "\(pool)")
-            #expect(Self.value(after, "roboscope_pool_connect_failures_total", labels: "pool=\"\(pool)\"") == 0, "\(pool)")
+            #expect(
+                Self.value(after, "roboscope_pool_connect_failures_total", labels: "pool=\"\(pool)\"") == 0, "\(pool)")
         }
         _ = socket
         #expect(await server.terminate() == 0)

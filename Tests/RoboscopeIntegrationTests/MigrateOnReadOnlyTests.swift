@@ -18,7 +18,9 @@ import Testing
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let process = Process()
         process.executableURL = ServerProcess.binary
-        process.arguments = ["migrate", "--database-url", TestDatabase.patient(url), "--schema-dir", TestDatabase.schemaDirectory.path]
+        process.arguments = [
+            "migrate", "--database-url", TestDatabase.patient(url), "--schema-dir", TestDatabase.schemaDirectory.path,
+        ]
         let output = try FileHandle(forWritingTo: log)
         process.standardOutput = output
         process.standardError = output
@@ -28,7 +30,9 @@ import Testing
 
         try await eventually("migrate waiting for a writable primary", within: 30) {
             let waiting = said().contains("waiting for a writable primary")
-            guard waiting || process.isRunning else { throw TestFailure("migrate gave up on a read-only database: \(said())") }
+            guard waiting || process.isRunning else {
+                throw TestFailure("migrate gave up on a read-only database: \(said())")
+            }
             return waiting
         }
         #expect(process.isRunning, "migrate gave up on a read-only database: \(said())")

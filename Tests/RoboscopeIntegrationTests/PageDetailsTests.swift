@@ -31,11 +31,13 @@ import Testing
 
     @Test func aMarkersDetailsInItsOwnTransactionNeedNoLookUp() {
         var page = Page()
-        let out = Self.feed(&page, [
-            (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
-            (3, 11, .marker(stream: "b")), (4, 11, .details(stream: "b", data: Self.bytes("b1"))),
-            (5, 12, .other),
-        ])
+        let out = Self.feed(
+            &page,
+            [
+                (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
+                (3, 11, .marker(stream: "b")), (4, 11, .details(stream: "b", data: Self.bytes("b1"))),
+                (5, 12, .other),
+            ])
         // A marker's row, and the rows after it, come out when the next transaction begins;
         // any other row as soon as the rows before it are out.
         #expect(out.map(\.0) == [1, 2, 3, 4, 5])
@@ -46,17 +48,19 @@ import Testing
 
     @Test func aMarkerTakesItsStreamsNewestDetailsUpToTheEndOfItsTransaction() {
         var page = Page()
-        let out = Self.feed(&page, [
-            (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
-            // Two changes of one marker in one transaction: both take the later details.
-            (3, 11, .marker(stream: "a")), (4, 11, .details(stream: "a", data: Self.bytes("a2"))),
-            (5, 11, .marker(stream: "a")), (6, 11, .details(stream: "a", data: Self.bytes("a3"))),
-            // A later transaction with no details of its own takes the newest before it.
-            (7, 12, .marker(stream: "a")),
-            // Deleted details are none.
-            (8, 13, .details(stream: "a", data: nil)), (9, 14, .marker(stream: "a")),
-            (10, 15, .other),
-        ])
+        let out = Self.feed(
+            &page,
+            [
+                (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
+                // Two changes of one marker in one transaction: both take the later details.
+                (3, 11, .marker(stream: "a")), (4, 11, .details(stream: "a", data: Self.bytes("a2"))),
+                (5, 11, .marker(stream: "a")), (6, 11, .details(stream: "a", data: Self.bytes("a3"))),
+                // A later transaction with no details of its own takes the newest before it.
+                (7, 12, .marker(stream: "a")),
+                // Deleted details are none.
+                (8, 13, .details(stream: "a", data: nil)), (9, 14, .marker(stream: "a")),
+                (10, 15, .other),
+            ])
         #expect(out.map(\.0) == Array(1...10))
         #expect(out.map(\.1) == ["a1", nil, "a3", nil, "a3", nil, "a3", nil, nil, nil])
         #expect(page.finish().isEmpty)
@@ -64,12 +68,15 @@ import Testing
 
     @Test func detailsOlderThanThePageAreLookedUpAndTheRowsAfterWait() {
         var page = Page()
-        let out = Self.feed(&page, [
-            (1, 10, .other),
-            (2, 11, .marker(stream: "old")), (3, 11, .marker(stream: "b")), (4, 11, .details(stream: "b", data: Self.bytes("b1"))),
-            (5, 12, .marker(stream: "b")),
-            (6, 13, .other),
-        ])
+        let out = Self.feed(
+            &page,
+            [
+                (1, 10, .other),
+                (2, 11, .marker(stream: "old")), (3, 11, .marker(stream: "b")),
+                (4, 11, .details(stream: "b", data: Self.bytes("b1"))),
+                (5, 12, .marker(stream: "b")),
+                (6, 13, .other),
+            ])
         // Row 1 is out; row 2 waits for a look-up, and with it every row after it.
         #expect(out.map(\.0) == [1])
         #expect(page.finish() == [2])
@@ -80,10 +87,13 @@ import Testing
 
     @Test func theLastTransactionsMarkersAreLookedUpSinceThePagesEndMayCutIt() {
         var page = Page()
-        let out = Self.feed(&page, [
-            (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
-            (3, 11, .marker(stream: "a")), (4, 11, .details(stream: "a", data: Self.bytes("a2"))), (5, 11, .marker(stream: "c")),
-        ])
+        let out = Self.feed(
+            &page,
+            [
+                (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
+                (3, 11, .marker(stream: "a")), (4, 11, .details(stream: "a", data: Self.bytes("a2"))),
+                (5, 11, .marker(stream: "c")),
+            ])
         // a2 may not be a's last details in transaction 11, which may go on past the page.
         #expect(out.map(\.0) == [1, 2])
         #expect(page.finish() == [3, 5])
@@ -95,10 +105,13 @@ import Testing
     @Test func markersTheReadLookedUpComeOutAtOnce() {
         var page = Page()
         // A page inside one large transaction: the read gave its markers' details.
-        let out = Self.feed(&page, [
-            (1, 10, .markerLookedUp(details: Self.bytes("a1"))), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
-            (3, 10, .markerLookedUp(details: nil)),
-        ])
+        let out = Self.feed(
+            &page,
+            [
+                (1, 10, .markerLookedUp(details: Self.bytes("a1"))),
+                (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
+                (3, 10, .markerLookedUp(details: nil)),
+            ])
         #expect(out.map(\.0) == [1, 2, 3])
         #expect(out.map(\.1) == ["a1", nil, nil])
         #expect(page.finish().isEmpty)
@@ -106,9 +119,12 @@ import Testing
 
     @Test func aWholeLastTransactionIsToldFromThePage() {
         var page = Page()
-        let out = Self.feed(&page, [
-            (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))), (3, 10, .marker(stream: "old")),
-        ])
+        let out = Self.feed(
+            &page,
+            [
+                (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
+                (3, 10, .marker(stream: "old")),
+            ])
         #expect(out.isEmpty)
         // The page reached the topic's newest event: only the marker it has no details for is looked up.
         #expect(page.finish(lastTransactionWhole: true) == [3])

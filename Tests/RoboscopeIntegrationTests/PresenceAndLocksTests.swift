@@ -45,7 +45,9 @@ import RoboscopePostgres
         let redis = URLComponents(string: ServerProcess.redisURL)!
         let subscriber = Process()
         subscriber.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        subscriber.arguments = ["-h", redis.host ?? "127.0.0.1", "-p", String(redis.port ?? 6379), "SUBSCRIBE", channel]
+        subscriber.arguments = [
+            "-h", redis.host ?? "127.0.0.1", "-p", String(redis.port ?? 6379), "SUBSCRIBE", channel,
+        ]
         let output = Pipe()
         subscriber.standardOutput = output
         let received = ReceivedText()
@@ -90,7 +92,9 @@ import RoboscopePostgres
         let path = "/api/v1/locks/\(Fixtures.id(session))"
         let replies = try await withThrowingTaskGroup(of: HTTPClient.Reply.self) { group in
             for index in 0..<8 {
-                group.addTask { try await client.post(path, ["ttl_seconds": 30], headers: ["X-User-Id": "tech-\(index)"]) }
+                group.addTask {
+                    try await client.post(path, ["ttl_seconds": 30], headers: ["X-User-Id": "tech-\(index)"])
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }
@@ -109,9 +113,13 @@ import RoboscopePostgres
         #expect(state["fencing_token"] == winner["fencing_token"])
 
         let token = winner["token"]!
-        #expect(try await client.post(path + "/extend", ["token": "0123456789abcdef0123456789abcdef", "ttl_seconds": 30]).json["extended"] == false)
+        #expect(
+            try await client.post(path + "/extend", ["token": "0123456789abcdef0123456789abcdef", "ttl_seconds": 30])
+                .json["extended"] == false)
         #expect(try await client.post(path + "/extend", ["token": token, "ttl_seconds": 60]).json["extended"] == true)
-        #expect(try await client.send("DELETE", path, json: ["token": "0123456789abcdef0123456789abcdef"]).json["released"] == false)
+        #expect(
+            try await client.send("DELETE", path, json: ["token": "0123456789abcdef0123456789abcdef"]).json["released"]
+                == false)
         #expect(try await client.send("DELETE", path, json: ["token": token]).json["released"] == true)
         #expect(try await client.get(path).json["locked"] == false)
 
@@ -125,9 +133,11 @@ import RoboscopePostgres
             "SELECT type, metadata->>'actor' FROM eventlog.events WHERE stream_type = 'work_session_lock' AND stream_id = $1 ORDER BY position",
             [Fixtures.id(session)]
         )
-        #expect((0..<audit.rowCount).map { audit.string($0, 0)! } == [
-            "work_session.lock_acquired", "work_session.lock_extended", "work_session.lock_released", "work_session.lock_acquired",
-        ])
+        #expect(
+            (0..<audit.rowCount).map { audit.string($0, 0)! } == [
+                "work_session.lock_acquired", "work_session.lock_extended", "work_session.lock_released",
+                "work_session.lock_acquired",
+            ])
         #expect(audit.string(0, 1)?.hasPrefix("tech-") == true)
         #expect(try await client.get("/api/v1/work-sessions/\(Fixtures.id(session))").json["version"] == 1)
     }
@@ -146,7 +156,9 @@ import RoboscopePostgres
         let second = try await client.post(path, ["ttl_seconds": 10]).json
         #expect(second["acquired"] == true)
         #expect((second["fencing_token"]?.int ?? 0) > (first["fencing_token"]?.int ?? 0))
-        #expect(try await client.post(path + "/extend", ["token": first["token"]!, "ttl_seconds": 10]).json["extended"] == false)
+        #expect(
+            try await client.post(path + "/extend", ["token": first["token"]!, "ttl_seconds": 10]).json["extended"]
+                == false)
         #expect(try await client.send("DELETE", path, json: ["token": first["token"]!]).json["released"] == false)
     }
 
@@ -176,8 +188,10 @@ import RoboscopePostgres
 
     @Test func enforcedLockRefusesWritesWithoutTheHoldersToken() async throws {
         let (client, session, marker) = try await setup()
-        let lock = try await client.post("/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 30, "enforce": true],
-                                         headers: ["X-User-Id": "holder-1"]).json
+        let lock = try await client.post(
+            "/api/v1/locks/\(Fixtures.id(session))", ["ttl_seconds": 30, "enforce": true],
+            headers: ["X-User-Id": "holder-1"]
+        ).json
         let token = try #require(lock["token"]?.string)
         var body = Fixtures.quad
         body["work_session_id"] = session["id"]!
@@ -187,8 +201,11 @@ import RoboscopePostgres
         #expect(refused.json["error"]?["code"] == "locked")
         #expect(refused.json["error"]?["holder"] == "holder-1")
         #expect(try await client.patch(markerPath, ["label": "x"]).status == 423)
-        #expect(try await client.patch(markerPath, ["label": "x"], headers: ["X-Lock-Token": "not-the-token"]).status == 423)
-        #expect(try await client.patch("/api/v1/work-sessions/\(Fixtures.id(session))", ["status": "active"]).status == 423)
+        #expect(
+            try await client.patch(markerPath, ["label": "x"], headers: ["X-Lock-Token": "not-the-token"]).status == 423
+        )
+        #expect(
+            try await client.patch("/api/v1/work-sessions/\(Fixtures.id(session))", ["status": "active"]).status == 423)
         #expect(try await client.send("POST", markerPath + "/details/calculate").status == 423)
         #expect(try await client.delete(markerPath).status == 423)
         #expect(try await client.post("/api/v1/markers/bulk", ["markers": [.object(body)]]).status == 423)
@@ -196,9 +213,14 @@ import RoboscopePostgres
         #expect(try await client.post("/api/v1/markers", .object(body), headers: ["X-Lock-Token": token]).status == 201)
         #expect(try await client.patch(markerPath, ["label": "mine"], headers: ["X-Lock-Token": token]).status == 200)
         // Extending keeps enforcing; releasing ends it.
-        #expect(try await client.post("/api/v1/locks/\(Fixtures.id(session))/extend", ["token": .string(token), "ttl_seconds": 60]).json["extended"] == true)
+        #expect(
+            try await client.post(
+                "/api/v1/locks/\(Fixtures.id(session))/extend", ["token": .string(token), "ttl_seconds": 60]
+            ).json["extended"] == true)
         #expect(try await client.patch(markerPath, ["label": "x"]).status == 423)
-        #expect(try await client.send("DELETE", "/api/v1/locks/\(Fixtures.id(session))", json: ["token": .string(token)]).json["released"] == true)
+        #expect(
+            try await client.send("DELETE", "/api/v1/locks/\(Fixtures.id(session))", json: ["token": .string(token)])
+                .json["released"] == true)
         #expect(try await client.patch(markerPath, ["label": "free"]).status == 200)
     }
 
@@ -213,17 +235,22 @@ import RoboscopePostgres
     @Test func lateWriteWithAnExpiredHoldersTokenIsRefused() async throws {
         let (client, session, marker) = try await setup()
         let path = "/api/v1/locks/\(Fixtures.id(session))"
-        let first = try await client.post(path, ["ttl_seconds": 1, "enforce": true], headers: ["X-User-Id": "first"]).json
+        let first = try await client.post(path, ["ttl_seconds": 1, "enforce": true], headers: ["X-User-Id": "first"])
+            .json
         let firstToken = try #require(first["token"]?.string)
         try await eventually("the lock expires") { try await client.get(path).json["locked"] == false }
-        let second = try await client.post(path, ["ttl_seconds": 30, "enforce": true], headers: ["X-User-Id": "second"]).json
+        let second = try await client.post(
+            path, ["ttl_seconds": 30, "enforce": true], headers: ["X-User-Id": "second"]
+        ).json
         let secondToken = try #require(second["token"]?.string)
         #expect((second["fencing_token"]?.int ?? 0) > (first["fencing_token"]?.int ?? 0))
-        let late = try await client.patch("/api/v1/markers/\(Fixtures.id(marker))", ["label": "late"], headers: ["X-Lock-Token": firstToken])
+        let late = try await client.patch(
+            "/api/v1/markers/\(Fixtures.id(marker))", ["label": "late"], headers: ["X-Lock-Token": firstToken])
         #expect(late.status == 423)
         #expect(late.json["error"]?["holder"] == "second")
         #expect(late.json["error"]?["fencing_token"] == second["fencing_token"])
-        let current = try await client.patch("/api/v1/markers/\(Fixtures.id(marker))", ["label": "now"], headers: ["X-Lock-Token": secondToken])
+        let current = try await client.patch(
+            "/api/v1/markers/\(Fixtures.id(marker))", ["label": "now"], headers: ["X-Lock-Token": secondToken])
         #expect(current.status == 200)
     }
 }
@@ -236,7 +263,8 @@ import RoboscopePostgres
         try proxy.start()
         var viaProxy = redis
         viaProxy.port = proxy.port
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("redisoutage"), redisURL: viaProxy.string!)
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("redisoutage"), redisURL: viaProxy.string!)
         let client = server.client
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())

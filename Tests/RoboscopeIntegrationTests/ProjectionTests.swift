@@ -47,8 +47,9 @@ import RoboscopePostgres
             let lock = try await client.post(lockPath, ["ttl_seconds": 60, "enforce": true]).json
             _ = try await client.post(lockPath + "/extend", ["token": lock["token"]!, "ttl_seconds": 120])
             if round != 2 { _ = try await client.send("DELETE", lockPath, json: ["token": lock["token"]!]) }
-            _ = try await client.patch("/api/v1/work-sessions/\(Fixtures.id(keep))", ["status": "done"],
-                                       headers: ["X-Lock-Token": lock["token"]?.string ?? ""])
+            _ = try await client.patch(
+                "/api/v1/work-sessions/\(Fixtures.id(keep))", ["status": "done"],
+                headers: ["X-Lock-Token": lock["token"]?.string ?? ""])
             if round == 1 { _ = try await client.delete("/api/v1/spaces/\(Fixtures.id(space))") }
         }
     }
@@ -83,11 +84,13 @@ import RoboscopePostgres
 
         let connection = try TestDatabase.connect(url)
         let marker = try connection.query("SELECT id::text FROM markers ORDER BY id LIMIT 1").string(0, 0)!
-        let details = try connection.query("SELECT marker_id::text FROM marker_details ORDER BY marker_id DESC LIMIT 1").string(0, 0)!
+        let details = try connection.query("SELECT marker_id::text FROM marker_details ORDER BY marker_id DESC LIMIT 1")
+            .string(0, 0)!
         let stray = EntityID.random().description
         try connection.query("UPDATE markers SET label = 'tampered' WHERE id = $1", [marker])
         try connection.query("DELETE FROM marker_details WHERE marker_id = $1", [details])
-        try connection.query("""
+        try connection.query(
+            """
             INSERT INTO spaces (id, key, name, meta, active, version, created_at, updated_at, tenant)
             VALUES ($1, 'stray', 'stray', '{}', true, 1, now(), now(), 'default')
             """, [stray])

@@ -6,7 +6,8 @@ import RoboscopeDomain
 @Suite(.serialized) struct RateLimitTests {
     @Test func pastTheBurstRequestsAre429UntilTokensRefill() async throws {
         let server = try await ServerProcess(
-            databaseURL: try await TestDatabase.fresh("ratelimit"), extraArguments: ["--rate-limit", "0.1", "--rate-burst", "3"]
+            databaseURL: try await TestDatabase.fresh("ratelimit"),
+            extraArguments: ["--rate-limit", "0.1", "--rate-burst", "3"]
         )
         var statuses: [Int] = []
         var refused: HTTPClient.Reply?
@@ -35,7 +36,9 @@ import RoboscopeDomain
                 return status == 200
             }
         } catch {
-            Issue.record("no 200 within Retry-After (\(wait) s) + 30 s; answers by status: \(answers); server log: \(server.log())")
+            Issue.record(
+                "no 200 within Retry-After (\(wait) s) + 30 s; answers by status: \(answers); server log: \(server.log())"
+            )
         }
         #expect(await server.terminate() == 0)
     }
@@ -48,10 +51,14 @@ import RoboscopeDomain
         )
         let ana = Tokens.bearer(try Tokens.token("acme", "read", sub: "ana"))
         let bo = Tokens.bearer(try Tokens.token("acme", "read", sub: "bo"))
-        let statuses = try await (0..<3).asyncMap { _ in try await server.client.send("GET", "/api/v1/spaces", headers: ana) }
+        let statuses = try await (0..<3).asyncMap { _ in
+            try await server.client.send("GET", "/api/v1/spaces", headers: ana)
+        }
         #expect(statuses.map(\.status) == [200, 200, 429])
         #expect(statuses[2].json["error"]?["limit"] == "subject")
-        #expect(try await server.client.send("GET", "/api/v1/spaces", headers: bo).status == 200, "another subject has its own bucket")
+        #expect(
+            try await server.client.send("GET", "/api/v1/spaces", headers: bo).status == 200,
+            "another subject has its own bucket")
         await server.terminate()
 
         let tenantBound = try await ServerProcess(
@@ -71,13 +78,15 @@ import RoboscopeDomain
 
     @Test func aBulkCostsItsMarkers() async throws {
         let server = try await ServerProcess(
-            databaseURL: try await TestDatabase.fresh("ratelimit_bulk"), extraArguments: ["--rate-limit", "0.1", "--rate-burst", "10"]
+            databaseURL: try await TestDatabase.fresh("ratelimit_bulk"),
+            extraArguments: ["--rate-limit", "0.1", "--rate-burst", "10"]
         )
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
         // Three requests so far; the bulk takes its token, then is charged 19 more (its 20 markers).
-        let bulk = try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 20))])
+        let bulk = try await server.client.post(
+            "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 20))])
         #expect(bulk.status == 201)
         let next = try await server.client.get("/api/v1/spaces")
         #expect(next.status == 429, "the bulk spent what 20 creates would")

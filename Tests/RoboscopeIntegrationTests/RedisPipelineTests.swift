@@ -35,7 +35,8 @@ import Testing
         let url = try #require(RedisURL(ServerProcess.redisURL))
         let connection = try RedisConnection(url)
         // The pool is never used: the calls below run on the connection given.
-        let store = PresenceStore(redis: RedisPool(url: url, size: 1, logger: Logger(label: "test")), window: .seconds(30))
+        let store = PresenceStore(
+            redis: RedisPool(url: url, size: 1, logger: Logger(label: "test")), window: .seconds(30))
         let session = UUID().uuidString.lowercased()
         let keys = (0..<50).map { (session: session, user: "user-\($0 % 40)") }
         let beats = try store.heartbeats(keys, on: connection)
@@ -48,12 +49,15 @@ import Testing
     @Test func aFullSessionRefusesANewUserButKeepsItsOwn() throws {
         let url = try #require(RedisURL(ServerProcess.redisURL))
         let connection = try RedisConnection(url)
-        let store = PresenceStore(redis: RedisPool(url: url, size: 1, logger: Logger(label: "test")), window: .seconds(30), maxUsers: 3)
+        let store = PresenceStore(
+            redis: RedisPool(url: url, size: 1, logger: Logger(label: "test")), window: .seconds(30), maxUsers: 3)
         let session = UUID().uuidString.lowercased()
         let beats = try store.heartbeats((0..<5).map { (session: session, user: "user-\($0)") }, on: connection)
         #expect(beats.prefix(3).allSatisfy { $0.joined })
         #expect(beats.suffix(2) == [.full, .full])
-        #expect(try store.heartbeat(session: session, user: "user-0", on: connection) != .full, "a present user keeps beating")
+        #expect(
+            try store.heartbeat(session: session, user: "user-0", on: connection) != .full,
+            "a present user keeps beating")
         #expect(try store.users(session: session, on: connection).count == 3)
     }
 }

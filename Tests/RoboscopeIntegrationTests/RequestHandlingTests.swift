@@ -17,7 +17,8 @@ import RoboscopeDomain
     @Test func oversizedBodyIs413() async throws {
         let client = try await SharedServer.client()
         let padding = String(repeating: "x", count: (1 << 20) + 10)
-        let reply = try await client.send("POST", "/api/v1/spaces", body: Data("{\"key\":\"k\",\"name\":\"\(padding)\"}".utf8))
+        let reply = try await client.send(
+            "POST", "/api/v1/spaces", body: Data("{\"key\":\"k\",\"name\":\"\(padding)\"}".utf8))
         #expect(reply.status == 413)
         #expect(reply.json["error"]?["code"] == "payload_too_large")
     }

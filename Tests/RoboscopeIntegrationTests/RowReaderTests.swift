@@ -23,7 +23,8 @@ import RoboscopeDomain
             } throws: { error in
                 guard let corrupt = error as? CorruptRow else { return false }
                 return corrupt.source == "eventlog.events" && corrupt.column == column && corrupt.problem == problem
-                    && corrupt.key == "position 12" && "\(corrupt)".contains("eventlog.events at position 12: column \(column)")
+                    && corrupt.key == "position 12"
+                    && "\(corrupt)".contains("eventlog.events at position 12: column \(column)")
             }
         }
         #expect(try cells.optionalInt64(1) == nil, "a null where one is allowed is nil, not 0")

@@ -6,7 +6,8 @@ import RoboscopeDomain
     @Test func createReturnsEveryFieldWithNullsPresent() async throws {
         let client = try await SharedServer.client()
         let key = Fixtures.uniqueKey()
-        let reply = try await client.post("/api/v1/spaces", ["key": .string(key), "name": "Hull 7", "meta": ["deck": 3]])
+        let reply = try await client.post(
+            "/api/v1/spaces", ["key": .string(key), "name": "Hull 7", "meta": ["deck": 3]])
         #expect(reply.status == 201)
         let space = reply.json
         #expect(space["key"]?.string == key)

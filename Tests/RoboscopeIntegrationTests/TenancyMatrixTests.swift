@@ -40,73 +40,115 @@ import RoboscopeDomain
     }
 
     static let marker: @Sendable (Ids) -> JSONValue = { ids in
-        ["work_session_id": .string(ids.session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]]
+        [
+            "work_session_id": .string(ids.session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
+            "p4": [0, 0, 4],
+        ]
     }
 
     static let cases: [String: Case] = [
-        "GET /api/v1/spaces": Case(need: .scope("read"), namesEntity: false, path: { _ in "/api/v1/spaces" }, below: ["operator"]),
-        "POST /api/v1/spaces": Case(need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/spaces" },
-                                    body: { _ in ["key": .string("k-\(UUID())"), "name": "n"] }, below: ["read", "write", "audit"]),
-        "GET /api/v1/spaces/{id}": Case(need: .scope("read"), path: { "/api/v1/spaces/\($0.space)" }, below: ["operator"]),
-        "PATCH /api/v1/spaces/{id}": Case(need: .scope("admin"), path: { "/api/v1/spaces/\($0.space)" }, body: { _ in ["name": "m"] },
-                                          below: ["read", "write"]),
-        "DELETE /api/v1/spaces/{id}": Case(need: .scope("admin"), path: { "/api/v1/spaces/\($0.space)" }, below: ["read", "write"]),
-        "GET /api/v1/spaces/{id}/history": Case(need: .scope("audit"), path: { "/api/v1/spaces/\($0.space)/history" }, below: ["read", "write"]),
-        "GET /api/v1/work-sessions": Case(need: .scope("read"), path: { "/api/v1/work-sessions?space_id=\($0.space)" }, below: ["operator"]),
-        "POST /api/v1/work-sessions": Case(need: .scope("write"), path: { _ in "/api/v1/work-sessions" },
-                                           body: { ["space_id": .string($0.space), "session_type": "inspection"] }, below: ["read"]),
-        "GET /api/v1/work-sessions/{id}": Case(need: .scope("read"), path: { "/api/v1/work-sessions/\($0.session)" }, below: ["operator"]),
-        "PATCH /api/v1/work-sessions/{id}": Case(need: .scope("write"), path: { "/api/v1/work-sessions/\($0.session)" },
-                                                 body: { _ in ["status": "active"] }, below: ["read"]),
-        "DELETE /api/v1/work-sessions/{id}": Case(need: .scope("write"), path: { "/api/v1/work-sessions/\($0.session)" }, below: ["read"]),
-        "GET /api/v1/work-sessions/{id}/history": Case(need: .scope("audit"), path: { "/api/v1/work-sessions/\($0.session)/history" },
-                                                       below: ["read", "write"]),
-        "GET /api/v1/markers": Case(need: .scope("read"), path: { "/api/v1/markers?work_session_id=\($0.session)" }, below: ["operator"]),
-        "POST /api/v1/markers": Case(need: .scope("write"), path: { _ in "/api/v1/markers" }, body: marker, below: ["read"]),
-        "POST /api/v1/markers/bulk": Case(need: .scope("write"), path: { _ in "/api/v1/markers/bulk" },
-                                          body: { ["markers": [marker($0)]] }, below: ["read"]),
-        "GET /api/v1/markers/{id}": Case(need: .scope("read"), path: { "/api/v1/markers/\($0.marker)" }, below: ["operator"]),
-        "PATCH /api/v1/markers/{id}": Case(need: .scope("write"), path: { "/api/v1/markers/\($0.marker)" }, body: { _ in ["label": "x"] },
-                                           below: ["read"]),
-        "DELETE /api/v1/markers/{id}": Case(need: .scope("write"), path: { "/api/v1/markers/\($0.marker)" }, below: ["read"]),
-        "GET /api/v1/markers/{id}/history": Case(need: .scope("audit"), path: { "/api/v1/markers/\($0.marker)/history" }, below: ["read"]),
-        "GET /api/v1/markers/{id}/details": Case(need: .scope("read"), path: { "/api/v1/markers/\($0.marker)/details" }, below: ["operator"]),
-        "PUT /api/v1/markers/{id}/details": Case(need: .scope("write"), path: { "/api/v1/markers/\($0.marker)/details" },
-                                                 body: { _ in ["custom_props": ["a": 1]] }, below: ["read"]),
-        "DELETE /api/v1/markers/{id}/details": Case(need: .scope("write"), path: { "/api/v1/markers/\($0.marker)/details" }, below: ["read"]),
-        "POST /api/v1/markers/{id}/details/calculate": Case(need: .scope("write"), path: { "/api/v1/markers/\($0.marker)/details/calculate" },
-                                                            below: ["read"]),
-        "POST /api/v1/presence/{work_session_id}": Case(need: .scope("write"), path: { "/api/v1/presence/\($0.session)" },
-                                                        body: { _ in [:] }, below: ["read"]),
-        "GET /api/v1/presence/{work_session_id}": Case(need: .scope("read"), path: { "/api/v1/presence/\($0.session)" }, below: ["operator"]),
-        "DELETE /api/v1/presence/{work_session_id}/{user_id}": Case(need: .scope("write"), path: { "/api/v1/presence/\($0.session)/tester" },
-                                                                    below: ["read"]),
-        "POST /api/v1/locks/{work_session_id}": Case(need: .scope("write"), path: { "/api/v1/locks/\($0.session)" },
-                                                     body: { _ in ["ttl_seconds": 5] }, below: ["read"]),
-        "GET /api/v1/locks/{work_session_id}": Case(need: .scope("read"), path: { "/api/v1/locks/\($0.session)" }, below: ["operator"]),
-        "DELETE /api/v1/locks/{work_session_id}": Case(need: .scope("write"), path: { "/api/v1/locks/\($0.session)" },
-                                                       body: { _ in ["token": "not-the-token"] }, below: ["read"]),
-        "POST /api/v1/locks/{work_session_id}/extend": Case(need: .scope("write"), path: { "/api/v1/locks/\($0.session)/extend" },
-                                                            body: { _ in ["token": "not-the-token", "ttl_seconds": 5] }, below: ["read"]),
-        "GET /api/v1/audit": Case(need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/audit" }, below: ["read", "write", "admin"]),
-        "GET /api/v1/changes": Case(need: .scope("read"), path: { "/api/v1/changes?topic=work_session:\($0.session)" }, below: ["operator"]),
+        "GET /api/v1/spaces": Case(
+            need: .scope("read"), namesEntity: false, path: { _ in "/api/v1/spaces" }, below: ["operator"]),
+        "POST /api/v1/spaces": Case(
+            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/spaces" },
+            body: { _ in ["key": .string("k-\(UUID())"), "name": "n"] }, below: ["read", "write", "audit"]),
+        "GET /api/v1/spaces/{id}": Case(
+            need: .scope("read"), path: { "/api/v1/spaces/\($0.space)" }, below: ["operator"]),
+        "PATCH /api/v1/spaces/{id}": Case(
+            need: .scope("admin"), path: { "/api/v1/spaces/\($0.space)" }, body: { _ in ["name": "m"] },
+            below: ["read", "write"]),
+        "DELETE /api/v1/spaces/{id}": Case(
+            need: .scope("admin"), path: { "/api/v1/spaces/\($0.space)" }, below: ["read", "write"]),
+        "GET /api/v1/spaces/{id}/history": Case(
+            need: .scope("audit"), path: { "/api/v1/spaces/\($0.space)/history" }, below: ["read", "write"]),
+        "GET /api/v1/work-sessions": Case(
+            need: .scope("read"), path: { "/api/v1/work-sessions?space_id=\($0.space)" }, below: ["operator"]),
+        "POST /api/v1/work-sessions": Case(
+            need: .scope("write"), path: { _ in "/api/v1/work-sessions" },
+            body: { ["space_id": .string($0.space), "session_type": "inspection"] }, below: ["read"]),
+        "GET /api/v1/work-sessions/{id}": Case(
+            need: .scope("read"), path: { "/api/v1/work-sessions/\($0.session)" }, below: ["operator"]),
+        "PATCH /api/v1/work-sessions/{id}": Case(
+            need: .scope("write"), path: { "/api/v1/work-sessions/\($0.session)" },
+            body: { _ in ["status": "active"] }, below: ["read"]),
+        "DELETE /api/v1/work-sessions/{id}": Case(
+            need: .scope("write"), path: { "/api/v1/work-sessions/\($0.session)" }, below: ["read"]),
+        "GET /api/v1/work-sessions/{id}/history": Case(
+            need: .scope("audit"), path: { "/api/v1/work-sessions/\($0.session)/history" },
+            below: ["read", "write"]),
+        "GET /api/v1/markers": Case(
+            need: .scope("read"), path: { "/api/v1/markers?work_session_id=\($0.session)" }, below: ["operator"]),
+        "POST /api/v1/markers": Case(
+            need: .scope("write"), path: { _ in "/api/v1/markers" }, body: marker, below: ["read"]),
+        "POST /api/v1/markers/bulk": Case(
+            need: .scope("write"), path: { _ in "/api/v1/markers/bulk" },
+            body: { ["markers": [marker($0)]] }, below: ["read"]),
+        "GET /api/v1/markers/{id}": Case(
+            need: .scope("read"), path: { "/api/v1/markers/\($0.marker)" }, below: ["operator"]),
+        "PATCH /api/v1/markers/{id}": Case(
+            need: .scope("write"), path: { "/api/v1/markers/\($0.marker)" }, body: { _ in ["label": "x"] },
+            below: ["read"]),
+        "DELETE /api/v1/markers/{id}": Case(
+            need: .scope("write"), path: { "/api/v1/markers/\($0.marker)" }, below: ["read"]),
+        "GET /api/v1/markers/{id}/history": Case(
+            need: .scope("audit"), path: { "/api/v1/markers/\($0.marker)/history" }, below: ["read"]),
+        "GET /api/v1/markers/{id}/details": Case(
+            need: .scope("read"), path: { "/api/v1/markers/\($0.marker)/details" }, below: ["operator"]),
+        "PUT /api/v1/markers/{id}/details": Case(
+            need: .scope("write"), path: { "/api/v1/markers/\($0.marker)/details" },
+            body: { _ in ["custom_props": ["a": 1]] }, below: ["read"]),
+        "DELETE /api/v1/markers/{id}/details": Case(
+            need: .scope("write"), path: { "/api/v1/markers/\($0.marker)/details" }, below: ["read"]),
+        "POST /api/v1/markers/{id}/details/calculate": Case(
+            need: .scope("write"), path: { "/api/v1/markers/\($0.marker)/details/calculate" },
+            below: ["read"]),
+        "POST /api/v1/presence/{work_session_id}": Case(
+            need: .scope("write"), path: { "/api/v1/presence/\($0.session)" },
+            body: { _ in [:] }, below: ["read"]),
+        "GET /api/v1/presence/{work_session_id}": Case(
+            need: .scope("read"), path: { "/api/v1/presence/\($0.session)" }, below: ["operator"]),
+        "DELETE /api/v1/presence/{work_session_id}/{user_id}": Case(
+            need: .scope("write"), path: { "/api/v1/presence/\($0.session)/tester" },
+            below: ["read"]),
+        "POST /api/v1/locks/{work_session_id}": Case(
+            need: .scope("write"), path: { "/api/v1/locks/\($0.session)" },
+            body: { _ in ["ttl_seconds": 5] }, below: ["read"]),
+        "GET /api/v1/locks/{work_session_id}": Case(
+            need: .scope("read"), path: { "/api/v1/locks/\($0.session)" }, below: ["operator"]),
+        "DELETE /api/v1/locks/{work_session_id}": Case(
+            need: .scope("write"), path: { "/api/v1/locks/\($0.session)" },
+            body: { _ in ["token": "not-the-token"] }, below: ["read"]),
+        "POST /api/v1/locks/{work_session_id}/extend": Case(
+            need: .scope("write"), path: { "/api/v1/locks/\($0.session)/extend" },
+            body: { _ in ["token": "not-the-token", "ttl_seconds": 5] }, below: ["read"]),
+        "GET /api/v1/audit": Case(
+            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/audit" },
+            below: ["read", "write", "admin"]),
+        "GET /api/v1/changes": Case(
+            need: .scope("read"), path: { "/api/v1/changes?topic=work_session:\($0.session)" }, below: ["operator"]),
         "GET /api/v1/realtime": Case(need: .authenticated, namesEntity: false, path: { _ in "/api/v1/realtime" }),
-        "GET /api/v1/integrity": Case(need: .scope("audit"), path: { "/api/v1/integrity?work_session_id=\($0.session)" }, below: ["read"]),
+        "GET /api/v1/integrity": Case(
+            need: .scope("audit"), path: { "/api/v1/integrity?work_session_id=\($0.session)" }, below: ["read"]),
         // A revocation of a subject no token of the matrix has: the rest of the run is unaffected.
-        "POST /api/v1/admin/revocations": Case(need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },
-                                               body: { _ in ["subject": "matrix-nobody", "reason": "matrix"] },
-                                               below: ["read", "write", "audit"]),
-        "GET /api/v1/admin/revocations": Case(need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },
-                                              below: ["read", "write", "audit"]),
-        "DELETE /api/v1/admin/revocations/{id}": Case(need: .scope("admin"), namesEntity: false,
-                                                      path: { _ in "/api/v1/admin/revocations/\(UUID())" },
-                                                      below: ["read", "write", "audit"], allowedUpTo: 404),
-        "GET /api/v1/admin/connections": Case(need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/connections" },
-                                              below: ["read", "write", "audit"]),
+        "POST /api/v1/admin/revocations": Case(
+            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },
+            body: { _ in ["subject": "matrix-nobody", "reason": "matrix"] },
+            below: ["read", "write", "audit"]),
+        "GET /api/v1/admin/revocations": Case(
+            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },
+            below: ["read", "write", "audit"]),
+        "DELETE /api/v1/admin/revocations/{id}": Case(
+            need: .scope("admin"), namesEntity: false,
+            path: { _ in "/api/v1/admin/revocations/\(UUID())" },
+            below: ["read", "write", "audit"], allowedUpTo: 404),
+        "GET /api/v1/admin/connections": Case(
+            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/connections" },
+            below: ["read", "write", "audit"]),
         // Every gateway hears a disconnect (the test servers share Redis): a subject nobody is.
-        "DELETE /api/v1/admin/connections": Case(need: .scope("admin"), namesEntity: false,
-                                                 path: { _ in "/api/v1/admin/connections?subject=matrix-nobody" },
-                                                 below: ["read", "write", "audit"]),
+        "DELETE /api/v1/admin/connections": Case(
+            need: .scope("admin"), namesEntity: false,
+            path: { _ in "/api/v1/admin/connections?subject=matrix-nobody" },
+            below: ["read", "write", "audit"]),
         "GET /healthz": Case(need: .open, namesEntity: false, path: { _ in "/healthz" }),
         "GET /readyz": Case(need: .open, namesEntity: false, path: { _ in "/readyz" }),
         "GET /metrics": Case(need: .open, namesEntity: false, path: { _ in "/metrics" }),
@@ -115,7 +157,8 @@ import RoboscopeDomain
 
     /// `METHOD /path` of every operation in docs/openapi.yaml.
     static func specifiedOperations() throws -> [String] {
-        let text = try String(contentsOf: TestDatabase.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        let text = try String(
+            contentsOf: TestDatabase.repositoryRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
         var operations: [String] = []
         var inPaths = false
         var path: String?
@@ -127,7 +170,9 @@ import RoboscopeDomain
                 path = String(line.dropFirst(2).dropLast())
             } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
                 let method = line.trimmingCharacters(in: .whitespaces).dropLast()
-                if ["get", "post", "put", "patch", "delete"].contains(method) { operations.append("\(method.uppercased()) \(path)") }
+                if ["get", "post", "put", "patch", "delete"].contains(method) {
+                    operations.append("\(method.uppercased()) \(path)")
+                }
             }
         }
         return operations
@@ -136,20 +181,25 @@ import RoboscopeDomain
     /// A space, a session and a marker (with details) of `tenant`.
     static func fixtures(_ client: HTTPClient, tenant: String) async throws -> Ids {
         let admin = Tokens.bearer(try Tokens.token(tenant, "admin"))
-        let space = try await client.send("POST", "/api/v1/spaces", json: ["key": .string("k-\(UUID())"), "name": "n"], headers: admin)
+        let space = try await client.send(
+            "POST", "/api/v1/spaces", json: ["key": .string("k-\(UUID())"), "name": "n"], headers: admin)
         guard space.status == 201 else { throw TestFailure("space: \(space.status) \(space.json)") }
         let spaceID = space.json["id"]!.string!
-        let session = try await client.send("POST", "/api/v1/work-sessions",
-                                            json: ["space_id": .string(spaceID), "session_type": "inspection"], headers: admin)
+        let session = try await client.send(
+            "POST", "/api/v1/work-sessions",
+            json: ["space_id": .string(spaceID), "session_type": "inspection"], headers: admin)
         guard session.status == 201 else { throw TestFailure("session: \(session.status) \(session.json)") }
         let sessionID = session.json["id"]!.string!
-        let marker = try await client.send("POST", "/api/v1/markers", json: Self.marker(Ids(space: spaceID, session: sessionID, marker: "")),
-                                           headers: admin)
+        let marker = try await client.send(
+            "POST", "/api/v1/markers", json: Self.marker(Ids(space: spaceID, session: sessionID, marker: "")),
+            headers: admin)
         guard marker.status == 201 else { throw TestFailure("marker: \(marker.status) \(marker.json)") }
         return Ids(space: spaceID, session: sessionID, marker: marker.json["id"]!.string!)
     }
 
-    static func call(_ client: HTTPClient, _ operation: String, _ test: Case, _ ids: Ids, token: String?) async throws -> HTTPClient.Reply {
+    static func call(
+        _ client: HTTPClient, _ operation: String, _ test: Case, _ ids: Ids, token: String?
+    ) async throws -> HTTPClient.Reply {
         let method = String(operation.split(separator: " ")[0])
         let headers = token.map(Tokens.bearer) ?? [:]
         if let body = test.body {
@@ -161,8 +211,12 @@ import RoboscopeDomain
     /// What must not tell two answers apart: status, error code, and the message with the ids taken out.
     static func shape(_ reply: HTTPClient.Reply, _ ids: Ids) -> String {
         var message = reply.json["error"]?["message"]?.string ?? ""
-        for id in [ids.space, ids.session, ids.marker] where !id.isEmpty { message = message.replacingOccurrences(of: id, with: "<id>") }
-        let body = reply.json["error"] == nil ? "\(reply.json.count)" : "\(reply.json["error"]?["code"]?.string ?? "") \(message)"
+        for id in [ids.space, ids.session, ids.marker] where !id.isEmpty {
+            message = message.replacingOccurrences(of: id, with: "<id>")
+        }
+        let body =
+            reply.json["error"] == nil
+            ? "\(reply.json.count)" : "\(reply.json["error"]?["code"]?.string ?? "") \(message)"
         return "\(reply.status) \(body) position:\(reply.header("Roboscope-Position") != nil)"
     }
 
@@ -181,12 +235,15 @@ import RoboscopeDomain
     @Test func everyCaseNeedsWhatTheScopeTableSays() {
         let table = Dictionary(uniqueKeysWithValues: OperationScopes.rest.map { ($0.operation, $0.required) })
         for (operation, test) in Self.cases {
-            let expected = switch test.need {
-            case .open: "none"
-            case .authenticated: "token"
-            case .scope(let scope): scope
-            }
-            #expect(table[operation]?.hasPrefix(expected) == true, "\(operation): the matrix needs \(expected), the table \(table[operation] ?? "-")")
+            let expected =
+                switch test.need {
+                case .open: "none"
+                case .authenticated: "token"
+                case .scope(let scope): scope
+                }
+            #expect(
+                table[operation]?.hasPrefix(expected) == true,
+                "\(operation): the matrix needs \(expected), the table \(table[operation] ?? "-")")
         }
         for (op, test) in Self.socketCases {
             let required = OperationScopes.webSocket.first { $0.operation == op }?.required
@@ -201,41 +258,61 @@ import RoboscopeDomain
         let test = Self.cases[operation]!
         switch test.need {
         case .open:
-            let reply = try await Self.call(client, operation, test, Ids(space: "", session: "", marker: ""), token: nil)
+            let reply = try await Self.call(
+                client, operation, test, Ids(space: "", session: "", marker: ""), token: nil)
             #expect(reply.status != 401 && reply.status != 403, "\(operation): \(reply.status)")
             return
         case .authenticated:
-            #expect(try await Self.call(client, operation, test, Ids(space: "", session: "", marker: ""), token: nil).status == 401)
-            let reply = try await Self.call(client, operation, test, Ids(space: "", session: "", marker: ""),
-                                            token: try Tokens.token("acme", "operator"))
+            #expect(
+                try await Self.call(client, operation, test, Ids(space: "", session: "", marker: ""), token: nil).status
+                    == 401)
+            let reply = try await Self.call(
+                client, operation, test, Ids(space: "", session: "", marker: ""),
+                token: try Tokens.token("acme", "operator"))
             #expect(reply.status == 200, "\(operation): \(reply.status) \(reply.json)")
             return
         case .scope(let needed):
             // 401 first.
             let ids = try await Self.fixtures(client, tenant: "acme")
-            #expect(try await Self.call(client, operation, test, ids, token: nil).status == 401, "\(operation) without a token")
+            #expect(
+                try await Self.call(client, operation, test, ids, token: nil).status == 401,
+                "\(operation) without a token")
             let all = "read write admin audit operator"
             if test.namesEntity {
                 // Another tenant's id, a space outside `spaces`, and an unknown id: the same answer.
-                let unknown = Ids(space: UUID().uuidString.lowercased(), session: UUID().uuidString.lowercased(),
-                                  marker: UUID().uuidString.lowercased())
-                let asUnknown = Self.shape(try await Self.call(client, operation, test, unknown, token: try Tokens.token("globex", all)), unknown)
-                let otherTenant = Self.shape(try await Self.call(client, operation, test, ids, token: try Tokens.token("globex", all)), ids)
-                #expect(otherTenant == asUnknown, "\(operation): another tenant's id answers \(otherTenant), an unknown one \(asUnknown)")
-                #expect(!otherTenant.hasPrefix("2") || otherTenant.contains(" 0 "), "\(operation) showed another tenant's data: \(otherTenant)")
+                let unknown = Ids(
+                    space: UUID().uuidString.lowercased(), session: UUID().uuidString.lowercased(),
+                    marker: UUID().uuidString.lowercased())
+                let asUnknown = Self.shape(
+                    try await Self.call(client, operation, test, unknown, token: try Tokens.token("globex", all)),
+                    unknown)
+                let otherTenant = Self.shape(
+                    try await Self.call(client, operation, test, ids, token: try Tokens.token("globex", all)), ids)
+                #expect(
+                    otherTenant == asUnknown,
+                    "\(operation): another tenant's id answers \(otherTenant), an unknown one \(asUnknown)")
+                #expect(
+                    !otherTenant.hasPrefix("2") || otherTenant.contains(" 0 "),
+                    "\(operation) showed another tenant's data: \(otherTenant)")
                 let narrowed = try Tokens.token("acme", all, spaces: [UUID().uuidString.lowercased()])
                 let outside = Self.shape(try await Self.call(client, operation, test, ids, token: narrowed), ids)
-                let unknownNarrowed = Self.shape(try await Self.call(client, operation, test, unknown, token: narrowed), unknown)
-                #expect(outside == unknownNarrowed, "\(operation): a space outside spaces answers \(outside), an unknown one \(unknownNarrowed)")
+                let unknownNarrowed = Self.shape(
+                    try await Self.call(client, operation, test, unknown, token: narrowed), unknown)
+                #expect(
+                    outside == unknownNarrowed,
+                    "\(operation): a space outside spaces answers \(outside), an unknown one \(unknownNarrowed)")
             }
             for scope in test.below {
                 let reply = try await Self.call(client, operation, test, ids, token: try Tokens.token("acme", scope))
                 #expect(reply.status == 403, "\(operation) with \(scope): \(reply.status) \(reply.json)")
                 #expect(reply.json["error"]?["code"] == "forbidden")
-                #expect(reply.json["error"]?["message"]?.string?.contains(needed) == true, "\(operation): \(reply.json)")
+                #expect(
+                    reply.json["error"]?["message"]?.string?.contains(needed) == true, "\(operation): \(reply.json)")
             }
-            let allowed = try await Self.call(client, operation, test, ids, token: try Tokens.token("acme", needed, sub: "tester"))
-            #expect(allowed.status <= test.allowedUpTo, "\(operation) with \(needed): \(allowed.status) \(allowed.json)")
+            let allowed = try await Self.call(
+                client, operation, test, ids, token: try Tokens.token("acme", needed, sub: "tester"))
+            #expect(
+                allowed.status <= test.allowedUpTo, "\(operation) with \(needed): \(allowed.status) \(allowed.json)")
         }
     }
 
@@ -243,12 +320,23 @@ import RoboscopeDomain
 
     /// How each WebSocket op is tried: the message for the given ids, and the scope it needs
     /// (nil: any authenticated connection, it touches only the connection's own state).
-    static let socketCases: [String: (needs: String?, below: [String], message: @Sendable (Ids) -> JSONValue, success: String)] = [
-        "subscribe": ("read", ["operator"], { ["op": "subscribe", "topic": .string("work_session:\($0.session)")] }, "subscribed"),
-        "presence": ("write", ["read", "audit"], { ["op": "presence", "work_session_id": .string($0.session)] }, "present"),
-        "unsubscribe": (nil, [], { ["op": "unsubscribe", "topic": .string("work_session:\($0.session)")] }, "error"),
-        "auth": (nil, [], { _ in ["op": "auth", "token": .string((try? Tokens.token("acme", "read")) ?? "")] }, "authenticated"),
-    ]
+    static let socketCases:
+        [String: (needs: String?, below: [String], message: @Sendable (Ids) -> JSONValue, success: String)] = [
+            "subscribe": (
+                "read", ["operator"], { ["op": "subscribe", "topic": .string("work_session:\($0.session)")] },
+                "subscribed"
+            ),
+            "presence": (
+                "write", ["read", "audit"], { ["op": "presence", "work_session_id": .string($0.session)] }, "present"
+            ),
+            "unsubscribe": (
+                nil, [], { ["op": "unsubscribe", "topic": .string("work_session:\($0.session)")] }, "error"
+            ),
+            "auth": (
+                nil, [], { _ in ["op": "auth", "token": .string((try? Tokens.token("acme", "read")) ?? "")] },
+                "authenticated"
+            ),
+        ]
 
     /// The answer to `message` on a fresh socket of `token`: its op and error code.
     static func socketAnswer(_ port: Int, token: String, _ message: JSONValue) async throws -> String {
@@ -257,7 +345,10 @@ import RoboscopeDomain
         while true {
             let answer = try await socket.nextJSON()
             guard let op = answer["op"]?.string, op != "presence", op != "event" else { continue }
-            let message = answer["message"]?.string.map { " " + $0.replacingOccurrences(of: #"[0-9a-f-]{36}"#, with: "<id>", options: .regularExpression) } ?? ""
+            let message =
+                answer["message"]?.string.map {
+                    " " + $0.replacingOccurrences(of: #"[0-9a-f-]{36}"#, with: "<id>", options: .regularExpression)
+                } ?? ""
             return op + (answer["code"]?.string.map { " " + $0 } ?? "") + message
         }
     }
@@ -273,7 +364,10 @@ import RoboscopeDomain
         let ids = try await Self.fixtures(server.client, tenant: "acme")
         let port = server.wsPort
         guard let needed = test.needs else {
-            #expect(try await Self.socketAnswer(port, token: try Tokens.token("acme", "read", sub: "tester"), test.message(ids))
+            #expect(
+                try await Self.socketAnswer(
+                    port, token: try Tokens.token("acme", "read", sub: "tester"), test.message(ids)
+                )
                 .hasPrefix(test.success))
             return
         }
@@ -282,7 +376,8 @@ import RoboscopeDomain
         let asUnknown = try await Self.socketAnswer(port, token: try Tokens.token("globex", all), test.message(unknown))
         #expect(asUnknown.hasPrefix("error not_found"), "\(op): \(asUnknown)")
         let otherTenant = try await Self.socketAnswer(port, token: try Tokens.token("globex", all), test.message(ids))
-        #expect(otherTenant == asUnknown, "\(op): another tenant's id answers \(otherTenant), an unknown one \(asUnknown)")
+        #expect(
+            otherTenant == asUnknown, "\(op): another tenant's id answers \(otherTenant), an unknown one \(asUnknown)")
         let narrowed = try Tokens.token("acme", all, spaces: [UUID().uuidString.lowercased()])
         let outside = try await Self.socketAnswer(port, token: narrowed, test.message(ids))
         #expect(outside == asUnknown, "\(op): a space outside spaces answers \(outside), an unknown one \(asUnknown)")
@@ -290,7 +385,8 @@ import RoboscopeDomain
             let answer = try await Self.socketAnswer(port, token: try Tokens.token("acme", scope), test.message(ids))
             #expect(answer.hasPrefix("error forbidden") && answer.contains(needed), "\(op) with \(scope): \(answer)")
         }
-        let allowed = try await Self.socketAnswer(port, token: try Tokens.token("acme", needed, sub: "tester"), test.message(ids))
+        let allowed = try await Self.socketAnswer(
+            port, token: try Tokens.token("acme", needed, sub: "tester"), test.message(ids))
         #expect(allowed.hasPrefix(test.success), "\(op) with \(needed): \(allowed)")
     }
 }

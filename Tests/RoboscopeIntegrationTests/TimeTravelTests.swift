@@ -18,12 +18,15 @@ import RoboscopeDomain
         try await Task.sleep(for: .milliseconds(100))
         let patched = try await client.patch("/api/v1/markers/\(id)", ["label": "v2", "p1": [0, 0, 0]])
         #expect(try await client.delete("/api/v1/markers/\(id)").status == 204)
-        let positions = try await client.get("/api/v1/markers/\(id)/history").json["data"]?.array?.map { $0["position"]?.int ?? 0 } ?? []
+        let positions =
+            try await client.get("/api/v1/markers/\(id)/history").json["data"]?.array?.map { $0["position"]?.int ?? 0 }
+            ?? []
         #expect(positions.count == 3)
         let (created, updated, deleted) = (positions[0], positions[1], positions[2])
         // Each write's details event closes its transaction; other suites append to the same
         // log meanwhile, so "the next position" may not be ours.
-        let details = try await client.get("/api/v1/audit?entity_type=marker_details&entity_id=\(id)").json["data"]?.array?
+        let details =
+            try await client.get("/api/v1/audit?entity_type=marker_details&entity_id=\(id)").json["data"]?.array?
             .map { $0["position"]?.int ?? 0 } ?? []
         #expect(details.count == 3)
         let (afterCreate, afterUpdate) = (details[0], details[1])
@@ -45,9 +48,11 @@ import RoboscopeDomain
         let earlyMessage: String = early.json["error"]?["message"]?.string ?? ""
         #expect(earlyMessage.contains("did not exist yet"), "\(earlyMessage)")
 
-        let listed = try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(afterUpdate)")
+        let listed = try await client.get(
+            "/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(afterUpdate)")
         #expect(listed.json == [patched.json])
-        #expect(try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(deleted)").json == [])
+        #expect(
+            try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))&as_of=\(deleted)").json == [])
 
         #expect(try await client.get("/api/v1/work-sessions/\(Fixtures.id(session))?as_of=\(deleted)").json == session)
         #expect(try await client.get("/api/v1/spaces/\(Fixtures.id(space))?as_of=\(deleted)").json == space)

@@ -9,13 +9,17 @@ import RoboscopeDomain
 @Suite struct TopicPageDetailsTests {
     static let space = "00000000-0000-4000-8000-000000000001"
     static let session = "00000000-0000-4000-8000-000000000002"
-    static let markers = ["a": "00000000-0000-4000-8000-00000000000a", "b": "00000000-0000-4000-8000-00000000000b",
-                          "c": "00000000-0000-4000-8000-00000000000c"]
+    static let markers = [
+        "a": "00000000-0000-4000-8000-00000000000a", "b": "00000000-0000-4000-8000-00000000000b",
+        "c": "00000000-0000-4000-8000-00000000000c",
+    ]
 
     /// One transaction of the session's topic: each event (stream type, marker, type), its
     /// stream's next version and the topic's next number given as the append gives them.
-    static func write(_ events: [(String, String, String)], on connection: PGConnection,
-                      versions: inout [String: Int], sequence: inout Int) throws {
+    static func write(
+        _ events: [(String, String, String)], on connection: PGConnection,
+        versions: inout [String: Int], sequence: inout Int
+    ) throws {
         var rows: [String] = []
         for (streamType, marker, type) in events {
             let id = streamType == "work_session" ? session : markers[marker]!
@@ -23,12 +27,14 @@ import RoboscopeDomain
             versions[key, default: 0] += 1
             sequence += 1
             let data = streamType == "marker_details" ? "{\"v\": \(versions[key]!), \"of\": \"\(marker)\"}" : "{}"
-            rows.append("""
+            rows.append(
+                """
                 (gen_random_uuid(), '\(streamType)', '\(id)', \(versions[key]!), '\(type)', '\(data)', '{"actor": "test"}',
                  '\(space)', '\(session)', sha256('\(sequence)'::bytea), \(sequence))
                 """)
         }
-        try connection.execute("""
+        try connection.execute(
+            """
             INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata,
                                          space_id, work_session_id, hash, work_session_seq)
             VALUES \(rows.joined(separator: ",\n"))
@@ -47,15 +53,23 @@ import RoboscopeDomain
             [("marker", "b", "marker.created"), ("marker_details", "b", "marker_details.calculated")],
             [("marker", "a", "marker.updated")],
             [("marker_details", "a", "marker_details.deleted")],
-            [("marker", "a", "marker.updated"), ("marker", "c", "marker.created"),
-             ("marker_details", "c", "marker_details.calculated"), ("marker_details", "a", "marker_details.calculated")],
-            [("marker", "b", "marker.updated"), ("marker_details", "b", "marker_details.calculated"),
-             ("marker", "b", "marker.updated"), ("marker_details", "b", "marker_details.calculated")],
+            [
+                ("marker", "a", "marker.updated"), ("marker", "c", "marker.created"),
+                ("marker_details", "c", "marker_details.calculated"),
+                ("marker_details", "a", "marker_details.calculated"),
+            ],
+            [
+                ("marker", "b", "marker.updated"), ("marker_details", "b", "marker_details.calculated"),
+                ("marker", "b", "marker.updated"), ("marker_details", "b", "marker_details.calculated"),
+            ],
             [("marker", "c", "marker.updated")],
             [("work_session", "", "work_session.updated")],
             [("marker_details", "a", "marker_details.deleted"), ("marker", "a", "marker.deleted")],
             [("marker", "b", "marker.updated"), ("marker_details", "b", "marker_details.put")],
-            [("marker", "c", "marker.updated"), ("marker_details", "c", "marker_details.calculated"), ("marker", "b", "marker.updated")],
+            [
+                ("marker", "c", "marker.updated"), ("marker_details", "c", "marker_details.calculated"),
+                ("marker", "b", "marker.updated"),
+            ],
         ]
         for events in transactions {
             try write(events, on: connection, versions: &versions, sequence: &sequence)
@@ -65,7 +79,8 @@ import RoboscopeDomain
 
     /// Each event's details as the view gives them, by position.
     static func viewDetails(on connection: PGConnection) throws -> [Int64: String?] {
-        let result = try connection.query("SELECT position, details::text FROM eventlog.delivery_rows ORDER BY position")
+        let result = try connection.query(
+            "SELECT position, details::text FROM eventlog.delivery_rows ORDER BY position")
         var details: [Int64: String?] = [:]
         for row in 0..<result.rowCount {
             details[result.int64(row, 0)!] = .some(result.string(row, 1))
@@ -104,7 +119,9 @@ import RoboscopeDomain
                 for limit in 1...Int(count - after + 1) {
                     let page = try DeliveryReader.topic(topic, after: after, limit: limit, on: connection)
                     let end = min(after + Int64(limit), count)
-                    #expect(page.map(\.cursor.position) == (after < end ? Array((after + 1)...end) : []), "after \(after), limit \(limit)")
+                    #expect(
+                        page.map(\.cursor.position) == (after < end ? Array((after + 1)...end) : []),
+                        "after \(after), limit \(limit)")
                     Self.expectViewsDetails(page, expected, "after \(after), limit \(limit)")
                 }
             }
@@ -113,12 +130,15 @@ import RoboscopeDomain
 
     @Test func aPageUpToACursorGivesTheViewsDetails() async throws {
         try await Self.onWrittenLog("topic_page_details_until") { connection, topic, expected in
-            let cursors = try connection.query("SELECT position, transaction_id::text FROM eventlog.events ORDER BY position")
+            let cursors = try connection.query(
+                "SELECT position, transaction_id::text FROM eventlog.events ORDER BY position")
             for row in 0..<cursors.rowCount {
                 let until = LogCursor(transactionID: UInt64(cursors.string(row, 1)!)!, position: cursors.int64(row, 0)!)
                 for after in stride(from: Int64(0), to: until.position, by: 3) {
                     let page = try DeliveryReader.topic(topic, after: after, until: until, limit: 1000, on: connection)
-                    #expect(page.map(\.cursor.position) == Array((after + 1)...until.position), "after \(after), until \(until)")
+                    #expect(
+                        page.map(\.cursor.position) == Array((after + 1)...until.position),
+                        "after \(after), until \(until)")
                     Self.expectViewsDetails(page, expected, "after \(after), until \(until)")
                 }
             }

@@ -9,20 +9,26 @@ import RoboscopeKit
     let service = InMemoryService()
     let clock = ManualClock()
 
-    static let quad = [Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)]
+    static let quad = [
+        Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4),
+    ]
 
     @Test func aWriteIsRetriedOn503WithItsOneKey() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
         await service.fail(next: 2)
-        let create = Task { try await client.createMarker(NewMarker(workSessionID: session, label: "valve", corners: Self.quad)) }
+        let create = Task {
+            try await client.createMarker(NewMarker(workSessionID: session, label: "valve", corners: Self.quad))
+        }
         for _ in 0..<2 {
             await clock.waitForSleepers()
             await clock.advanceToNextSleep()
         }
         let marker = try await create.value
         #expect(marker.label == "valve")
-        #expect(marker.details?.measurements == MarkerMeasurements(corners: Self.quad), "the server's details, the kit's geometry")
+        #expect(
+            marker.details?.measurements == MarkerMeasurements(corners: Self.quad),
+            "the server's details, the kit's geometry")
         let posts = await service.requests.filter { $0.method == "POST" }
         #expect(posts.count == 3)
         #expect(Set(posts.compactMap { $0.headers["Idempotency-Key"] }).count == 1, "one key on every attempt")
@@ -37,7 +43,8 @@ import RoboscopeKit
         let client = makeClient(service, clock: clock)
         // Over the 1 KiB threshold (a key the service ignores pads it), then under it.
         let large: [String: JSONValue] = [
-            "id": .string(UUID().uuidString), "work_session_id": .string(session.uuidString), "label": "large", "padding": .string(String(repeating: "pipe ", count: 400)),
+            "id": .string(UUID().uuidString), "work_session_id": .string(session.uuidString), "label": "large",
+            "padding": .string(String(repeating: "pipe ", count: 400)),
             "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
         ]
         let body = try JSONEncoder().encode(large)
@@ -54,7 +61,10 @@ import RoboscopeKit
         let client = makeClient(service, clock: clock)
         let marker = try await client.createMarker(NewMarker(workSessionID: session, corners: Self.quad))
         await service.externalUpdate(marker.id, label: "changed elsewhere")
-        await #expect(throws: RoboscopeError.versionConflict(currentVersion: 2, message: "marker \(marker.id) is at version 2, not 1")) {
+        await #expect(
+            throws: RoboscopeError.versionConflict(
+                currentVersion: 2, message: "marker \(marker.id) is at version 2, not 1")
+        ) {
             _ = try await client.updateMarker(marker.id, MarkerPatch(label: "mine", version: 1))
         }
         do {
@@ -70,7 +80,8 @@ import RoboscopeKit
     }
 
     @Test func givingUpAfterTheAttemptsSaysUnavailable() async throws {
-        let client = makeClient(service, clock: clock, retry: RetryPolicy(base: .milliseconds(10), cap: .milliseconds(50), attempts: 3))
+        let client = makeClient(
+            service, clock: clock, retry: RetryPolicy(base: .milliseconds(10), cap: .milliseconds(50), attempts: 3))
         await service.setReachable(false)
         let read = Task { try await client.presentUsers(workSessionID: UUID()) }
         for _ in 0..<2 {
@@ -101,7 +112,11 @@ import RoboscopeKit
         let policy = RetryPolicy(base: .milliseconds(200), cap: .seconds(3), attempts: 10)
         var random = SystemRandomNumberGenerator()
         let ceilings = (1...6).map { policy.ceiling(forRetry: $0) }
-        #expect(ceilings == [.milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600), .seconds(3), .seconds(3)])
+        #expect(
+            ceilings == [
+                .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600), .seconds(3),
+                .seconds(3),
+            ])
         for retry in 1...6 {
             let delays = (0..<500).map { _ in policy.delay(forRetry: retry, using: &random) }
             #expect(delays.allSatisfy { $0 >= .zero && $0 <= policy.ceiling(forRetry: retry) })
@@ -223,10 +238,11 @@ extension ClientTests {
     /// A create over `transport` with two attempts of 5 s each, driven on the manual
     /// clock: it throws a transport failure that says it timed out.
     func expectTwoAttemptsThatTimeOut(over transport: any HTTPTransport) async throws {
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, userID: "tester",
-            retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 2),
-            http: transport, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://in-memory")!, userID: "tester",
+                retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 2),
+                http: transport, webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
         let call = Task { try await client.createSpace(NewSpace(key: "k", name: "n")) }
         await clock.waitForSleepers()
         #expect(await clock.requestedSleeps == [.seconds(5)])
@@ -246,9 +262,10 @@ extension ClientTests {
 
     /// A long poll's attempt gets its wait on top of the timeout.
     @Test func aLongPollMayWaitItsWaitOnTopOfTheTimeout() async throws {
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, userID: "tester", retry: .never,
-            http: SilentTransport(), webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://in-memory")!, userID: "tester", retry: .never,
+                http: SilentTransport(), webSocket: service.webSocket, clock: clock, requestTimeout: .seconds(5)))
         let poll = Task { try await client.changes(.workSession(UUID()), since: 0, wait: .seconds(20)) }
         await clock.waitForSleepers()
         #expect(await clock.requestedSleeps == [.seconds(25)])
@@ -271,7 +288,8 @@ extension ClientTests {
     @Test func theURLSessionWebSocketTransportFailsTypedWhereItCannotWork() async throws {
         let outcome = try await within(10, "a URLSession WebSocket to a closed port") {
             do {
-                let connection = try await URLSessionWebSocketTransport().connect(to: URL(string: "ws://127.0.0.1:9/")!, headers: [:])
+                let connection = try await URLSessionWebSocketTransport().connect(
+                    to: URL(string: "ws://127.0.0.1:9/")!, headers: [:])
                 defer { Task { await connection.close() } }
                 _ = try await connection.receive()
                 return "received"

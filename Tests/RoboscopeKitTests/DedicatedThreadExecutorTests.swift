@@ -36,7 +36,11 @@ import Testing
         }
 
         func arrive() {
-            if lock.withLock({ left -= 1; return left == 0 }) { continuation.finish() }
+            if lock.withLock({
+                left -= 1; return left == 0
+            }) {
+                continuation.finish()
+            }
         }
     }
 
@@ -101,7 +105,8 @@ import Testing
         // Every thread ended (a guard: a thread that never ends would hold the test here,
         // and the suite's own time limit would name it).
         try await FirstOutcome<Void>.bounded(
-            by: .seconds(10), on: SystemClock(), timeout: { RoboscopeError.transport("not every thread ended within 10 s") },
+            by: .seconds(10), on: SystemClock(),
+            timeout: { RoboscopeError.transport("not every thread ended within 10 s") },
             cancelled: { CancellationError() }
         ) { for await _ in ended.reached {} }
     }

@@ -9,8 +9,9 @@ import RoboscopeKit
 
     @Test func heartbeatsArePacedAndAnnouncedAgainWhenTheNetworkReturns() async throws {
         let session = UUID()
-        let keeper = PresenceKeeper(client: makeClient(service, clock: clock), workSessionID: session, user: "ana",
-                                    interval: .seconds(10))
+        let keeper = PresenceKeeper(
+            client: makeClient(service, clock: clock), workSessionID: session, user: "ana",
+            interval: .seconds(10))
         await keeper.start()
         await clock.waitForSleepers()
         #expect(await service.heartbeats.count == 1)

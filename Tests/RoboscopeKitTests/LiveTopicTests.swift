@@ -8,7 +8,9 @@ import RoboscopeKit
     let service = InMemoryService()
     let clock = ManualClock()
 
-    func start(from cursor: TopicCursor = TopicCursor(position: 0, topicSeq: 0)) async -> (RoboscopeClient, UUID, EventLog, Task<Void, Never>) {
+    func start(
+        from cursor: TopicCursor = TopicCursor(position: 0, topicSeq: 0)
+    ) async -> (RoboscopeClient, UUID, EventLog, Task<Void, Never>) {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
         let log = EventLog()
@@ -20,7 +22,9 @@ import RoboscopeKit
         let positions = events.map(\.position)
         #expect(zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 }, "positions strictly increase")
         let sequences = events.map(\.topicSeq)
-        #expect(sequences == Array(1...Int64(max(1, sequences.count))).prefix(sequences.count).map { $0 }, "topic_seq 1, 2, 3, …")
+        #expect(
+            sequences == Array(1...Int64(max(1, sequences.count))).prefix(sequences.count).map { $0 },
+            "topic_seq 1, 2, 3, …")
     }
 
     @Test func eventsArriveInOrderAndResumeAfterADisconnect() async throws {
@@ -168,9 +172,11 @@ import RoboscopeKit
     static func jwt(exp: Date, serial: Int) -> String {
         func part(_ object: [String: Any]) -> String {
             (try! JSONSerialization.data(withJSONObject: object, options: .sortedKeys)).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(
+                    of: "=", with: "")
         }
-        return part(["alg": "HS256"]) + "." + part(["sub": "tester", "exp": exp.timeIntervalSince1970, "jti": serial]) + ".sig"
+        return part(["alg": "HS256"]) + "." + part(["sub": "tester", "exp": exp.timeIntervalSince1970, "jti": serial])
+            + ".sig"
     }
 
     @Test func theTokenIsRefreshedOnTheOpenSocketBeforeItExpires() async throws {
@@ -179,13 +185,17 @@ import RoboscopeKit
         let clock = clock
         let provider = RefreshingTokenProvider(refreshMargin: .seconds(10), clock: clock) {
             let serial = await fetches.increment()
-            return (Self.jwt(exp: await clock.now().addingTimeInterval(100), serial: serial), await clock.now().addingTimeInterval(100))
+            return (
+                Self.jwt(exp: await clock.now().addingTimeInterval(100), serial: serial),
+                await clock.now().addingTimeInterval(100)
+            )
         }
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, tokenProvider: provider,
-            reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
-            http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
-        ))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://in-memory")!, tokenProvider: provider,
+                reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
+                http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
+            ))
         let log = EventLog()
         let task = log.consume(client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0)))
         defer { task.cancel() }
@@ -208,10 +218,11 @@ import RoboscopeKit
 
     @Test func aTokenWithoutExpiryIsNeverRefreshed() async throws {
         let session = await service.addWorkSession().id
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, tokenProvider: StaticTokenProvider("api-token-without-exp"),
-            http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
-        ))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://in-memory")!, tokenProvider: StaticTokenProvider("api-token-without-exp"),
+                http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
+            ))
         let log = EventLog()
         let task = log.consume(client.follow(.workSession(session), from: TopicCursor(position: 0, topicSeq: 0)))
         defer { task.cancel() }
@@ -220,7 +231,6 @@ import RoboscopeKit
         #expect(await service.webSocketTokens.map(\.token) == ["api-token-without-exp"])
     }
 }
-
 
 extension LiveTopicTests {
     /// `reconnectNow()` ends the backoff: the topic is live again without the clock
@@ -246,7 +256,9 @@ extension LiveTopicTests {
         await service.setReachable(true)
         let started = ContinuousClock.now
         client.reconnectNow()
-        try await within(5, "live again after reconnectNow()") { await online.wait(until: { $0 == [true, false, true] }) }
+        try await within(5, "live again after reconnectNow()") {
+            await online.wait(until: { $0 == [true, false, true] })
+        }
         // The manual clock never moved, so only reconnectNow() ended the backoff; the bound
         // guards a loaded CI machine (unloaded it takes milliseconds).
         #expect(ContinuousClock.now - started < .seconds(5))

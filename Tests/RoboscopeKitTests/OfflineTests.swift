@@ -11,7 +11,10 @@ import RoboscopeGeometry
     let clock = ManualClock()
 
     static func quad(_ z: Double) -> [Point3] {
-        [Point3(x: 0, y: 0, z: z), Point3(x: 1, y: 0, z: z), Point3(x: 1, y: 0, z: z + 1), Point3(x: 0, y: 0, z: z + 1)]
+        [
+            Point3(x: 0, y: 0, z: z), Point3(x: 1, y: 0, z: z), Point3(x: 1, y: 0, z: z + 1),
+            Point3(x: 0, y: 0, z: z + 1),
+        ]
     }
 
     /// Lets reconnect and retry waits pass until `done` holds.
@@ -74,10 +77,12 @@ import RoboscopeGeometry
         defer { try? FileManager.default.removeItem(atPath: path) }
         await service.setReachable(false)
         do {
-            let offline = OfflineWorkSession(client: makeClient(service, clock: clock), store: try OfflineStore(path: path),
-                                             workSessionID: session)
+            let offline = OfflineWorkSession(
+                client: makeClient(service, clock: clock), store: try OfflineStore(path: path),
+                workSessionID: session)
             for index in 0..<4 {
-                try await offline.create(NewMarker(workSessionID: session, label: "m\(index)", corners: Self.quad(Double(index))))
+                try await offline.create(
+                    NewMarker(workSessionID: session, label: "m\(index)", corners: Self.quad(Double(index))))
             }
             // The app is killed: nothing was sent.
         }
@@ -87,7 +92,8 @@ import RoboscopeGeometry
         #expect(queued == queued.sorted())
         #expect(queued.count == 4)
         await service.setReachable(true)
-        let offline = OfflineWorkSession(client: makeClient(service, clock: clock), store: store, workSessionID: session)
+        let offline = OfflineWorkSession(
+            client: makeClient(service, clock: clock), store: store, workSessionID: session)
         await offline.start()
         try await drive { try await store.pending().isEmpty }
         #expect(await service.markers(in: session).map(\.label) == ["m0", "m1", "m2", "m3"])
@@ -97,14 +103,16 @@ import RoboscopeGeometry
     @Test func aConflictGoesToTheResolver() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
-        let marker = try await client.createMarker(NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        let marker = try await client.createMarker(
+            NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
         await service.externalUpdate(marker.id, label: "theirs")
         let seen = ConflictBox()
-        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session,
-                                         resolver: ConflictResolver { report in
-                                             await seen.keep(report)
-                                             return .retry(MarkerPatch(label: "mine, on top of theirs"))
-                                         })
+        let offline = OfflineWorkSession(
+            client: client, store: try OfflineStore(path: nil), workSessionID: session,
+            resolver: ConflictResolver { report in
+                await seen.keep(report)
+                return .retry(MarkerPatch(label: "mine, on top of theirs"))
+            })
         try await offline.update(marker.id, MarkerPatch(label: "mine", version: 1))
         await offline.start()
         try await drive { await service.marker(marker.id)?.label == "mine, on top of theirs" }
@@ -118,7 +126,8 @@ import RoboscopeGeometry
     @Test func byDefaultTheServerWinsAndTheLocalChangeIsReported() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
-        let marker = try await client.createMarker(NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        let marker = try await client.createMarker(
+            NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
         await service.externalUpdate(marker.id, label: "theirs")
         let store = try OfflineStore(path: nil)
         let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
@@ -187,7 +196,9 @@ extension OfflineTests {
         try await drive { await offline.gone != nil }
         let seen = await collected.value
         #expect(seen.count == 2, "\(seen)")
-        guard case .refused(let write, _)? = seen.first else { throw Timeout(description: "no refused report: \(seen)") }
+        guard case .refused(let write, _)? = seen.first else {
+            throw Timeout(description: "no refused report: \(seen)")
+        }
         #expect(write.method == "POST")
         guard case .gone(let id, .notFound)? = seen.last else { throw Timeout(description: "no gone report: \(seen)") }
         #expect(id == session)
@@ -225,11 +236,14 @@ extension OfflineTests {
     /// store at its deadline (2 s on the kit's clock), not after the request timeout.
     @Test func aStalledNetworkFallsBackToTheStoreAtTheReadDeadline() async throws {
         let session = await service.addWorkSession().id
-        _ = try await makeClient(service, clock: clock).createMarker(NewMarker(workSessionID: session, label: "cached", corners: Self.quad(0)))
+        _ = try await makeClient(service, clock: clock).createMarker(
+            NewMarker(workSessionID: session, label: "cached", corners: Self.quad(0)))
         let transport = StallableTransport(service.http)
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, userID: "tester", http: transport, webSocket: service.webSocket,
-            clock: clock, requestTimeout: .seconds(30)))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://in-memory")!, userID: "tester", http: transport,
+                webSocket: service.webSocket,
+                clock: clock, requestTimeout: .seconds(30)))
         let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
         try await offline.refresh()
         transport.stalled = true
@@ -259,14 +273,20 @@ extension OfflineTests {
         defer { watcher.cancel() }
         await offline.start()
         try await offline.create(NewMarker(workSessionID: session, label: "mine", corners: Self.quad(0)))
-        try await within(5, "the local write") { await log.wait(untilLast: { $0.pendingWrites == 1 && $0.markers.map(\.label) == ["mine"] }) }
+        try await within(5, "the local write") {
+            await log.wait(untilLast: { $0.pendingWrites == 1 && $0.markers.map(\.label) == ["mine"] })
+        }
         #expect(await log.values.last?.fromCache == true)
 
         await service.setReachable(true)
         offline.reconnectNow()
-        try await within(5, "settled and live") { await log.wait(untilLast: { $0.pendingWrites == 0 && !$0.fromCache }) }
+        try await within(5, "settled and live") {
+            await log.wait(untilLast: { $0.pendingWrites == 0 && !$0.fromCache })
+        }
         await service.externalCreate(in: session, label: "theirs")
-        try await within(5, "the live event") { await log.wait(untilLast: { $0.markers.map(\.label) == ["mine", "theirs"] }) }
+        try await within(5, "the live event") {
+            await log.wait(untilLast: { $0.markers.map(\.label) == ["mine", "theirs"] })
+        }
         #expect(await log.values.last?.connection == .live)
         await offline.stop()
     }
@@ -336,13 +356,15 @@ extension OfflineTests {
     @Test func anOfflineDeleteOfAChangedMarkerGoesToTheResolver() async throws {
         let session = await service.addWorkSession().id
         let client = makeClient(service, clock: clock)
-        let marker = try await client.createMarker(NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        let marker = try await client.createMarker(
+            NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
         let seen = ConflictBox()
-        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session,
-                                         resolver: ConflictResolver { report in
-                                             await seen.keep(report)
-                                             return .acceptServer
-                                         })
+        let offline = OfflineWorkSession(
+            client: client, store: try OfflineStore(path: nil), workSessionID: session,
+            resolver: ConflictResolver { report in
+                await seen.keep(report)
+                return .acceptServer
+            })
         try await offline.refresh()
         try await offline.delete(marker.id)
         await service.externalUpdate(marker.id, label: "renamed elsewhere")
@@ -362,9 +384,11 @@ extension OfflineTests {
     @Test func aSendWaitingBehindASnapshotSurvivesAStop() async throws {
         let session = await service.addWorkSession().id
         let transport = StallableTransport(service.http)
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://in-memory")!, userID: "tester", http: transport, webSocket: service.webSocket,
-            clock: clock, requestTimeout: nil))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://in-memory")!, userID: "tester", http: transport,
+                webSocket: service.webSocket,
+                clock: clock, requestTimeout: nil))
         let store = try OfflineStore(path: nil)
         let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
         try await offline.refresh()

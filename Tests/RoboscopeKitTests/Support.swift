@@ -2,14 +2,17 @@ import Foundation
 import RoboscopeKit
 
 /// A client of an in-memory service, with a manual clock.
-func makeClient(_ service: InMemoryService, clock: ManualClock, user: String? = "tester",
-                retry: RetryPolicy = RetryPolicy(base: .milliseconds(100), cap: .seconds(2), attempts: 4)) -> RoboscopeClient {
-    RoboscopeClient(RoboscopeConfiguration(
-        baseURL: URL(string: "http://in-memory")!, userID: user, retry: retry,
-        reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
-        // No request timeout: its sleeps would be among the ones a test drives.
-        http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
-    ))
+func makeClient(
+    _ service: InMemoryService, clock: ManualClock, user: String? = "tester",
+    retry: RetryPolicy = RetryPolicy(base: .milliseconds(100), cap: .seconds(2), attempts: 4)
+) -> RoboscopeClient {
+    RoboscopeClient(
+        RoboscopeConfiguration(
+            baseURL: URL(string: "http://in-memory")!, userID: user, retry: retry,
+            reconnect: RetryPolicy(base: .milliseconds(100), cap: .seconds(1)),
+            // No request timeout: its sleeps would be among the ones a test drives.
+            http: service.http, webSocket: service.webSocket, clock: clock, requestTimeout: nil
+        ))
 }
 
 struct Timeout: Error, CustomStringConvertible {
@@ -18,7 +21,9 @@ struct Timeout: Error, CustomStringConvertible {
 
 /// Awaits `body`, failing after `seconds` of real time: a guard against a hang, not a
 /// wait for something to happen.
-func within<T: Sendable>(_ seconds: Double = 10, _ what: String = "", _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func within<T: Sendable>(
+    _ seconds: Double = 10, _ what: String = "", _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     // Unstructured, so that a wait that ignores cancellation cannot hold the test.
     let work = Task { try await body() }
     let outcome = OneShot<Result<T, any Error>>()

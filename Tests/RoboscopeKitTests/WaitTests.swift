@@ -13,7 +13,8 @@ import Testing
         for _ in 0..<5_000 {
             let signal = ChangeSignal()
             let changed = Flag()
-            let waiterYields = Int(generator.next() % 6), signallerYields = Int(generator.next() % 6)
+            let waiterYields = Int(generator.next() % 6)
+            let signallerYields = Int(generator.next() % 6)
             let waiter = Task {
                 while true {
                     let seen = signal.generation
@@ -72,13 +73,15 @@ import Testing
             await service.interleave(seed: seed)
             let session = await service.addWorkSession().id
             // The system clock: nothing here waits on a retry unless a run fails.
-            let client = RoboscopeClient(RoboscopeConfiguration(
-                baseURL: URL(string: "http://in-memory")!, userID: "tester",
-                reconnect: RetryPolicy(base: .milliseconds(1), cap: .milliseconds(5)),
-                http: service.http, webSocket: service.webSocket))
+            let client = RoboscopeClient(
+                RoboscopeConfiguration(
+                    baseURL: URL(string: "http://in-memory")!, userID: "tester",
+                    reconnect: RetryPolicy(base: .milliseconds(1), cap: .milliseconds(5)),
+                    http: service.http, webSocket: service.webSocket))
             let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
             await offline.start()
-            try await offline.create(NewMarker(workSessionID: session, label: "seed \(seed)", corners: OfflineTests.quad(0)))
+            try await offline.create(
+                NewMarker(workSessionID: session, label: "seed \(seed)", corners: OfflineTests.quad(0)))
             if seed % 2 == 0 { _ = await service.externalCreate(in: session) }
             try await within(10, "synchronized() with seed \(seed)") { try await offline.synchronized() }
             #expect(await offline.markers(refresh: false).pendingWrites == 0)
@@ -148,7 +151,9 @@ extension WaitTests {
         let clock = ManualClock()
         let deaf = DeafTransport()
         let timedOut = Task {
-            try await FirstOutcome<HTTPResponseData>.bounded(by: .seconds(5), on: clock, timeout: { TimedOut() }, cancelled: { CancellationError() }) {
+            try await FirstOutcome<HTTPResponseData>.bounded(
+                by: .seconds(5), on: clock, timeout: { TimedOut() }, cancelled: { CancellationError() }
+            ) {
                 try await deaf.send(HTTPRequestData(method: "GET", url: URL(string: "http://deaf")!))
             }
         }
@@ -157,7 +162,9 @@ extension WaitTests {
         await #expect(throws: TimedOut.self) { try await within(5) { try await timedOut.value } }
 
         let cancelled = Task {
-            try await FirstOutcome<HTTPResponseData>.bounded(by: nil, on: clock, timeout: { TimedOut() }, cancelled: { CancellationError() }) {
+            try await FirstOutcome<HTTPResponseData>.bounded(
+                by: nil, on: clock, timeout: { TimedOut() }, cancelled: { CancellationError() }
+            ) {
                 try await deaf.send(HTTPRequestData(method: "GET", url: URL(string: "http://deaf")!))
             }
         }

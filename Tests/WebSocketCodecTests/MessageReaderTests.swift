@@ -3,8 +3,10 @@ import WebSocketCodec
 
 /// Reads `bytes` as a server would (or as `role`), all at once or one byte at a time,
 /// with permessage-deflate when `compression` says how the peer compresses.
-func read(_ bytes: [UInt8], max: Int = 1 << 20, byteByByte: Bool = false, role: MessageReader.Role = .server,
-          compression: MessageReader.Compression? = nil) -> [MessageReader.Output] {
+func read(
+    _ bytes: [UInt8], max: Int = 1 << 20, byteByByte: Bool = false, role: MessageReader.Role = .server,
+    compression: MessageReader.Compression? = nil
+) -> [MessageReader.Output] {
     var reader = MessageReader(role: role, maxMessageSize: max, compression: compression)
     var outputs: [MessageReader.Output] = []
     if byteByByte {
@@ -37,7 +39,9 @@ func masked(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
     }
 
     @Test func joinsFragmentsAroundAPing() {
-        let bytes = masked(.text, Array("Hel".utf8), fin: false) + masked(.ping, [1, 2]) + masked(.continuation, Array("lo".utf8))
+        let bytes =
+            masked(.text, Array("Hel".utf8), fin: false) + masked(.ping, [1, 2])
+            + masked(.continuation, Array("lo".utf8))
         #expect(read(bytes) == [.ping([1, 2]), .message(.text, Array("Hello".utf8))])
     }
 
@@ -54,18 +58,20 @@ func masked(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
     }
 
     @Test func failsTextThatEndsInsideACharacter() {
-        #expect(read(masked(.text, [0x61, 0xE2, 0x82])) == [.fail(.invalidPayload, "text ends inside a UTF-8 sequence")])
+        #expect(
+            read(masked(.text, [0x61, 0xE2, 0x82])) == [.fail(.invalidPayload, "text ends inside a UTF-8 sequence")])
     }
 
-    @Test(arguments: [
-        ([0x81, 0x05] + Array("Hello".utf8), "client frames must be masked"),
-        ([0xC1, 0x80] + key, "reserved bits set without an extension"),
-        ([0x83, 0x80] + key, "reserved opcode 3"),
-        ([0x0B, 0x80] + key, "reserved opcode 11"),
-        ([0x89, 0xFE, 0x00, 0x7E] + key, "control frame over 125 bytes"),
-        ([0x09, 0x80] + key, "fragmented control frame"),
-        ([0x80, 0x80] + key, "continuation frame without a message"),
-    ] as [([UInt8], String)])
+    @Test(
+        arguments: [
+            ([0x81, 0x05] + Array("Hello".utf8), "client frames must be masked"),
+            ([0xC1, 0x80] + key, "reserved bits set without an extension"),
+            ([0x83, 0x80] + key, "reserved opcode 3"),
+            ([0x0B, 0x80] + key, "reserved opcode 11"),
+            ([0x89, 0xFE, 0x00, 0x7E] + key, "control frame over 125 bytes"),
+            ([0x09, 0x80] + key, "fragmented control frame"),
+            ([0x80, 0x80] + key, "continuation frame without a message"),
+        ] as [([UInt8], String)])
     func failsProtocolErrorsWith1002(bytes: [UInt8], reason: String) {
         #expect(read(bytes) == [.fail(.protocolError, reason)])
     }
@@ -87,7 +93,8 @@ func masked(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
         #expect(read(FrameEncoder.close(.normal, reason: "bye", maskKey: key)) == [.close(.normal, "bye")])
         #expect(read(masked(.close, [0x03])) == [.fail(.protocolError, "close payload of one byte")])
         #expect(read(masked(.close, [0x03, 0xED])) == [.fail(.protocolError, "close code 1005 is not allowed")])
-        #expect(read(masked(.close, [0x03, 0xE8, 0xFF])) == [.fail(.invalidPayload, "close reason is not valid UTF-8")])
+        #expect(
+            read(masked(.close, [0x03, 0xE8, 0xFF])) == [.fail(.invalidPayload, "close reason is not valid UTF-8")])
     }
 
     @Test func ignoresEverythingAfterClose() {
@@ -96,19 +103,25 @@ func masked(_ opcode: Opcode, _ payload: [UInt8], fin: Bool = true) -> [UInt8] {
     }
 
     @Test func closeInsideAFragmentedMessageIsStillAClose() {
-        let bytes = masked(.text, Array("frag".utf8), fin: false) + masked(.close, [0x03, 0xE8]) + masked(.continuation, [0x21])
+        let bytes =
+            masked(.text, Array("frag".utf8), fin: false) + masked(.close, [0x03, 0xE8]) + masked(.continuation, [0x21])
         #expect(read(bytes) == [.close(.normal, "")])
     }
 
     @Test func clientRoleReadsUnmaskedAndRefusesMasked() {
         #expect(read(FrameEncoder.frame(.text, Array("hi".utf8)), role: .client) == [.message(.text, Array("hi".utf8))])
-        #expect(read(masked(.text, Array("hi".utf8)), role: .client) == [.fail(.protocolError, "server frames must not be masked")])
+        #expect(
+            read(masked(.text, Array("hi".utf8)), role: .client) == [
+                .fail(.protocolError, "server frames must not be masked")
+            ])
     }
 
     @Test func closeReasonIsCutOnACharacterBoundary() {
         let frame = FrameEncoder.close(.goingAway, reason: String(repeating: "€", count: 60))
         #expect(frame.count <= 127)
-        guard case .close(let code, let reason) = read(frame, role: .client).first else { Issue.record("no close"); return }
+        guard case .close(let code, let reason) = read(frame, role: .client).first else {
+            Issue.record("no close"); return
+        }
         #expect(code == .goingAway)
         #expect(reason == String(repeating: "€", count: 41))
     }

@@ -2,17 +2,18 @@ import Testing
 import WebSocketCodec
 
 @Suite struct UTF8ValidatorTests {
-    @Test(arguments: [
-        ([0x41, 0xC3, 0xA9], true),
-        ([0xF0, 0x9F, 0x98, 0x80], true),
-        ([0xF4, 0x8F, 0xBF, 0xBF], true),
-        ([0xC0, 0x80], false),
-        ([0xE0, 0x80, 0x80], false),
-        ([0xED, 0xA0, 0x80], false),
-        ([0xF4, 0x90, 0x80, 0x80], false),
-        ([0xF5], false),
-        ([0x80], false),
-    ] as [([UInt8], Bool)])
+    @Test(
+        arguments: [
+            ([0x41, 0xC3, 0xA9], true),
+            ([0xF0, 0x9F, 0x98, 0x80], true),
+            ([0xF4, 0x8F, 0xBF, 0xBF], true),
+            ([0xC0, 0x80], false),
+            ([0xE0, 0x80, 0x80], false),
+            ([0xED, 0xA0, 0x80], false),
+            ([0xF4, 0x90, 0x80, 0x80], false),
+            ([0xF5], false),
+            ([0x80], false),
+        ] as [([UInt8], Bool)])
     func judgesSequences(bytes: [UInt8], valid: Bool) {
         var validator = UTF8Validator()
         #expect((validator.feed(bytes) && validator.isComplete) == valid)
@@ -24,7 +25,9 @@ import WebSocketCodec
     @Test func seesEveryByteAfterARunOfASCII() {
         let ascii = Array(repeating: UInt8(ascii: "a"), count: 40)
         for offset in 0...ascii.count {
-            for (inserted, valid) in [([0xFF], false), ([0x80], false), ([0xC3, 0xA9], true), ([0xC3], false)] as [([UInt8], Bool)] {
+            for (inserted, valid) in [([0xFF], false), ([0x80], false), ([0xC3, 0xA9], true), ([0xC3], false)]
+                as [([UInt8], Bool)]
+            {
                 let bytes = Array(ascii[..<offset]) + inserted + Array(ascii[offset...])
                 #expect(validate(bytes) == valid, "\(inserted) at \(offset)")
                 for split in 0...bytes.count {
@@ -38,8 +41,10 @@ import WebSocketCodec
     /// fed whole and in random pieces, judged as the standard library judges them.
     @Test func agreesWithTheStandardLibrary() {
         var random = SplitMix64(seed: 0x5EED)
-        let characters: [[UInt8]] = ["é", "€", "😀", "\u{10FFFF}", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}"]
-            .map { Array($0.utf8) }
+        let characters: [[UInt8]] = [
+            "é", "€", "😀", "\u{10FFFF}", "\u{7F}", "\u{80}", "\u{7FF}", "\u{800}", "\u{FFFF}", "\u{10000}",
+        ]
+        .map { Array($0.utf8) }
         let strays: [UInt8] = [0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
         for _ in 0..<3_000 {
             var bytes: [UInt8] = []

@@ -39,7 +39,9 @@ import WebSocketCodec
 
     @Test func refusesAHeadThatNeverEnds() {
         let bytes = Array(repeating: UInt8(ascii: "a"), count: UpgradeParser.maxHeadSize + 1)
-        guard case .reject(let rejection) = UpgradeParser.parse(bytes) else { Issue.record("expected a rejection"); return }
+        guard case .reject(let rejection) = UpgradeParser.parse(bytes) else {
+            Issue.record("expected a rejection"); return
+        }
         #expect(rejection.status == 431)
     }
 

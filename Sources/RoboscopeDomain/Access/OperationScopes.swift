@@ -51,13 +51,16 @@ public enum OperationScopes {
         OperationScope("DELETE /api/v1/presence/{work_session_id}/{user_id}", "write", "another user's: `admin`"),
         OperationScope("POST /api/v1/locks/{work_session_id}", "write"),
         OperationScope("GET /api/v1/locks/{work_session_id}", "read"),
-        OperationScope("DELETE /api/v1/locks/{work_session_id}", "write",
-                       "with its token, as the subject that took it; `force=true`: `admin`"),
-        OperationScope("POST /api/v1/locks/{work_session_id}/extend", "write", "with its token, as the subject that took it"),
+        OperationScope(
+            "DELETE /api/v1/locks/{work_session_id}", "write",
+            "with its token, as the subject that took it; `force=true`: `admin`"),
+        OperationScope(
+            "POST /api/v1/locks/{work_session_id}/extend", "write", "with its token, as the subject that took it"),
         OperationScope("GET /api/v1/audit", "audit"),
         OperationScope("GET /api/v1/changes", "read"),
         OperationScope("GET /api/v1/realtime", "token"),
-        OperationScope("GET /api/v1/integrity", "audit", "without `work_session_id` or `space_id` (the whole log): `operator`"),
+        OperationScope(
+            "GET /api/v1/integrity", "audit", "without `work_session_id` or `space_id` (the whole log): `operator`"),
         OperationScope("POST /api/v1/admin/revocations", "admin or operator", adminNote + ", and keys (`kid`)"),
         OperationScope("GET /api/v1/admin/revocations", "admin or operator", adminNote),
         OperationScope("DELETE /api/v1/admin/revocations/{id}", "admin or operator", adminNote),
@@ -70,7 +73,8 @@ public enum OperationScopes {
     ]
 
     public static let webSocket: [OperationScope] = [
-        OperationScope("auth", "token", "the first message of a browser's socket; later, a refresh keeping subject and tenant"),
+        OperationScope(
+            "auth", "token", "the first message of a browser's socket; later, a refresh keeping subject and tenant"),
         OperationScope("subscribe", "read"),
         OperationScope("unsubscribe", "token"),
         OperationScope("presence", "write", "as itself only"),

@@ -55,10 +55,18 @@ public struct OriginPolicy: Sendable, Equatable {
         var text = text.lowercased()
         if text.hasSuffix("/") { text.removeLast() }
         let scheme: String
-        if text.hasPrefix("https://") { scheme = "https" } else if text.hasPrefix("http://") { scheme = "http" } else { return nil }
+        if text.hasPrefix("https://") {
+            scheme = "https"
+        } else if text.hasPrefix("http://") {
+            scheme = "http"
+        } else {
+            return nil
+        }
         let authority = String(text.dropFirst(scheme.count + 3))
         guard !authority.isEmpty,
-              authority.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && !"/?#@\\".unicodeScalars.contains($0) })
+            authority.unicodeScalars.allSatisfy({
+                $0.value > 0x20 && $0.value < 0x7F && !"/?#@\\".unicodeScalars.contains($0)
+            })
         else { return nil }
         return "\(scheme)://\(withoutDefaultPort(authority, scheme: scheme))"
     }
@@ -72,7 +80,8 @@ public struct OriginPolicy: Sendable, Equatable {
     }
 
     private static func authority(of origin: String) -> String? {
-        origin.hasPrefix("https://") ? String(origin.dropFirst(8)) : origin.hasPrefix("http://") ? String(origin.dropFirst(7)) : nil
+        origin.hasPrefix("https://")
+            ? String(origin.dropFirst(8)) : origin.hasPrefix("http://") ? String(origin.dropFirst(7)) : nil
     }
 
     private static func withoutDefaultPort(_ authority: String, scheme: String) -> String {

@@ -19,7 +19,9 @@ public struct Principal: Hashable, Sendable {
     /// Its token's `iss` (nil for static tokens): with an issuers file, whose keys signed it.
     public var issuer: String?
 
-    public init(subject: String, tenant: String, scopes: Scopes, spaces: Set<EntityID>? = nil, expiresAt: Timestamp? = nil) {
+    public init(
+        subject: String, tenant: String, scopes: Scopes, spaces: Set<EntityID>? = nil, expiresAt: Timestamp? = nil
+    ) {
         self.subject = subject
         self.tenant = tenant
         self.scopes = scopes
@@ -83,16 +85,19 @@ public enum TenantName {
     public static let maxLength = 128
 
     public static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= maxLength && name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
-        }
+        !name.isEmpty && name.utf8.count <= maxLength
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":")
+                    || byte == UInt8(ascii: "-")
+            }
     }
 }
 
 extension DomainError {
     public static func forbidden(needing scope: Scope) -> DomainError {
-        DomainError(.forbidden, "this needs the \(scope.rawValue) scope", details: ["scope_needed": .string(scope.rawValue)])
+        DomainError(
+            .forbidden, "this needs the \(scope.rawValue) scope", details: ["scope_needed": .string(scope.rawValue)])
     }
 }
 

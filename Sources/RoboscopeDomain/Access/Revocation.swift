@@ -17,8 +17,10 @@ public struct Revocation: Hashable, Sendable {
     /// `tenant/subject` of the principal that made it.
     public var createdBy: String
 
-    public init(id: EntityID, tenant: String?, subject: String?, keyID: String?, issuedBefore: Timestamp, reason: String,
-                createdAt: Timestamp, createdBy: String) {
+    public init(
+        id: EntityID, tenant: String?, subject: String?, keyID: String?, issuedBefore: Timestamp, reason: String,
+        createdAt: Timestamp, createdBy: String
+    ) {
         self.id = id
         self.tenant = tenant
         self.subject = subject
@@ -92,7 +94,8 @@ extension StoredRevocation: Decodable {
     public init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: CodingKeys.self)
         revocation = Revocation(
-            id: try fields.decode(EntityID.self, forKey: .id), tenant: try fields.decodeIfPresent(String.self, forKey: .tenant),
+            id: try fields.decode(EntityID.self, forKey: .id),
+            tenant: try fields.decodeIfPresent(String.self, forKey: .tenant),
             subject: try fields.decodeIfPresent(String.self, forKey: .subject),
             keyID: try fields.decodeIfPresent(String.self, forKey: .kid),
             issuedBefore: try fields.decode(Timestamp.self, forKey: .issuedBefore),

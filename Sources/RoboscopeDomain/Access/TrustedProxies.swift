@@ -58,7 +58,9 @@ public struct TrustedProxies: Sendable, Equatable {
             guard parts.count <= 2, let address = IPAddress.bytes(String(parts[0])) else { return nil }
             let bits = address.count * 8
             if parts.count == 2 {
-                guard let length = Int(parts[1]), (0...bits).contains(length), parts[1].allSatisfy(\.isNumber) else { return nil }
+                guard let length = Int(parts[1]), (0...bits).contains(length), parts[1].allSatisfy(\.isNumber) else {
+                    return nil
+                }
                 prefixLength = length
             } else {
                 prefixLength = bits
@@ -96,7 +98,7 @@ public enum IPAddress {
         var bytes: [UInt8] = []
         for part in parts {
             guard (1...3).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }),
-                  let value = UInt8(part), part.count == 1 || part.first != "0"
+                let value = UInt8(part), part.count == 1 || part.first != "0"
             else { return nil }
             bytes.append(value)
         }

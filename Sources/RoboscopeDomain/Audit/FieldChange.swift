@@ -20,7 +20,8 @@ public struct FieldChange: Equatable, Sendable {
         let fields = Set((before ?? [:]).keys).union((after ?? [:]).keys).subtracting(bookkeeping)
         return fields.sorted().compactMap { field in
             // A field that is absent and one that is null read the same to a client.
-            let old = before?[field], new = after?[field]
+            let old = before?[field]
+            let new = after?[field]
             return (old ?? .null) == (new ?? .null) ? nil : FieldChange(field: field, before: old, after: new)
         }
     }

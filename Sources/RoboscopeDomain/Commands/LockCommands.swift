@@ -8,7 +8,8 @@ public enum LockCommands {
             throw DomainError.invalid("ttl_seconds", "is required")
         }
         guard ttlRange.contains(ttl) else {
-            throw DomainError.invalid("ttl_seconds", "must be between \(ttlRange.lowerBound) and \(ttlRange.upperBound)")
+            throw DomainError.invalid(
+                "ttl_seconds", "must be between \(ttlRange.lowerBound) and \(ttlRange.upperBound)")
         }
         return ttl
     }
@@ -20,18 +21,24 @@ public enum LockCommands {
     public static func acquired(
         _ session: WorkSession, ttl: Int64, enforce: Bool, tokenSHA256: String, _ context: CommandContext
     ) -> AppendBatch {
-        audit(session, .workSessionLockAcquired,
-              LockAudit(workSessionID: session.id, holder: context.provenance.actor, ttlSeconds: ttl, enforce: enforce,
-                        fencingToken: nil, tokenSHA256: tokenSHA256),
-              context)
+        audit(
+            session, .workSessionLockAcquired,
+            LockAudit(
+                workSessionID: session.id, holder: context.provenance.actor, ttlSeconds: ttl, enforce: enforce,
+                fencingToken: nil, tokenSHA256: tokenSHA256),
+            context)
     }
 
     public static func extended(
-        _ session: WorkSession, holder: String, ttl: Int64, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
+        _ session: WorkSession, holder: String, ttl: Int64, enforce: Bool, fencingToken: Int64?,
+        _ context: CommandContext
     ) -> AppendBatch {
-        audit(session, .workSessionLockExtended,
-              LockAudit(workSessionID: session.id, holder: holder, ttlSeconds: ttl, enforce: enforce, fencingToken: fencingToken),
-              context)
+        audit(
+            session, .workSessionLockExtended,
+            LockAudit(
+                workSessionID: session.id, holder: holder, ttlSeconds: ttl, enforce: enforce, fencingToken: fencingToken
+            ),
+            context)
     }
 
     public static func released(
@@ -49,19 +56,29 @@ public enum LockCommands {
 
     /// The end of the acquisition `fencingToken` names, as `type` records it.
     static func ended(
-        _ type: EventType, _ session: WorkSession, holder: String, enforce: Bool, fencingToken: Int64?, _ context: CommandContext
+        _ type: EventType, _ session: WorkSession, holder: String, enforce: Bool, fencingToken: Int64?,
+        _ context: CommandContext
     ) -> AppendBatch {
-        audit(session, type,
-              LockAudit(workSessionID: session.id, holder: holder, ttlSeconds: nil, enforce: enforce, fencingToken: fencingToken),
-              context)
+        audit(
+            session, type,
+            LockAudit(
+                workSessionID: session.id, holder: holder, ttlSeconds: nil, enforce: enforce, fencingToken: fencingToken
+            ),
+            context)
     }
 
-    static func audit(_ session: WorkSession, _ type: EventType, _ data: LockAudit, _ context: CommandContext) -> AppendBatch {
+    static func audit(
+        _ session: WorkSession, _ type: EventType, _ data: LockAudit, _ context: CommandContext
+    ) -> AppendBatch {
         let stream = StreamRef(.workSessionLock, session.id)
-        let event = PendingEvent(stream: stream, expectedVersion: .any, type: type, payload: .lock(data), metadata: context.metadata())
+        let event = PendingEvent(
+            stream: stream, expectedVersion: .any, type: type, payload: .lock(data), metadata: context.metadata())
         return AppendBatch(
             events: [event],
-            locks: [.shared(StreamRef(.space, session.spaceID)), .shared(StreamRef(.workSession, session.id)), .exclusive(stream)],
+            locks: [
+                .shared(StreamRef(.space, session.spaceID)), .shared(StreamRef(.workSession, session.id)),
+                .exclusive(stream),
+            ],
             requiredStreams: [StreamRef(.workSession, session.id)]
         )
     }

@@ -21,7 +21,8 @@ public enum MarkerCommands {
             do {
                 let body = try FieldReader(body: item)
                 if let sessionID = try body.id("work_session_id"), sessionID != session.id {
-                    throw DomainError.invalid("work_session_id", "every marker of a bulk request belongs to the same work session")
+                    throw DomainError.invalid(
+                        "work_session_id", "every marker of a bulk request belongs to the same work session")
                 }
                 let (marker, events) = try newMarker(body, session: session, context)
                 guard seen.insert(marker.marker.id).inserted else {
@@ -100,7 +101,9 @@ public enum MarkerCommands {
     }
 
     /// The events that delete a marker (and its details) because its parent was deleted.
-    static func cascade(_ current: MarkerWithDetails, causedBy cause: PendingEvent, _ context: CommandContext) -> [PendingEvent] {
+    static func cascade(
+        _ current: MarkerWithDetails, causedBy cause: PendingEvent, _ context: CommandContext
+    ) -> [PendingEvent] {
         let id = current.marker.id
         let event = PendingEvent(
             stream: StreamRef(.marker, id), expectedVersion: .any, type: .markerDeleted,
@@ -145,7 +148,8 @@ public enum MarkerCommands {
             stream: StreamRef(.marker, id), expectedVersion: .noStream, type: .markerCreated,
             payload: .marker(marker), metadata: context.metadata()
         )
-        let calculated = MarkerDetailsCommands.calculated(marker, keeping: nil, now: context.now, causedBy: markerEvent, context)
+        let calculated = MarkerDetailsCommands.calculated(
+            marker, keeping: nil, now: context.now, causedBy: markerEvent, context)
         return (MarkerWithDetails(marker: marker, details: calculated.details), [markerEvent, calculated.event])
     }
 
@@ -170,7 +174,8 @@ public enum MarkerCommands {
     static func validColor(_ text: String?) throws -> String? {
         guard let text else { return nil }
         let bytes = Array(text.utf8)
-        let isHex = { (byte: UInt8) in (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte) }
+        let isHex = { (byte: UInt8) in (48...57).contains(byte) || (65...70).contains(byte) || (97...102).contains(byte)
+        }
         guard bytes.count == 7, bytes[0] == 35, bytes.dropFirst().allSatisfy(isHex) else {
             throw DomainError.invalid("color", "expected #RRGGBB, got \"\(text)\"")
         }

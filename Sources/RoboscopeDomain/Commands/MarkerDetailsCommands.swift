@@ -63,7 +63,8 @@ public enum MarkerDetailsCommands {
         return (details, event)
     }
 
-    static func deletion(_ markerID: EntityID, causedBy cause: PendingEvent?, _ context: CommandContext) -> PendingEvent {
+    static func deletion(_ markerID: EntityID, causedBy cause: PendingEvent?, _ context: CommandContext) -> PendingEvent
+    {
         PendingEvent(
             stream: StreamRef(.markerDetails, markerID), expectedVersion: .any, type: .markerDetailsDeleted,
             payload: .deleted(Deletion(id: markerID, cascadedFrom: cause?.stream.name)),

@@ -47,23 +47,29 @@ public enum RevocationCommands {
 
     /// The audit trail's record of `stored` (`type`: created or lifted), appended in the
     /// transaction that stores it, on the revocation's own stream.
-    public static func recorded(_ stored: StoredRevocation, _ type: EventType, _ context: CommandContext) -> AppendBatch {
+    public static func recorded(_ stored: StoredRevocation, _ type: EventType, _ context: CommandContext) -> AppendBatch
+    {
         let stream = StreamRef(.tokenRevocation, stored.revocation.id)
         let created = type == .tokenRevocationCreated
-        let event = PendingEvent(stream: stream, expectedVersion: created ? .noStream : .any, type: type,
-                                 payload: .revocation(stored), metadata: context.metadata())
+        let event = PendingEvent(
+            stream: stream, expectedVersion: created ? .noStream : .any, type: type,
+            payload: .revocation(stored), metadata: context.metadata())
         return AppendBatch(events: [event], locks: [.exclusive(stream)])
     }
 
     /// The revocation `body` asks for, made by `principal` at `now` with id `id`.
-    public static func revocation(_ body: FieldReader, by principal: Principal, id: EntityID, now: Timestamp) throws
-        -> Revocation {
+    public static func revocation(
+        _ body: FieldReader, by principal: Principal, id: EntityID, now: Timestamp
+    ) throws
+        -> Revocation
+    {
         let reach = try reach(of: principal)
         let keyID = try body.string("kid", maxLength: 200)
         var tenant = try body.string("tenant", maxLength: TenantName.maxLength)
         let subject = try body.string("subject", maxLength: Principal.maxSubjectLength)
         if let tenant, !TenantName.isValid(tenant) {
-            throw DomainError.invalid("tenant", "must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
+            throw DomainError.invalid(
+                "tenant", "must be 1 to \(TenantName.maxLength) characters of A-Z a-z 0-9 . _ : -")
         }
         if keyID != nil {
             guard reach == .everyTenant else { throw DomainError.forbidden(needing: .operator) }
@@ -78,7 +84,8 @@ public enum RevocationCommands {
         }
         let reason = try body.requiredString("reason", maxLength: Revocation.maxReasonLength)
         return Revocation(
-            id: id, tenant: tenant, subject: subject, keyID: keyID, issuedBefore: try body.timestamp("issued_before") ?? now,
+            id: id, tenant: tenant, subject: subject, keyID: keyID,
+            issuedBefore: try body.timestamp("issued_before") ?? now,
             reason: reason, createdAt: now, createdBy: "\(principal.tenant)/\(principal.subject)"
         )
     }

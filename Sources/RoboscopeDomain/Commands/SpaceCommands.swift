@@ -1,9 +1,11 @@
 /// Turns space requests into events. Pure: the caller reads state and appends.
 public enum SpaceCommands {
-    static var urlFields: [(String, WritableKeyPath<Space, String?>)] { [
-        ("model_glb_url", \.modelGlbURL), ("model_usdc_url", \.modelUsdcURL),
-        ("preview_url", \.previewURL), ("scan_url", \.scanURL), ("ml_model_url", \.mlModelURL),
-    ] }
+    static var urlFields: [(String, WritableKeyPath<Space, String?>)] {
+        [
+            ("model_glb_url", \.modelGlbURL), ("model_usdc_url", \.modelUsdcURL),
+            ("preview_url", \.previewURL), ("scan_url", \.scanURL), ("ml_model_url", \.mlModelURL),
+        ]
+    }
 
     public static func create(_ body: FieldReader, _ context: CommandContext) throws -> (Space, AppendBatch) {
         let id = try body.id("id") ?? .random()
@@ -40,7 +42,15 @@ public enum SpaceCommands {
             stream: stream, expectedVersion: .exactly(current.version), type: .spaceUpdated,
             payload: .space(space), metadata: context.metadata()
         )
-        return (space, AppendBatch(events: [event], locks: [.exclusive(stream), .spaceKey(current.key, tenant: current.tenant), .spaceKey(space.key, tenant: space.tenant)]))
+        return (
+            space,
+            AppendBatch(
+                events: [event],
+                locks: [
+                    .exclusive(stream), .spaceKey(current.key, tenant: current.tenant),
+                    .spaceKey(space.key, tenant: space.tenant),
+                ])
+        )
     }
 
     /// Deletes the space and, through their own events, its work sessions and their markers.
@@ -92,7 +102,7 @@ public enum SpaceCommands {
     static func validURL(_ text: String?, field: String) throws -> String? {
         guard let text else { return nil }
         guard text.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace && $0.value >= 0x20 && $0.value != 0x7F }),
-              let colon = text.firstIndex(of: ":"), text.startIndex < colon
+            let colon = text.firstIndex(of: ":"), text.startIndex < colon
         else {
             throw DomainError.invalid(field, "not a URL")
         }
@@ -101,8 +111,9 @@ public enum SpaceCommands {
             throw DomainError.invalid(field, "must be an http or https URL, not \(scheme.prefix(20)):")
         }
         let rest = text[text.index(after: colon)...]
-        guard rest.hasPrefix("//"), let host = rest.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false).first,
-              !host.isEmpty
+        guard rest.hasPrefix("//"),
+            let host = rest.dropFirst(2).split(separator: "/", omittingEmptySubsequences: false).first,
+            !host.isEmpty
         else {
             throw DomainError.invalid(field, "must be an http or https URL with a host")
         }

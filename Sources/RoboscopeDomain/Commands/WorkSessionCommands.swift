@@ -53,7 +53,8 @@ public enum WorkSessionCommands {
             stream: StreamRef(.workSession, session.id), expectedVersion: .exactly(session.version),
             type: .workSessionDeleted, payload: .deleted(Deletion(id: session.id)), metadata: context.metadata()
         )
-        var batch = AppendBatch(events: [event], locks: locks(for: session), expectedChildren: expectedChildren(contents))
+        var batch = AppendBatch(
+            events: [event], locks: locks(for: session), expectedChildren: expectedChildren(contents))
         batch.events += contents.markers.flatMap { MarkerCommands.cascade($0, causedBy: event, context) }
         return batch.guarded(by: session.place, context)
     }
@@ -62,12 +63,15 @@ public enum WorkSessionCommands {
         let id = contents.session.id
         return [
             ExpectedChildren(.markersOfSession, of: id, are: contents.markers.map(\.marker.id)),
-            ExpectedChildren(.detailsOfSession, of: id, are: contents.markers.filter { $0.details != nil }.map(\.marker.id)),
+            ExpectedChildren(
+                .detailsOfSession, of: id, are: contents.markers.filter { $0.details != nil }.map(\.marker.id)),
         ]
     }
 
     /// The events that delete a session and its markers because its space was deleted.
-    static func cascade(_ contents: SessionContents, causedBy cause: PendingEvent, _ context: CommandContext) -> [PendingEvent] {
+    static func cascade(
+        _ contents: SessionContents, causedBy cause: PendingEvent, _ context: CommandContext
+    ) -> [PendingEvent] {
         let session = contents.session
         let event = PendingEvent(
             stream: StreamRef(.workSession, session.id), expectedVersion: .any, type: .workSessionDeleted,

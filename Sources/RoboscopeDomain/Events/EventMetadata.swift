@@ -14,9 +14,11 @@ public struct Provenance: Hashable, Sendable {
     public var tenant: String?
     public var scope: String?
 
-    public init(actor: String, requestID: String, correlationID: String? = nil,
-                clientAddress: String? = nil, userAgent: String? = nil, clientMutationID: String? = nil,
-                tenant: String? = nil, scope: String? = nil) {
+    public init(
+        actor: String, requestID: String, correlationID: String? = nil,
+        clientAddress: String? = nil, userAgent: String? = nil, clientMutationID: String? = nil,
+        tenant: String? = nil, scope: String? = nil
+    ) {
         self.actor = actor
         self.requestID = requestID
         self.correlationID = correlationID ?? requestID

@@ -31,7 +31,8 @@ public struct EventType: Hashable, Sendable, CustomStringConvertible {
     /// Every type the service writes.
     public static let all: [EventType] = [
         spaceCreated, spaceUpdated, spaceDeleted, workSessionCreated, workSessionUpdated, workSessionDeleted,
-        markerCreated, markerUpdated, markerDeleted, markerDetailsCalculated, markerDetailsUpdated, markerDetailsDeleted,
+        markerCreated, markerUpdated, markerDeleted, markerDetailsCalculated, markerDetailsUpdated,
+        markerDetailsDeleted,
         workSessionLockAcquired, workSessionLockExtended, workSessionLockReleased, workSessionLockBroken,
         tokenRevocationCreated, tokenRevocationLifted,
     ]

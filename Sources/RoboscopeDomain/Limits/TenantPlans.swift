@@ -12,7 +12,8 @@ public struct TenantPlan: Hashable, Sendable {
     /// The part of each database pool its requests may hold at once.
     public var dbShare: Double?
 
-    public init(rateLimit: Double? = nil, maxConnections: Int? = nil, maxLongPolls: Int? = nil, dbShare: Double? = nil) {
+    public init(rateLimit: Double? = nil, maxConnections: Int? = nil, maxLongPolls: Int? = nil, dbShare: Double? = nil)
+    {
         self.rateLimit = rateLimit
         self.maxConnections = maxConnections
         self.maxLongPolls = maxLongPolls
@@ -21,8 +22,9 @@ public struct TenantPlan: Hashable, Sendable {
 
     /// This plan, its fields left out filled from `fallback`.
     func over(_ fallback: TenantPlan) -> TenantPlan {
-        TenantPlan(rateLimit: rateLimit ?? fallback.rateLimit, maxConnections: maxConnections ?? fallback.maxConnections,
-                   maxLongPolls: maxLongPolls ?? fallback.maxLongPolls, dbShare: dbShare ?? fallback.dbShare)
+        TenantPlan(
+            rateLimit: rateLimit ?? fallback.rateLimit, maxConnections: maxConnections ?? fallback.maxConnections,
+            maxLongPolls: maxLongPolls ?? fallback.maxLongPolls, dbShare: dbShare ?? fallback.dbShare)
     }
 }
 
@@ -51,9 +53,13 @@ public struct PlanBook: Hashable, Sendable {
         var book = PlanBook()
         if let value = top["default"] { book.defaultPlan = try plan(value, at: "default") }
         if let value = top["tenants"] {
-            guard case .object(let tenants) = value else { throw PlanError("tenants: expected an object of plans by tenant") }
+            guard case .object(let tenants) = value else {
+                throw PlanError("tenants: expected an object of plans by tenant")
+            }
             for (tenant, value) in tenants {
-                guard TenantName.isValid(tenant) else { throw PlanError("tenants.\(tenant.prefix(100)): not a tenant name") }
+                guard TenantName.isValid(tenant) else {
+                    throw PlanError("tenants.\(tenant.prefix(100)): not a tenant name")
+                }
                 book.tenants[tenant] = try plan(value, at: "tenants.\(tenant)")
             }
         }
@@ -67,15 +73,23 @@ public struct PlanBook: Hashable, Sendable {
             let number = value.doubleValue
             switch key {
             case "rate_limit":
-                guard let number, number > 0, number <= 1_000_000 else { throw PlanError("\(path).rate_limit: 0 < rate <= 1000000") }
+                guard let number, number > 0, number <= 1_000_000 else {
+                    throw PlanError("\(path).rate_limit: 0 < rate <= 1000000")
+                }
                 plan.rateLimit = number
             case "max_connections", "max_long_polls":
                 guard let number, number >= 1, number <= 10_000_000, number.rounded() == number else {
                     throw PlanError("\(path).\(key): a whole number from 1 to 10000000")
                 }
-                if key == "max_connections" { plan.maxConnections = Int(number) } else { plan.maxLongPolls = Int(number) }
+                if key == "max_connections" {
+                    plan.maxConnections = Int(number)
+                } else {
+                    plan.maxLongPolls = Int(number)
+                }
             case "db_share":
-                guard let number, number > 0, number <= 1 else { throw PlanError("\(path).db_share: more than 0, at most 1") }
+                guard let number, number > 0, number <= 1 else {
+                    throw PlanError("\(path).db_share: more than 0, at most 1")
+                }
                 plan.dbShare = number
             default:
                 throw PlanError("\(path).\(key): unknown field (rate_limit, max_connections, max_long_polls, db_share)")

@@ -55,8 +55,10 @@ public enum ClientRequest: Equatable, Sendable {
             guard !token.isEmpty else { throw DomainError.invalid("token", "must not be empty") }
             return .auth(token: token)
         default:
-            throw DomainError(.unknownOperation, "unknown op \"\(op.prefix(32))\": expected one of \(operations.joined(separator: ", "))",
-                              field: "op")
+            throw DomainError(
+                .unknownOperation,
+                "unknown op \"\(op.prefix(32))\": expected one of \(operations.joined(separator: ", "))",
+                field: "op")
         }
     }
 

@@ -45,12 +45,18 @@ extension ServerMessage {
     /// `{"op": "lock", "locked": ...}`: who holds the session's lock and until when.
     static func lock(_ change: RecordedChange, topic: Topic) throws -> [UInt8] {
         let audit = try JSONValueDecoder().decode(LockAudit.self, from: change.data)
-        let released = change.type == EventType.workSessionLockReleased.rawValue || change.type == EventType.workSessionLockBroken.rawValue
+        let released =
+            change.type == EventType.workSessionLockReleased.rawValue
+            || change.type == EventType.workSessionLockBroken.rawValue
         // An acquisition's fencing token is its own version in the lock stream.
-        let fencingToken = change.type == EventType.workSessionLockAcquired.rawValue ? change.version : audit.fencingToken
-        let expiresAt = released ? nil : audit.ttlSeconds.map {
-            Timestamp(microsecondsSinceEpoch: change.recordedAt.microsecondsSinceEpoch + $0 * 1_000_000)
-        }
+        let fencingToken =
+            change.type == EventType.workSessionLockAcquired.rawValue ? change.version : audit.fencingToken
+        let expiresAt =
+            released
+            ? nil
+            : audit.ttlSeconds.map {
+                Timestamp(microsecondsSinceEpoch: change.recordedAt.microsecondsSinceEpoch + $0 * 1_000_000)
+            }
         return render { writer in
             writer.key("op"); writer.value("lock")
             writer.key("topic"); writer.value(topic)

@@ -18,8 +18,9 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
     /// Parses `kind:<uuid>` (the uuid in any case).
     public init?(_ text: String) {
         guard let colon = text.firstIndex(of: ":"),
-              let kind = Kind(rawValue: String(text[..<colon])),
-              let id = EntityID(String(text[text.index(after: colon)...])) else { return nil }
+            let kind = Kind(rawValue: String(text[..<colon])),
+            let id = EntityID(String(text[text.index(after: colon)...]))
+        else { return nil }
         self.init(kind, id)
     }
 

@@ -10,7 +10,9 @@
 /// name are rewritten.
 public enum WireData {
     /// The top-level members that hold timestamps, in every entity that has them.
-    static let timestampKeys: [[UInt8]] = ["created_at", "updated_at", "started_at", "completed_at"].map { Array($0.utf8) }
+    static let timestampKeys: [[UInt8]] = ["created_at", "updated_at", "started_at", "completed_at"].map {
+        Array($0.utf8)
+    }
 
     public struct Malformed: Error, CustomStringConvertible {
         public let description: String
@@ -53,54 +55,60 @@ public enum WireData {
     static func rewrite(_ bytes: [UInt8], into output: inout [UInt8]) throws {
         guard bytes.first == UInt8(ascii: "{") else { throw Malformed(description: "stored data is not an object") }
         // The table is read once: a static read inside the loop cost a lazy-init check per byte.
-        try structural.withUnsafeBufferPointer { structural in try bytes.withUnsafeBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            let count = buffer.count
-            var depth = 0
-            var index = 0
-            var copied = 0
-            var expectingKey = false
-            var timestampKey = false
-            while true {
-                while index < count, structural[Int(base[index])] == 0 { index += 1 }
-                guard index < count else { break }
-                switch base[index] {
-                case UInt8(ascii: "\""):
-                    let end = try stringEnd(buffer, from: index)
-                    if depth == 1 && expectingKey {
-                        timestampKey = isTimestampKey(UnsafeBufferPointer(start: base + index + 1, count: end - index - 1))
-                        expectingKey = false
-                    } else if depth == 1 && timestampKey {
-                        if isMicrosecondTimestamp(UnsafeBufferPointer(start: base + index + 1, count: end - index - 1)) {
-                            // The quote and `YYYY-MM-DDTHH:MM:SS`, then `Z"`.
-                            output.append(contentsOf: UnsafeBufferPointer(start: base + copied, count: index + 20 - copied))
-                            output.append(UInt8(ascii: "Z"))
-                            output.append(UInt8(ascii: "\""))
-                            copied = end + 1
+        try structural.withUnsafeBufferPointer { structural in
+            try bytes.withUnsafeBufferPointer { buffer in
+                let base = buffer.baseAddress!
+                let count = buffer.count
+                var depth = 0
+                var index = 0
+                var copied = 0
+                var expectingKey = false
+                var timestampKey = false
+                while true {
+                    while index < count, structural[Int(base[index])] == 0 { index += 1 }
+                    guard index < count else { break }
+                    switch base[index] {
+                    case UInt8(ascii: "\""):
+                        let end = try stringEnd(buffer, from: index)
+                        if depth == 1 && expectingKey {
+                            timestampKey = isTimestampKey(
+                                UnsafeBufferPointer(start: base + index + 1, count: end - index - 1))
+                            expectingKey = false
+                        } else if depth == 1 && timestampKey {
+                            if isMicrosecondTimestamp(
+                                UnsafeBufferPointer(start: base + index + 1, count: end - index - 1))
+                            {
+                                // The quote and `YYYY-MM-DDTHH:MM:SS`, then `Z"`.
+                                output.append(
+                                    contentsOf: UnsafeBufferPointer(start: base + copied, count: index + 20 - copied))
+                                output.append(UInt8(ascii: "Z"))
+                                output.append(UInt8(ascii: "\""))
+                                copied = end + 1
+                            }
+                            timestampKey = false
                         }
-                        timestampKey = false
+                        index = end + 1
+                        continue
+                    case UInt8(ascii: "{"):
+                        depth += 1
+                        if depth == 1 { expectingKey = true }
+                    case UInt8(ascii: "["):
+                        depth += 1
+                    case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                        depth -= 1
+                        guard depth >= 0 else { throw Malformed(description: "unbalanced stored data") }
+                    default:  // ","
+                        if depth == 1 {
+                            expectingKey = true
+                            timestampKey = false
+                        }
                     }
-                    index = end + 1
-                    continue
-                case UInt8(ascii: "{"):
-                    depth += 1
-                    if depth == 1 { expectingKey = true }
-                case UInt8(ascii: "["):
-                    depth += 1
-                case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                    depth -= 1
-                    guard depth >= 0 else { throw Malformed(description: "unbalanced stored data") }
-                default: // ","
-                    if depth == 1 {
-                        expectingKey = true
-                        timestampKey = false
-                    }
+                    index += 1
                 }
-                index += 1
+                guard depth == 0 else { throw Malformed(description: "stored data is not an object") }
+                output.append(contentsOf: UnsafeBufferPointer(start: base + copied, count: count - copied))
             }
-            guard depth == 0 else { throw Malformed(description: "stored data is not an object") }
-            output.append(contentsOf: UnsafeBufferPointer(start: base + copied, count: count - copied))
-        } }
+        }
     }
 
     /// 1 for the bytes that change the scan's state: quotes, brackets and commas.
@@ -131,6 +139,7 @@ public enum WireData {
 
     /// `2026-11-22T01:24:59.123456Z`, the stored form: its first 19 bytes are the wire form's.
     static func isMicrosecondTimestamp(_ text: UnsafeBufferPointer<UInt8>) -> Bool {
-        text.count == 27 && text[10] == UInt8(ascii: "T") && text[19] == UInt8(ascii: ".") && text[26] == UInt8(ascii: "Z")
+        text.count == 27 && text[10] == UInt8(ascii: "T") && text[19] == UInt8(ascii: ".")
+            && text[26] == UInt8(ascii: "Z")
     }
 }

@@ -64,7 +64,8 @@ public struct DomainError: Error, Sendable, CustomStringConvertible {
 extension DomainError {
     /// A heartbeat of one user more than a session may hold (`--presence-max-users`).
     public static func presenceFull(_ maxUsers: Int) -> DomainError {
-        DomainError(.presenceFull, "the work session holds \(maxUsers) present users already; retry later",
-                    field: "work_session_id", details: ["retry_after": .integer(5)])
+        DomainError(
+            .presenceFull, "the work session holds \(maxUsers) present users already; retry later",
+            field: "work_session_id", details: ["retry_after": .integer(5)])
     }
 }

@@ -144,7 +144,7 @@ extension String {
     var trimmingWhitespace: Substring {
         let scalars = unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
         return Substring(scalars[first...last])
     }

@@ -26,7 +26,8 @@ public struct EntityID: Hashable, Comparable, Sendable, CustomStringConvertible 
         switch canonical {
         case nil: return nil
         case true?: description = text
-        case false?: description = String(decoding: text.utf8.map { (65...70).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+        case false?:
+            description = String(decoding: text.utf8.map { (65...70).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
         }
     }
 

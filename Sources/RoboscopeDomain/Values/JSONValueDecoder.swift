@@ -29,7 +29,9 @@ private struct ValueDecoder: Decoder {
         return UnkeyedValues(items: items, codingPath: codingPath)
     }
 
-    func singleValueContainer() throws -> any SingleValueDecodingContainer { SingleValue(value: value, codingPath: codingPath) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        SingleValue(value: value, codingPath: codingPath)
+    }
 }
 
 private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingKey]) -> DecodingError {
@@ -40,7 +42,9 @@ private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingK
 /// are expected, and integral doubles where integers are. Anything else decodes itself
 /// from a nested decoder, except from a single-value container, where that would be
 /// the same request again (a primitive this decoder does not know).
-private func scalar<T: Decodable>(_ type: T.Type, _ value: JSONValue, _ path: [any CodingKey], nested: Bool = true) throws -> T {
+private func scalar<T: Decodable>(
+    _ type: T.Type, _ value: JSONValue, _ path: [any CodingKey], nested: Bool = true
+) throws -> T {
     switch value {
     case .string(let text) where T.self == String.self: return text as! T
     case .bool(let flag) where T.self == Bool.self: return flag as! T
@@ -70,7 +74,8 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     private func member(_ key: Key) throws -> JSONValue {
         guard let value = members[key.stringValue] else {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for \(key.stringValue)"))
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "no value for \(key.stringValue)"))
         }
         return value
     }
@@ -86,7 +91,9 @@ private struct KeyedValues<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return try scalar(type, value, codingPath + [key])
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try ValueDecoder(value: try member(key), codingPath: codingPath + [key]).container(keyedBy: type)
     }
 
@@ -115,7 +122,8 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
 
     private mutating func next() throws -> JSONValue {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(JSONValue.self, .init(codingPath: codingPath, debugDescription: "array ended"))
+            throw DecodingError.valueNotFound(
+                JSONValue.self, .init(codingPath: codingPath, debugDescription: "array ended"))
         }
         defer { currentIndex += 1 }
         return items[currentIndex]
@@ -129,7 +137,9 @@ private struct UnkeyedValues: UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try scalar(type, try next(), codingPath) }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
         try ValueDecoder(value: try next(), codingPath: codingPath).container(keyedBy: type)
     }
 

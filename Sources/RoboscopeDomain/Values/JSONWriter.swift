@@ -186,7 +186,9 @@ public struct JSONWriter: Sendable {
                 case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
                 case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
                 case 0..<0x20:
-                    bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)]])
+                    bytes.append(contentsOf: [
+                        0x5C, UInt8(ascii: "u"), 0x30, 0x30, Self.hex[Int(byte >> 4)], Self.hex[Int(byte & 0xF)],
+                    ])
                 default: bytes.append(byte)
                 }
             }

@@ -97,14 +97,14 @@ public struct Timestamp: Hashable, Comparable, Sendable {
             return true
         }
         guard let year = number(4), expect([45]), let month = number(2), expect([45]),
-              let day = number(2), expect([84, 116, 32]),
-              let hour = number(2), expect([58]), let minute = number(2), expect([58]),
-              let second = number(2)
+            let day = number(2), expect([84, 116, 32]),
+            let hour = number(2), expect([58]), let minute = number(2), expect([58]),
+            let second = number(2)
         else { return nil }
         // Year 0000 is RFC 3339 but no time Postgres holds (it has no year zero): a 500
         // wherever a time reached a query, until this refused it.
         guard year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
-              hour < 24, minute < 60, second < 61
+            hour < 24, minute < 60, second < 61
         else { return nil }
         var micros: Int64 = 0
         if index < bytes.count, bytes[index] == 46 {
@@ -127,7 +127,7 @@ public struct Timestamp: Hashable, Comparable, Sendable {
             let sign: Int64 = bytes[index] == 45 ? -1 : 1
             index += 1
             guard let offsetHour = number(2), expect([58]), let offsetMinute = number(2),
-                  offsetHour < 24, offsetMinute < 60
+                offsetHour < 24, offsetMinute < 60
             else { return nil }
             offsetSeconds = sign * (offsetHour * 3600 + offsetMinute * 60)
         } else {

@@ -29,19 +29,25 @@ struct AdmissionPolicy: Sendable {
     /// Whether the upgrade proceeds; `connectionsOfClient`: the client's open connections,
     /// this one included.
     func decide(_ request: UpgradeRequest, connectionsOfClient: Int, isShuttingDown: Bool) -> Decision {
-        if isShuttingDown { return .refused(UpgradeRejection(status: 503, message: "server is shutting down"), .unavailable) }
+        if isShuttingDown {
+            return .refused(UpgradeRejection(status: 503, message: "server is shutting down"), .unavailable)
+        }
         switch request.path {
         case "/api/v1/ws": break
         case "/api/v1/ws/echo" where configuration.echo: break
         default:
-            let rejection = UpgradeRejection(status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))")
+            let rejection = UpgradeRejection(
+                status: 404, message: "no WebSocket endpoint at \(request.path.prefix(100))")
             return .refused(rejection, .notFound)
         }
         let host = request.headers["host"]
         if configuration.authentication == nil, !configuration.allowedHosts.permits(authority: host) {
-            return .refused(UpgradeRejection(status: 421, message: "this Host is not one of --allowed-hosts"), .hostNotAllowed)
+            return .refused(
+                UpgradeRejection(status: 421, message: "this Host is not one of --allowed-hosts"), .hostNotAllowed)
         }
-        if let origin = request.headers["origin"], !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"]) {
+        if let origin = request.headers["origin"],
+            !configuration.allowedOrigins.permits(origin: origin, host: request.headers["host"])
+        {
             let message = "Origin \(origin.prefix(100)) may not open a socket here; list it in --allowed-origins"
             return .refused(UpgradeRejection(status: 403, message: message), .forbidden)
         }
@@ -56,7 +62,8 @@ struct AdmissionPolicy: Sendable {
         guard let authorization = request.headers["authorization"] else { return .awaitingToken }
         switch verified({ try verifier.verify(authorization: authorization) }) {
         case .success(let principal): return .admitted(principal)
-        case .failure(let refusal): return .refused(UpgradeRejection(status: 401, message: refusal.reason), refusal.kind)
+        case .failure(let refusal):
+            return .refused(UpgradeRejection(status: 401, message: refusal.reason), refusal.kind)
         }
     }
 

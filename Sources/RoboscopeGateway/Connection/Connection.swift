@@ -65,16 +65,19 @@ final class Connection: LoopHandler {
         self.peer = peer
         client = peer
         self.shard = shard
-        subscriptions = ConnectionSubscriptions(limit: shard.configuration.maxSubscriptionsPerConnection,
-                                                inFlightLimit: shard.configuration.maxPendingSubscriptions)
+        subscriptions = ConnectionSubscriptions(
+            limit: shard.configuration.maxSubscriptionsPerConnection,
+            inFlightLimit: shard.configuration.maxPendingSubscriptions)
         // A page is asked for while less than a quarter of the bound waits, and holds at
         // most another quarter (and one event): a client reading as fast as it can is
         // never closed by its catch-up, and one that stops costs no more reads.
         let quarter = max(1, shard.configuration.maxBufferedBytes / 4)
         catchUps = ConnectionCatchUps(lowWater: min(256 << 10, quarter), pageBytes: min(256 << 10, quarter))
-        opBudget = TokenBucket(rate: shard.configuration.opRate, burst: shard.configuration.opBurst, now: Shard.seconds(now))
+        opBudget = TokenBucket(
+            rate: shard.configuration.opRate, burst: shard.configuration.opBurst, now: Shard.seconds(now))
         machine = ConnectionStateMachine(
-            now: now, pingInterval: shard.configuration.pingInterval, maxBufferedBytes: shard.configuration.maxBufferedBytes)
+            now: now, pingInterval: shard.configuration.pingInterval,
+            maxBufferedBytes: shard.configuration.maxBufferedBytes)
     }
 
     var isOpen: Bool { machine.isOpen }
@@ -106,9 +109,10 @@ final class Connection: LoopHandler {
 
     private func refusal(_ reason: RefusalReason, code: Int, _ message: String) -> RefusalLog.Refusal {
         let known = countedTenant != nil
-        return RefusalLog.Refusal(reason: reason, code: code, message: message, clientAddress: client,
-                                  tenant: known ? principal.tenant : nil, subject: known ? principal.subject : nil,
-                                  userAgent: userAgent)
+        return RefusalLog.Refusal(
+            reason: reason, code: code, message: message, clientAddress: client,
+            tenant: known ? principal.tenant : nil, subject: known ? principal.subject : nil,
+            userAgent: userAgent)
     }
     var queuedBytes: Int { outbound.byteCount }
 
@@ -180,12 +184,14 @@ final class Connection: LoopHandler {
             let rest = Array(head[consumed...])
             head = []
             let agreed = shard.configuration.deflate.flatMap {
-                PerMessageDeflate.accept(offers: request.headers["sec-websocket-extensions"], maxWindowBits: $0.maxWindowBits)
+                PerMessageDeflate.accept(
+                    offers: request.headers["sec-websocket-extensions"], maxWindowBits: $0.maxWindowBits)
             }
             deflate = agreed?.0
             // We always ask the client not to keep its context: no inflater outlives a message.
-            reader = MessageReader(role: .server, maxMessageSize: shard.configuration.maxMessageSize,
-                                   compression: agreed.map { _ in .init(peerKeepsContext: false) })
+            reader = MessageReader(
+                role: .server, maxMessageSize: shard.configuration.maxMessageSize,
+                compression: agreed.map { _ in .init(peerKeepsContext: false) })
             enqueue(SharedFrame(HandshakeResponse.switchingProtocols(request, extensions: agreed?.response)))
             flush()
             if !rest.isEmpty { rest.withUnsafeBytes { received($0) } }
@@ -275,7 +281,9 @@ final class Connection: LoopHandler {
     /// The frame as this connection gets it: compressed with its window when it agreed
     /// permessage-deflate, the compressed bytes shared with every such subscriber.
     private func sentForm(of frame: SharedFrame) -> SharedFrame {
-        guard let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate else { return frame }
+        guard let window = deflate?.serverCompressionWindow, let settings = shard.configuration.deflate else {
+            return frame
+        }
         let metrics = shard.hub.metrics
         return frame.deflated(by: shard.deflater(windowBits: window), threshold: settings.threshold) {
             metrics.deflated("shared", bytesIn: $0, bytesOut: $1)
@@ -290,12 +298,15 @@ final class Connection: LoopHandler {
     func enqueueCatchUp(_ frames: [SharedFrame]) {
         guard !isClosed else { return }
         guard let deflate, deflate.serverContextTakeover, frames.count > 1,
-              let window = deflate.serverCompressionWindow, let settings = shard.configuration.deflate else {
+            let window = deflate.serverCompressionWindow, let settings = shard.configuration.deflate
+        else {
             for frame in frames { enqueue(frame) }
             return
         }
         let deflater = MessageDeflater(windowBits: window, keepsContext: true)
-        var runs = 0, bytesIn = 0, bytesOut = 0
+        var runs = 0
+        var bytesIn = 0
+        var bytesOut = 0
         for frame in frames {
             var sent = frame
             if let payload = frame.payload, let opcode = frame.opcode, payload.count >= settings.threshold {
@@ -321,7 +332,9 @@ final class Connection: LoopHandler {
         }
         if machine.flushed(queuedBytes: outbound.byteCount + catchUps.heldBytes) {
             shard.slowConsumerClosed()
-            return close(.tryAgainLater, "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
+            return close(
+                .tryAgainLater,
+                "outbound buffer over \(shard.configuration.maxBufferedBytes) bytes: reconnect with since")
         }
         if drained {
             if watchingWritable {

@@ -64,7 +64,8 @@ struct ConnectionCatchUps {
 
     /// A subscription was granted with a catch-up: it goes after those under way.
     mutating func start(_ topic: Topic, grant: PendingGrant, range: CatchUpRange, until: LogCursor, head: TopicHead?) {
-        queue.append(Progress(topic: topic, grant: grant, after: range.after, through: range.through, until: until, head: head))
+        queue.append(
+            Progress(topic: topic, grant: grant, after: range.after, through: range.through, until: until, head: head))
     }
 
     /// The page to ask for now, if any: none while one is being read, or while the socket

@@ -89,7 +89,8 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
     mutating func upgraded(now: Instant, awaitingToken: Bool = false, validUntil: Instant? = nil) {
         guard isHandshaking else { return }
         state = .open
-        authentication = awaitingToken
+        authentication =
+            awaitingToken
             ? .awaitingToken(deadline: now.advanced(by: Self.authenticationTimeout))
             : .valid(until: validUntil)
     }
@@ -147,7 +148,9 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         case .open:
             switch authentication {
             case .awaitingToken(let deadline) where now > deadline:
-                return .unauthorized(.missingToken, "no auth op within \(Self.authenticationTimeout.components.seconds) s of the upgrade")
+                return .unauthorized(
+                    .missingToken, "no auth op within \(Self.authenticationTimeout.components.seconds) s of the upgrade"
+                )
             case .valid(let until?) where now >= until:
                 return .unauthorized(.expired, "token expired")
             default:

@@ -50,11 +50,15 @@ struct ConnectionSubscriptions {
             return .failure(DomainError(.alreadySubscribed, "already subscribed to \(topic)", field: "topic"))
         }
         if active.count + pending.count >= limit {
-            return .failure(DomainError(.tooManySubscriptions, "at most \(limit) subscriptions per connection", field: "topic"))
+            return .failure(
+                DomainError(.tooManySubscriptions, "at most \(limit) subscriptions per connection", field: "topic"))
         }
         if inFlight >= inFlightLimit {
-            return .failure(DomainError(.rateLimited, "at most \(inFlightLimit) subscriptions waiting for their answer at once; retry once one is answered",
-                                        field: "topic", details: ["retry_after": .integer(1)]))
+            return .failure(
+                DomainError(
+                    .rateLimited,
+                    "at most \(inFlightLimit) subscriptions waiting for their answer at once; retry once one is answered",
+                    field: "topic", details: ["retry_after": .integer(1)]))
         }
         let grant = PendingGrant(topic: topic, presenceChanges: presenceChanges)
         pending[topic] = grant

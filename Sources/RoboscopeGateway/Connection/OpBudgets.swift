@@ -21,17 +21,22 @@ struct OpBudgets: Sendable {
     /// bucket had a token, else the refusal naming the limit.
     func take(_ connection: inout TokenBucket, principal: Principal?, now seconds: Double) -> DomainError? {
         if let wait = connection.take(now: seconds) {
-            return Self.refusal("more than \(configuration.opRate.formatted()) ops a second on this connection", wait: wait, limit: "connection")
+            return Self.refusal(
+                "more than \(configuration.opRate.formatted()) ops a second on this connection", wait: wait,
+                limit: "connection")
         }
         // Without authentication every connection is `anonymous`, and before its first
         // `auth` op a connection has no subject yet: the per-connection bound is the fair one.
         guard configuration.authentication != nil, let principal else { return nil }
         if let wait = subjects.take(for: Self.key(principal), now: seconds) {
-            return Self.refusal("more than \(configuration.subjectOpRate.formatted()) ops a second for \(principal.subject)", wait: wait, limit: "subject")
+            return Self.refusal(
+                "more than \(configuration.subjectOpRate.formatted()) ops a second for \(principal.subject)",
+                wait: wait, limit: "subject")
         }
         if let wait = tenants.take(for: principal.tenant, now: seconds) {
-            return Self.refusal("more than \(configuration.tenantOpRate.formatted()) ops a second for tenant \(principal.tenant)",
-                                wait: wait, limit: "tenant")
+            return Self.refusal(
+                "more than \(configuration.tenantOpRate.formatted()) ops a second for tenant \(principal.tenant)",
+                wait: wait, limit: "tenant")
         }
         return nil
     }
@@ -39,7 +44,8 @@ struct OpBudgets: Sendable {
     /// A catch-up costs its size, as the changes feed's does: an op for every 100 events
     /// beyond the `subscribe` that asked for it, charged to the connection and, with
     /// authentication on, to its subject and tenant (into debt).
-    func charge(_ connection: inout TokenBucket, principal: Principal?, catchUpEvents events: Int, now seconds: Double) {
+    func charge(_ connection: inout TokenBucket, principal: Principal?, catchUpEvents events: Int, now seconds: Double)
+    {
         let cost = Double(events) / 100
         guard cost > 0 else { return }
         connection.charge(cost, now: seconds)
@@ -53,6 +59,8 @@ struct OpBudgets: Sendable {
     }
 
     static func refusal(_ message: String, wait: Int, limit: String) -> DomainError {
-        DomainError(.rateLimited, "\(message); retry in \(wait) s", details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
+        DomainError(
+            .rateLimited, "\(message); retry in \(wait) s",
+            details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
     }
 }

@@ -41,7 +41,8 @@ final class RefusalLog: Sendable {
         if let leftOut { sayLeftOut(leftOut) }
         guard write else { return }
         var fields: Logger.Metadata = [
-            "reason": "\(refusal.reason.rawValue)", "code": "\(refusal.code)", "client_address": "\(refusal.clientAddress)",
+            "reason": "\(refusal.reason.rawValue)", "code": "\(refusal.code)",
+            "client_address": "\(refusal.clientAddress)",
             "detail": "\(refusal.message.prefix(200))",
         ]
         if let tenant = refusal.tenant { fields["tenant"] = "\(tenant)" }

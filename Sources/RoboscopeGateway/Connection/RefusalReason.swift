@@ -4,11 +4,17 @@ import WebSocketCodec
 /// Why the gateway refused an upgrade or closed a connection with 4001 or 4003: the
 /// `reason` label of `roboscope_ws_refusals_total` and the field of the refusal's log line.
 enum RefusalReason: String, Sendable, CaseIterable {
-    case missingToken = "missing_token", invalidToken = "invalid_token", expired, revoked
-    case keyRetired = "key_retired", disconnected, forbidden, rateLimited = "rate_limited"
+    case missingToken = "missing_token"
+    case invalidToken = "invalid_token"
+    case expired, revoked
+    case keyRetired = "key_retired"
+    case disconnected, forbidden
+    case rateLimited = "rate_limited"
     /// Upgrades refused before any token: an unknown path, a Host or Origin not allowed,
     /// a malformed handshake, a server shutting down.
-    case notFound = "not_found", hostNotAllowed = "host_not_allowed", malformed, unavailable
+    case notFound = "not_found"
+    case hostNotAllowed = "host_not_allowed"
+    case malformed, unavailable
 
     init(_ kind: AuthenticationFailure.Kind) {
         switch kind {

@@ -64,7 +64,8 @@ final class SharedFrame: @unchecked Sendable {
         if let done = compressed.withLock({ $0[deflater.windowBits] }) { return done ?? self }
         let payload = deflater.compress(UnsafeRawBufferPointer(rebasing: bytes[data.payloadStart...]))
         ran(bytes.count - data.payloadStart, payload.count)
-        let made = payload.count < bytes.count - data.payloadStart
+        let made =
+            payload.count < bytes.count - data.payloadStart
             ? SharedFrame(FrameEncoder.frame(data.opcode, payload, compressed: true)) : self
         return compressed.withLock { cache in
             // Two shards may have compressed it at once: the first one kept wins.

@@ -100,7 +100,8 @@ final class CatchUpReader: @unchecked Sendable {
                     continue
                 }
                 failures += 1
-                logger.error("catch-up page failed", metadata: ["topic": "\(request.ask.progress.topic)", "error": "\(error)"])
+                logger.error(
+                    "catch-up page failed", metadata: ["topic": "\(request.ask.progress.topic)", "error": "\(error)"])
                 if failures >= Self.attempts {
                     waiting.removeFirst()
                     failures = 0
@@ -119,7 +120,9 @@ final class CatchUpReader: @unchecked Sendable {
 
     private func answer(_ request: CatchUpPageRequest, _ page: CatchUpPage) {
         let shard = request.shard
-        shard.loop.execute { shard.catchUpPage(page, connectionID: request.connectionID, grant: request.ask.progress.grant) }
+        shard.loop.execute {
+            shard.catchUpPage(page, connectionID: request.connectionID, grant: request.ask.progress.grant)
+        }
     }
 
     /// Up to `pageEvents` events of the topic after the ask's position, rendered, cut at
@@ -134,18 +137,21 @@ final class CatchUpReader: @unchecked Sendable {
         }
         var rows: [Delivery]
         do {
-            rows = try DeliveryReader.topic(progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: reader)
-        } catch where reader !== primary {
+            rows = try DeliveryReader.topic(
+                progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: reader)
+        } catch  where reader !== primary {
             // The standby failed mid catch-up: the primary reads the same rows.
             dropStandby(error)
             onStandby = false
-            rows = try DeliveryReader.topic(progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: primary)
+            rows = try DeliveryReader.topic(
+                progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: primary)
         }
         if rows.isEmpty, onStandby {
             // Short of the head the primary had (a standby reconnected to one further
             // behind): an empty page would end the catch-up early. The primary has them.
             onStandby = false
-            rows = try DeliveryReader.topic(progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: primary)
+            rows = try DeliveryReader.topic(
+                progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: primary)
         }
         var frames: [SharedFrame] = []
         var bytes = 0
@@ -192,7 +198,8 @@ final class CatchUpReader: @unchecked Sendable {
 
     private func dropStandby(_ error: any Error) {
         if standby != nil || ContinuousClock.now >= nextStandbyAttempt {
-            logger.warning("standby unreachable for catch-ups; reading them on the primary", metadata: ["error": "\(error)"])
+            logger.warning(
+                "standby unreachable for catch-ups; reading them on the primary", metadata: ["error": "\(error)"])
         }
         standby = nil
         nextStandbyAttempt = ContinuousClock.now + Self.standbyRetry

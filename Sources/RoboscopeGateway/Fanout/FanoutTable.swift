@@ -29,8 +29,12 @@ struct FanoutTable<Subscriber: AnyObject> {
 
     func contains(_ id: UInt64, on topic: Topic) -> Bool { topics[topic]?[id] != nil }
 
-    mutating func add(_ id: UInt64, _ subscriber: Subscriber, to topic: Topic, covered: Int64?, presenceChanges: Bool, catchingUp: Bool) {
-        topics[topic, default: [:]][id] = Entry(subscriber: subscriber, covered: covered, presenceChanges: presenceChanges, catchingUp: catchingUp)
+    mutating func add(
+        _ id: UInt64, _ subscriber: Subscriber, to topic: Topic, covered: Int64?, presenceChanges: Bool,
+        catchingUp: Bool
+    ) {
+        topics[topic, default: [:]][id] = Entry(
+            subscriber: subscriber, covered: covered, presenceChanges: presenceChanges, catchingUp: catchingUp)
     }
 
     mutating func remove(_ id: UInt64, from topic: Topic) {

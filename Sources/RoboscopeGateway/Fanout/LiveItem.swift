@@ -20,7 +20,8 @@ enum SubscribeOutcome: Sendable {
     /// once its catch-up is sent; `covered`: live events of the topic up to this position
     /// are already the client's (its `since`); `catchUp`: the events to page to it first,
     /// read up to `until` (the live cursor at the grant).
-    case granted(position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?, until: LogCursor, head: TopicHead?)
+    case granted(
+        position: Int64, topicSeq: Int64?, covered: Int64?, catchUp: CatchUpRange?, until: LogCursor, head: TopicHead?)
     case refused(DomainError)
 }
 
@@ -31,7 +32,8 @@ extension SharedFrame {
         do {
             return SharedFrame(text: try ServerMessage.change(delivery.change, topic: topic))
         } catch {
-            logger.error("cannot render event", metadata: ["position": "\(delivery.cursor.position)", "error": "\(error)"])
+            logger.error(
+                "cannot render event", metadata: ["position": "\(delivery.cursor.position)", "error": "\(error)"])
             return nil
         }
     }

@@ -52,7 +52,10 @@ final class LogTailer: @unchecked Sendable {
     private var cursor: LogCursor? { live.cursor }
     static let batchSize = 500
 
-    init(databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, metrics: GatewayMetrics, logger: Logger) throws {
+    init(
+        databaseURL: String, configuration: GatewayConfiguration, registry: TopicRegistry, metrics: GatewayMetrics,
+        logger: Logger
+    ) throws {
         self.databaseURL = databaseURL
         self.metrics = metrics
         self.configuration = configuration
@@ -125,7 +128,9 @@ final class LogTailer: @unchecked Sendable {
                 // already, not on the socket: waiting on the socket would sleep through it
                 // until the next poll. Only with none queued is there nothing new to read.
                 if try connection!.drainNotifications().isEmpty,
-                   waker.wait(timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection!.socket) {
+                    waker.wait(
+                        timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection!.socket)
+                {
                     _ = try connection!.drainNotifications()
                 }
             } catch {
@@ -219,16 +224,20 @@ final class LogTailer: @unchecked Sendable {
                 case .askExists:
                     step = grant.exists(try DeliveryReader.exists(request.topic, on: connection))
                 case .askSequence(let position):
-                    step = grant.sequence(atSince: try DeliveryReader.sequence(of: request.topic, atOrBefore: position, on: connection))
+                    step = grant.sequence(
+                        atSince: try DeliveryReader.sequence(of: request.topic, atOrBefore: position, on: connection))
                 case .refuse(let error):
                     return refuse(request, error)
                 case .grant(let position, let topicSeq, let covered, let catchUp):
                     // Counted by the shard: granted if still wanted there, else withdrawn.
                     registry.insert(request.topic)
                     let outcome = SubscribeOutcome.granted(
-                        position: position, topicSeq: topicSeq, covered: covered, catchUp: catchUp, until: cursor, head: head)
+                        position: position, topicSeq: topicSeq, covered: covered, catchUp: catchUp, until: cursor,
+                        head: head)
                     let shard = request.shard
-                    shard.loop.execute { shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: outcome) }
+                    shard.loop.execute {
+                        shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: outcome)
+                    }
                     return
                 }
             }
@@ -241,7 +250,9 @@ final class LogTailer: @unchecked Sendable {
     private func refuse(_ request: SubscribeRequest, _ error: DomainError) {
         metrics.answered(request.grant.isWithdrawn ? "withdrawn" : "refused")
         let shard = request.shard
-        shard.loop.execute { shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: .refused(error)) }
+        shard.loop.execute {
+            shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: .refused(error))
+        }
     }
 }
 

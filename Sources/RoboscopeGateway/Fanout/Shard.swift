@@ -128,7 +128,9 @@ final class Shard: @unchecked Sendable {
             hub.clients.insert(client)
             connection.client = client
         }
-        switch policy.decide(request, connectionsOfClient: hub.clients.count(of: client), isShuttingDown: isShuttingDown) {
+        switch policy.decide(
+            request, connectionsOfClient: hub.clients.count(of: client), isShuttingDown: isShuttingDown)
+        {
         case .refused(let rejection, let reason):
             return .refused(rejection, reason)
         case .awaitingToken:
@@ -147,7 +149,8 @@ final class Shard: @unchecked Sendable {
     /// in this process), or nil.
     func tenantIsFull(_ tenant: String) -> String? {
         guard let limit = configuration.plans?.plan(for: tenant).maxConnections,
-              hub.tenants.count(of: tenant) >= limit else { return nil }
+            hub.tenants.count(of: tenant) >= limit
+        else { return nil }
         return "tenant \(tenant) holds its \(limit) connections on this server"
     }
 
@@ -192,8 +195,9 @@ final class Shard: @unchecked Sendable {
 
     /// A catch-up costs its size in the op budgets (`OpBudgets.charge`).
     private func charge(_ connection: Connection, catchUpEvents events: Int) {
-        hub.budgets.charge(&connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil,
-                           catchUpEvents: events, now: Self.seconds(now))
+        hub.budgets.charge(
+            &connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil,
+            catchUpEvents: events, now: Self.seconds(now))
     }
 
     /// The tailer's answer to a subscription, run in order with live deliveries: live
@@ -203,7 +207,8 @@ final class Shard: @unchecked Sendable {
         let topic = grant.topic
         let granted = if case .granted = outcome { true } else { false }
         guard let connection = connections[connectionID],
-              connection.subscriptions.settled(grant, granted: granted, connectionOpen: connection.isOpen) == .answer else {
+            connection.subscriptions.settled(grant, granted: granted, connectionOpen: connection.isOpen) == .answer
+        else {
             // Withdrawn after the tailer looked: a grant costs a few index probes, and its
             // catch-up is never read.
             if granted {
@@ -218,9 +223,11 @@ final class Shard: @unchecked Sendable {
         case .granted(let position, let topicSeq, let covered, let catchUp, let until, let head):
             hub.metrics.answered("granted")
             directoryChanged = true
-            connection.enqueue(SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
-            fanout.add(connectionID, connection, to: topic, covered: covered, presenceChanges: grant.presenceChanges,
-                       catchingUp: catchUp != nil)
+            connection.enqueue(
+                SharedFrame(text: ServerMessage.subscribed(topic, position: position, topicSeq: topicSeq)))
+            fanout.add(
+                connectionID, connection, to: topic, covered: covered, presenceChanges: grant.presenceChanges,
+                catchingUp: catchUp != nil)
             if let catchUp {
                 charge(connection, catchUpEvents: catchUp.events)
                 connection.catchUps.start(topic, grant: grant, range: catchUp, until: until, head: head)
@@ -256,7 +263,8 @@ final class Shard: @unchecked Sendable {
         guard let connection = connections[connectionID], connection.isOpen else { return }
         guard case .page(let frames, let last, let onStandby) = page else {
             connection.catchUps.cancel(grant.topic)
-            return connection.close(.internalError, "the catch-up of \(grant.topic) could not be read: reconnect with since")
+            return connection.close(
+                .internalError, "the catch-up of \(grant.topic) could not be read: reconnect with since")
         }
         switch connection.catchUps.arrived(grant, last: last, onStandby: onStandby) {
         case .stale:
@@ -345,9 +353,11 @@ final class Shard: @unchecked Sendable {
         if let last = directoryHandedAt, now - last < .seconds(2) { return }
         directoryChanged = false
         directoryHandedAt = now
-        let rows = connections.values.lazy.filter(\.isAuthenticated).prefix(ConnectionDirectory.maxRows).map { connection in
+        let rows = connections.values.lazy.filter(\.isAuthenticated).prefix(ConnectionDirectory.maxRows).map {
+            connection in
             ConnectionDirectory.Row(
-                tenant: connection.principal.tenant, subject: connection.principal.subject, connectedAt: connection.connectedAt,
+                tenant: connection.principal.tenant, subject: connection.principal.subject,
+                connectedAt: connection.connectedAt,
                 clientAddress: connection.client, userAgent: connection.userAgent,
                 topics: connection.subscriptions.active.map(\.description).sorted())
         }
@@ -383,8 +393,12 @@ final class Shard: @unchecked Sendable {
         loop.deregister(acceptor.listener)
         let (log, leftOut) = acceptGate.log(now: now)
         if log {
-            hub.logger.warning("\(reason)", metadata: ["open_connections": "\(hub.metrics.snapshot.openConnections)",
-                                                       "lines_left_out": "\(leftOut)"])
+            hub.logger.warning(
+                "\(reason)",
+                metadata: [
+                    "open_connections": "\(hub.metrics.snapshot.openConnections)",
+                    "lines_left_out": "\(leftOut)",
+                ])
         }
     }
 

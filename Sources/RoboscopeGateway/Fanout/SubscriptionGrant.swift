@@ -64,11 +64,12 @@ struct SubscriptionGrant {
         guard let since else { return granted(catchUp: nil) }
         let events = Int(head.topicSeq - (sequence ?? 0))
         if events > maxCatchUpEvents {
-            return .refuse(DomainError(
-                .tooFarBehind,
-                "more than \(maxCatchUpEvents) events since \(since): catch up with "
-                    + "GET /api/v1/changes?topic=\(topic)&since=\(since), then subscribe with since=<its next_since>",
-                field: "since"))
+            return .refuse(
+                DomainError(
+                    .tooFarBehind,
+                    "more than \(maxCatchUpEvents) events since \(since): catch up with "
+                        + "GET /api/v1/changes?topic=\(topic)&since=\(since), then subscribe with since=<its next_since>",
+                    field: "since"))
         }
         guard events > 0 else { return granted(catchUp: nil) }
         return granted(catchUp: CatchUpRange(after: since, through: head.position, events: events))
@@ -76,7 +77,9 @@ struct SubscriptionGrant {
 
     private func granted(catchUp: CatchUpRange?) -> Step {
         let reached = max(since ?? 0, head.position)
-        return .grant(position: reached, topicSeq: reached == head.position ? head.topicSeq : nil, covered: since, catchUp: catchUp)
+        return .grant(
+            position: reached, topicSeq: reached == head.position ? head.topicSeq : nil, covered: since,
+            catchUp: catchUp)
     }
 
     /// The refusal of a topic that does not exist, or that the principal may not see.

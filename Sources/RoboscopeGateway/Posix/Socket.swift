@@ -7,7 +7,10 @@ import Glibc
 enum Socket {
     /// A non-blocking IPv4 listening socket.
     static func listen(host: String, port: Int, backlog: Int32 = 4096) throws -> Int32 {
-        let fd = try syscallChecked("socket") { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        let fd = try syscallChecked("socket") {
+            socket(
+                AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        }
         do {
             var on: Int32 = 1
             try syscallChecked("setsockopt(SO_REUSEADDR)") {
@@ -21,7 +24,9 @@ enum Socket {
             }
             try withUnsafePointer(to: &address) { pointer in
                 try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    try syscallChecked("bind(\(host):\(port))") { bind(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    try syscallChecked("bind(\(host):\(port))") {
+                        bind(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
                 }
             }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }

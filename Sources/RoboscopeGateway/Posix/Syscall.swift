@@ -21,7 +21,8 @@ enum IOResult<Value> {
 /// The one way into the operating system: retries EINTR, reports EAGAIN as
 /// `.wouldBlock`, throws `SystemError` for anything else.
 @inline(__always)
-func syscall<Value: FixedWidthInteger>(_ call: @autoclosure () -> String, _ body: () -> Value) throws -> IOResult<Value> {
+func syscall<Value: FixedWidthInteger>(_ call: @autoclosure () -> String, _ body: () -> Value) throws -> IOResult<Value>
+{
     while true {
         let result = body()
         if result >= 0 { return .done(result) }

@@ -42,10 +42,13 @@ final class ConnectionDirectory: Sendable {
             .object([
                 "tenant": .string(row.tenant), "subject": .string(row.subject),
                 "connected_at": .string(row.connectedAt.formatted(.wire)), "client_address": .string(row.clientAddress),
-                "user_agent": row.userAgent.map(JSONValue.string) ?? .null, "topics": .array(row.topics.map(JSONValue.string)),
+                "user_agent": row.userAgent.map(JSONValue.string) ?? .null,
+                "topics": .array(row.topics.map(JSONValue.string)),
             ])
         }
-        return .object(["gateway": .string(gateway), "count": .integer(Int64(all.count)), "connections": .array(Array(listed))])
+        return .object([
+            "gateway": .string(gateway), "count": .integer(Int64(all.count)), "connections": .array(Array(listed)),
+        ])
     }
 
     /// Publishes the document, expiring unless published again.
@@ -61,7 +64,8 @@ final class ConnectionDirectory: Sendable {
 
         init?(payload: String) {
             guard case .object(let fields)? = try? JSONParser.parse(Data(payload.utf8)),
-                  let tenant = fields["tenant"]?.stringValue else { return nil }
+                let tenant = fields["tenant"]?.stringValue
+            else { return nil }
             self.tenant = tenant
             subject = fields["subject"]?.stringValue
         }

@@ -23,7 +23,8 @@ struct DueTimes<Instant: Comparable, Item> {
             entries[0] = last
             var parent = 0
             while true {
-                let left = 2 * parent + 1, right = left + 1
+                let left = 2 * parent + 1
+                let right = left + 1
                 var smallest = parent
                 if left < entries.count, entries[left].at < entries[smallest].at { smallest = left }
                 if right < entries.count, entries[right].at < entries[smallest].at { smallest = right }

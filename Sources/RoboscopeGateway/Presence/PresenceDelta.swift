@@ -12,7 +12,7 @@ struct PresenceDelta: Equatable {
 
     mutating func apply(_ payload: String) {
         guard case .object(let event)? = try? JSONParser.parse(Array(payload.utf8)),
-              case .string(let kind)? = event["event"], case .string(let user)? = event["user_id"]
+            case .string(let kind)? = event["event"], case .string(let user)? = event["user_id"]
         else { return }
         switch kind {
         case "join": join(user)
@@ -22,10 +22,18 @@ struct PresenceDelta: Equatable {
     }
 
     mutating func join(_ user: String) {
-        if let index = left.firstIndex(of: user) { left.remove(at: index) } else if !joined.contains(user) { joined.append(user) }
+        if let index = left.firstIndex(of: user) {
+            left.remove(at: index)
+        } else if !joined.contains(user) {
+            joined.append(user)
+        }
     }
 
     mutating func leave(_ user: String) {
-        if let index = joined.firstIndex(of: user) { joined.remove(at: index) } else if !left.contains(user) { left.append(user) }
+        if let index = joined.firstIndex(of: user) {
+            joined.remove(at: index)
+        } else if !left.contains(user) {
+            left.append(user)
+        }
     }
 }

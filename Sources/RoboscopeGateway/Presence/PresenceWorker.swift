@@ -39,8 +39,10 @@ final class PresenceWorker: @unchecked Sendable {
     private let clock = ContinuousClock()
 
     /// `store` supplies the scripts and the window; its calls run on this thread's own connections.
-    init(endpoint: RedisEndpoint, store: PresenceStore, configuration: GatewayConfiguration, registry: TopicRegistry,
-         directory: ConnectionDirectory, logger: Logger) throws {
+    init(
+        endpoint: RedisEndpoint, store: PresenceStore, configuration: GatewayConfiguration, registry: TopicRegistry,
+        directory: ConnectionDirectory, logger: Logger
+    ) throws {
         self.directory = directory
         self.endpoint = endpoint
         self.store = store
@@ -61,9 +63,13 @@ final class PresenceWorker: @unchecked Sendable {
         await thread?.join()
     }
 
-    func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) { enqueue(.hold(key, shard: shard, connectionID: connectionID)) }
+    func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) {
+        enqueue(.hold(key, shard: shard, connectionID: connectionID))
+    }
     func release(_ key: PresenceKey) { enqueue(.release(key)) }
-    func snapshot(of topic: Topic, shard: Shard, connectionID: UInt64) { enqueue(.snapshot(topic, shard: shard, connectionID: connectionID)) }
+    func snapshot(of topic: Topic, shard: Shard, connectionID: UInt64) {
+        enqueue(.snapshot(topic, shard: shard, connectionID: connectionID))
+    }
 
     private func enqueue(_ job: Job) { inbox.post(job) }
 
@@ -113,9 +119,11 @@ final class PresenceWorker: @unchecked Sendable {
                     let topic = Topic(.workSession, id)
                     guard registry.contains(topic) else { continue }
                     let users = try store.users(session: session, on: commands!)
-                    broadcast(topic, full: ServerMessage.presence(topic, users: users),
-                              delta: delta.isEmpty ? nil : ServerMessage.presence(topic, joined: delta.joined, left: delta.left),
-                              to: shards)
+                    broadcast(
+                        topic, full: ServerMessage.presence(topic, users: users),
+                        delta: delta.isEmpty
+                            ? nil : ServerMessage.presence(topic, joined: delta.joined, left: delta.left),
+                        to: shards)
                 }
             } catch {
                 logger.warning("gateway presence lost Redis; retrying", metadata: ["error": "\(error)"])
@@ -126,7 +134,6 @@ final class PresenceWorker: @unchecked Sendable {
             }
         }
     }
-
 
     /// An operator's `DELETE /admin/connections`: every shard closes the matching sockets.
     private func disconnect(_ payload: String, _ shards: [Shard]) {
@@ -158,7 +165,8 @@ final class PresenceWorker: @unchecked Sendable {
             try heartbeat(&holds, redis)
             let message: [UInt8]
             do {
-                message = ServerMessage.presence(topic, users: try store.users(session: topic.id.description, on: redis))
+                message = ServerMessage.presence(
+                    topic, users: try store.users(session: topic.id.description, on: redis))
             } catch {
                 shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
                 throw error
@@ -250,14 +258,18 @@ final class PresenceWorker: @unchecked Sendable {
     /// The full list for subscribers that asked for it (the default), the joins and
     /// leaves for those that subscribed with `"presence": "changes"`.
     private func broadcast(_ topic: Topic, full: [UInt8], delta: [UInt8]?, to shards: [Shard]) {
-        let items = [LiveItem(topic: topic, position: nil, frame: SharedFrame(text: full),
-                              presenceDelta: delta.map { SharedFrame(text: $0) }, isPresence: true)]
+        let items = [
+            LiveItem(
+                topic: topic, position: nil, frame: SharedFrame(text: full),
+                presenceDelta: delta.map { SharedFrame(text: $0) }, isPresence: true)
+        ]
         for shard in shards {
             shard.loop.execute { shard.deliver(items) }
         }
     }
 
-    private static let unavailable = ServerMessage.error(DomainError(.unavailable, "presence is unreachable; retry shortly"))
+    private static let unavailable = ServerMessage.error(
+        DomainError(.unavailable, "presence is unreachable; retry shortly"))
 
     /// Answers a job that cannot reach Redis.
     private func refuse(_ job: Job) {

@@ -30,6 +30,7 @@ enum ClientOps {
             return .reply(DomainError(.malformedRequest, "\(error)"))
         }
         if case .auth = request { return .serve(request) }
-        return authenticated ? .serve(request) : .close(.unauthorized, "authenticate first: send {\"op\": \"auth\", \"token\": ...}")
+        return authenticated
+            ? .serve(request) : .close(.unauthorized, "authenticate first: send {\"op\": \"auth\", \"token\": ...}")
     }
 }

@@ -46,7 +46,9 @@ final class ProtocolDispatcher: @unchecked Sendable {
     /// Every op costs a token of the connection, and with authentication on of its
     /// subject and tenant (`OpBudgets`); nil when each had one.
     private func overBudget(_ connection: Connection) -> DomainError? {
-        shard.hub.budgets.take(&connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil, now: Shard.seconds(shard.now))
+        shard.hub.budgets.take(
+            &connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil,
+            now: Shard.seconds(shard.now))
     }
 
     /// The `auth` op: the first token of a connection upgraded without one, or a fresh
@@ -56,7 +58,9 @@ final class ProtocolDispatcher: @unchecked Sendable {
         guard let verifier = shard.configuration.authentication else {
             // Nothing to check: say whom the connection acts for, as with a token.
             let principal = connection.principal
-            return reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: nil))
+            return reply(
+                connection,
+                ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: nil))
         }
         let principal: Principal
         switch shard.policy.verified({ try verifier.verify(token: token) }) {
@@ -66,13 +70,17 @@ final class ProtocolDispatcher: @unchecked Sendable {
         let previous = connection.principal
         let wasAuthenticated = connection.isAuthenticated
         if wasAuthenticated, principal.subject != previous.subject || principal.tenant != previous.tenant {
-            return connection.refuse(.forbidden, closing: .forbidden, "a refreshed token must name the same subject and tenant")
+            return connection.refuse(
+                .forbidden, closing: .forbidden, "a refreshed token must name the same subject and tenant")
         }
         if !wasAuthenticated, let refusal = shard.tenantIsFull(principal.tenant) {
             return connection.refuse(.rateLimited, closing: .tryAgainLater, refusal)
         }
         connection.authenticated(as: principal, validUntil: shard.validUntil(of: principal))
-        reply(connection, ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: principal.expiresAt))
+        reply(
+            connection,
+            ServerMessage.authenticated(
+                subject: principal.subject, tenant: principal.tenant, expiresAt: principal.expiresAt))
         if wasAuthenticated, principal.narrows(previous) {
             withdraw(from: connection)
         }
@@ -114,7 +122,9 @@ final class ProtocolDispatcher: @unchecked Sendable {
         let principal = connection.principal
         let authenticated = shard.configuration.authentication != nil
         if authenticated, let named = user, named != principal.subject {
-            return reply(connection, ServerMessage.error(DomainError(.forbidden, "user_id: presence is for the token's subject only")))
+            return reply(
+                connection,
+                ServerMessage.error(DomainError(.forbidden, "user_id: presence is for the token's subject only")))
         }
         guard let user = authenticated ? principal.subject : user else {
             return reply(connection, ServerMessage.error(DomainError.invalid("user_id", "is required")))
@@ -131,15 +141,20 @@ final class ProtocolDispatcher: @unchecked Sendable {
             connection.presenceLookUps -= 1
             // Judged by the principal of now: a refresh may have narrowed it meanwhile.
             do {
-                try connection.principal.require(.write, in: place, otherwise: DomainError(.notFound, "work session \(session) not found",
-                                                                                field: "work_session_id"))
+                try connection.principal.require(
+                    .write, in: place,
+                    otherwise: DomainError(
+                        .notFound, "work session \(session) not found",
+                        field: "work_session_id"))
             } catch let error as DomainError {
                 return reply(connection, ServerMessage.error(error))
             } catch {
                 return
             }
             // Asked again while the look-up ran: the cap holds for what is inserted.
-            if let refusal = presenceCapped(connection, adding: key) { return reply(connection, ServerMessage.error(refusal)) }
+            if let refusal = presenceCapped(connection, adding: key) {
+                return reply(connection, ServerMessage.error(refusal))
+            }
             if connection.presence.insert(key).inserted {
                 shard.hub.presence.hold(key, shard: shard, connectionID: connection.id)
             } else {
@@ -151,11 +166,14 @@ final class ProtocolDispatcher: @unchecked Sendable {
     /// At most `--ws-max-presence` presences per connection (a session each with
     /// authentication on; without, a session and user each).
     private func presenceCapped(_ connection: Connection, adding key: PresenceKey, pending: Int = 0) -> DomainError? {
-        guard !connection.presence.contains(key), connection.presence.count + pending >= shard.configuration.maxPresencePerConnection else {
+        guard !connection.presence.contains(key),
+            connection.presence.count + pending >= shard.configuration.maxPresencePerConnection
+        else {
             return nil
         }
-        return DomainError(.tooManyPresences, "at most \(shard.configuration.maxPresencePerConnection) presences per connection",
-                           field: "work_session_id")
+        return DomainError(
+            .tooManyPresences, "at most \(shard.configuration.maxPresencePerConnection) presences per connection",
+            field: "work_session_id")
     }
 
     /// The presence thread found the session full: the connection does not hold `key`.
@@ -169,11 +187,12 @@ final class ProtocolDispatcher: @unchecked Sendable {
         case .failure(let refusal):
             reply(connection, ServerMessage.error(refusal, topic: topic))
         case .success(let grant):
-            shard.hub.tailer.request(SubscribeRequest(
-                shard: shard, connectionID: connection.id, grant: grant, since: since, principal: connection.principal))
+            shard.hub.tailer.request(
+                SubscribeRequest(
+                    shard: shard, connectionID: connection.id, grant: grant, since: since,
+                    principal: connection.principal))
         }
     }
-
 
     private func unsubscribe(_ connection: Connection, _ topic: Topic) {
         switch connection.subscriptions.unsubscribed(topic) {
@@ -182,7 +201,10 @@ final class ProtocolDispatcher: @unchecked Sendable {
         case .cancelled:
             break
         case .notSubscribed:
-            return reply(connection, ServerMessage.error(DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
+            return reply(
+                connection,
+                ServerMessage.error(
+                    DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
         }
         reply(connection, ServerMessage.unsubscribed(topic))
     }

@@ -34,10 +34,13 @@ public struct APIServices: Sendable {
     private func makeWatch(_ signal: ChangeSignal) -> ChangeWatch {
         let feed = ChangesFeed(pool: store.pool)
         // Without authentication there is one tenant: its share is the whole process.
-        let perTenant = authentication == nil
+        let perTenant =
+            authentication == nil
             ? maxWaitingPolls.process : maxWaitingPolls.perTenant ?? max(1, maxWaitingPolls.process / 4)
-        return ChangeWatch(signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject,
-                           maxPerTenant: perTenant, plans: plans) { topics in
+        return ChangeWatch(
+            signal: signal, maxWaiting: maxWaitingPolls.process, maxPerSubject: maxWaitingPolls.perSubject,
+            maxPerTenant: perTenant, plans: plans
+        ) { topics in
             try await feed.heads(of: topics)
         }
     }
@@ -102,7 +105,8 @@ public struct APIServices: Sendable {
         self.limits = limits
         idempotency = IdempotencyKeys(pool: store.pool)
         revocations = RevocationStore(pool: store.pool)
-        sessionLocks = SessionLocks(store: store, locks: locks, claims: RequestClaims(redis: locks.redis), idempotency: idempotency)
+        sessionLocks = SessionLocks(
+            store: store, locks: locks, claims: RequestClaims(redis: locks.redis), idempotency: idempotency)
         gate = Gate(places: Places(pool: store.pool))
         sessionPlaces = WorkSessionPlaces { [reads] id in try await reads.workSession(id)?.place }
     }

@@ -41,7 +41,9 @@ struct AuditController {
         if let from = query.from, let to = query.to, from >= to {
             throw DomainError(.malformedRequest, "query from: must be before to", field: "from")
         }
-        let audit = services.audit, ready = query, budgets = services.budgets
+        let audit = services.audit
+        let ready = query
+        let budgets = services.budgets
         return try await CancelOnClose.run(request) {
             let page = try await audit.page(ready)
             budgets.charge(context, rows: page.entries.count)
@@ -55,9 +57,12 @@ struct AuditController {
         query.entityType = type
         query.entityID = try input.pathID()
         let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
-        try await services.gate.require(.audit, on: StreamRef(type, query.entityID!), context,
-                                        otherwise: DomainError.notFound(name, query.entityID!))
-        let audit = services.audit, ready = query, budgets = services.budgets
+        try await services.gate.require(
+            .audit, on: StreamRef(type, query.entityID!), context,
+            otherwise: DomainError.notFound(name, query.entityID!))
+        let audit = services.audit
+        let ready = query
+        let budgets = services.budgets
         return try await CancelOnClose.run(request) {
             let page = try await audit.page(ready)
             budgets.charge(context, rows: page.entries.count)
@@ -73,8 +78,9 @@ struct AuditController {
     static func answer(_ page: AuditPage) -> Response {
         var tail = JSONWriter(timestampStyle: .wire, capacity: 64)
         page.writeCursors(to: &tail)
-        return StreamedArray.response(page.entries, prefix: #"{"data":["#,
-                                      suffix: Array("],".utf8) + tail.bytes + Array("}".utf8))
+        return StreamedArray.response(
+            page.entries, prefix: #"{"data":["#,
+            suffix: Array("],".utf8) + tail.bytes + Array("}".utf8))
     }
 
     /// `order` (`asc`, the default, or `desc`), its cursor (`after` or `before`) and
@@ -94,13 +100,15 @@ struct AuditController {
         }
         if let text = input.query("after") {
             guard !query.descending, let after = Int64(text), after >= 0 else {
-                throw DomainError(.malformedRequest, "query after: expected a position (0 or more), with order=asc", field: "after")
+                throw DomainError(
+                    .malformedRequest, "query after: expected a position (0 or more), with order=asc", field: "after")
             }
             query.after = after
         }
         if let text = input.query("limit") {
             guard let limit = Int(text), (1...AuditQuery.maxLimit).contains(limit) else {
-                throw DomainError(.malformedRequest, "query limit: expected 1 to \(AuditQuery.maxLimit)", field: "limit")
+                throw DomainError(
+                    .malformedRequest, "query limit: expected 1 to \(AuditQuery.maxLimit)", field: "limit")
             }
             query.limit = limit
         }
@@ -110,7 +118,8 @@ struct AuditController {
     private func time(_ input: RequestInput, _ name: String) throws -> Timestamp? {
         guard let text = input.query(name) else { return nil }
         guard let time = Timestamp(rfc3339: text) else {
-            throw DomainError(.malformedRequest, "query \(name): expected an RFC 3339 time such as 2026-11-22T14:32:00Z", field: name)
+            throw DomainError(
+                .malformedRequest, "query \(name): expected an RFC 3339 time such as 2026-11-22T14:32:00Z", field: name)
         }
         return time
     }

@@ -20,13 +20,17 @@ struct ChangesController {
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         guard let text = input.query("topic") else {
-            throw DomainError(.malformedRequest, "query topic: required (work_session:<uuid> or space:<uuid>)", field: "topic")
+            throw DomainError(
+                .malformedRequest, "query topic: required (work_session:<uuid> or space:<uuid>)", field: "topic")
         }
         guard let topic = Topic(text) else {
-            throw DomainError(.malformedRequest, "query topic: expected work_session:<uuid> or space:<uuid>", field: "topic")
+            throw DomainError(
+                .malformedRequest, "query topic: expected work_session:<uuid> or space:<uuid>", field: "topic")
         }
         let since = try input.queryInteger("since", in: 0...Int64.max) ?? 0
-        let limit = Int(try input.queryInteger("limit", in: Int64(Self.limits.lowerBound)...Int64(Self.limits.upperBound)) ?? Int64(Self.defaultLimit))
+        let limit = Int(
+            try input.queryInteger("limit", in: Int64(Self.limits.lowerBound)...Int64(Self.limits.upperBound))
+                ?? Int64(Self.defaultLimit))
         let wait = try input.queryNumber("wait", in: 0...Self.maxWait) ?? 0
         // Before the shared read-ahead: a page read ahead for one principal is never
         // handed to another that may not see its topic.
@@ -102,27 +106,37 @@ struct ChangesController {
     }
 
     /// The page of `key`, its messages rendered: nil for a topic without events.
-    static func read(_ key: ChangesReadAhead.Key, feed: ChangesFeed) async throws -> (messages: [UInt8], last: Int64?, hasMore: Bool)? {
+    static func read(
+        _ key: ChangesReadAhead.Key, feed: ChangesFeed
+    ) async throws -> (messages: [UInt8], last: Int64?, hasMore: Bool)? {
         // A message is about 800 bytes (a marker with its details): room for the page up
         // front spares a catch-up's pages their growing copies and fresh pages of memory.
         let messages = JSONWriter(timestampStyle: .wire, capacity: key.limit * 1024)
-        guard let (page, last, hasMore) = try await feed.page(
-            key.topic, since: key.since, limit: key.limit, into: messages,
-            adding: { [topic = key.topic] in try ServerMessage.write($1.change, topic: topic, to: &$0) }
-        ) else { return nil }
+        guard
+            let (page, last, hasMore) = try await feed.page(
+                key.topic, since: key.since, limit: key.limit, into: messages,
+                adding: { [topic = key.topic] in try ServerMessage.write($1.change, topic: topic, to: &$0) }
+            )
+        else { return nil }
         return (page.bytes, last, hasMore)
     }
 
     /// Starts reading the pages that follow one ending at `last`, those a client catching
     /// up asks for next; each is kept only if it is final (full, more after it).
-    static func readAhead(after last: Int64, of key: ChangesReadAhead.Key, feed: ChangesFeed, into store: ChangesReadAhead) async {
-        await store.readAhead(key.next(after: last), from: ChangesReadAhead.Source(
-            read: { next in
-                guard let (messages, last, hasMore) = try? await read(next, feed: feed), hasMore, let last else { return nil }
-                return ChangesReadAhead.Page(messages: messages, last: last)
-            },
-            end: { next in try? await feed.pageEnd(next.topic, since: next.since, limit: next.limit) }
-        ))
+    static func readAhead(
+        after last: Int64, of key: ChangesReadAhead.Key, feed: ChangesFeed, into store: ChangesReadAhead
+    ) async {
+        await store.readAhead(
+            key.next(after: last),
+            from: ChangesReadAhead.Source(
+                read: { next in
+                    guard let (messages, last, hasMore) = try? await read(next, feed: feed), hasMore, let last else {
+                        return nil
+                    }
+                    return ChangesReadAhead.Page(messages: messages, last: last)
+                },
+                end: { next in try? await feed.pageEnd(next.topic, since: next.since, limit: next.limit) }
+            ))
     }
 
     /// The answer of a page read after `since` (empty: `next_since` stays `since`).

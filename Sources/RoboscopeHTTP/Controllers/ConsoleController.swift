@@ -24,7 +24,9 @@ public struct ConsoleAssets: Sendable {
         var assets: [String: Asset] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where !name.hasPrefix(".") {
             let bytes = Array(try Data(contentsOf: directory.appendingPathComponent(name)))
-            let digest = SHA256.hash(data: bytes).prefix(8).map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+            let digest = SHA256.hash(data: bytes).prefix(8).map {
+                $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+            }.joined()
             assets[name] = Asset(body: bytes, contentType: Self.contentType(name), etag: "\"\(digest)\"")
         }
         self.assets = assets
@@ -46,15 +48,20 @@ public struct ConsoleAssets: Sendable {
     public static func locate(explicit: String?) -> URL? {
         var candidates: [String] = []
         if let explicit { candidates.append(explicit) }
-        if let environment = ProcessInfo.processInfo.environment["ROBOSCOPE_CONSOLE_DIR"] { candidates.append(environment) }
+        if let environment = ProcessInfo.processInfo.environment["ROBOSCOPE_CONSOLE_DIR"] {
+            candidates.append(environment)
+        }
         candidates.append(FileManager.default.currentDirectoryPath + "/console")
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         for relative in ["../../console", "../../../console", "../share/roboscope/console"] {
             candidates.append(executable.appendingPathComponent(relative).standardized.path)
         }
         var isDirectory: ObjCBool = false
-        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/index.html", isDirectory: &isDirectory) }
-            .map { URL(fileURLWithPath: $0) }
+        return candidates.first {
+            FileManager.default.fileExists(atPath: $0 + "/index.html", isDirectory: &isDirectory)
+        }
+        .map { URL(fileURLWithPath: $0) }
     }
 }
 
@@ -72,13 +79,15 @@ struct ConsoleController {
 
     func serve(_ name: String, _ request: Request) -> Response {
         guard let asset = assets.assets[name] else {
-            return APIError.response(for: DomainError(.notFound, "no console file \(name.prefix(64))"), requestID: "console")
+            return APIError.response(
+                for: DomainError(.notFound, "no console file \(name.prefix(64))"), requestID: "console")
         }
         var headers: HTTPFields = [.contentType: asset.contentType]
         headers[Self.etagHeader] = asset.etag
         // Cached, but asked again every time: a new release's files are seen at once.
         headers[Self.cacheControl] = "no-cache"
-        headers[Self.securityPolicy] = "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+        headers[Self.securityPolicy] =
+            "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
         if request.headers[Self.ifNoneMatch] == asset.etag {
             return Response(status: .notModified, headers: headers)
         }

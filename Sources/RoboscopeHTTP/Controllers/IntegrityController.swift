@@ -27,13 +27,15 @@ struct IntegrityController {
             try services.gate.require(.operator, context)
             (scope, name) = (.wholeLog, "log")
         case (_?, _?):
-            throw DomainError(.malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
+            throw DomainError(
+                .malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
         }
         let unknown = DomainError(.notFound, "\(name) has no events: no such work session or space")
         if let topic = Topic(name) {
             try await services.gate.require(.audit, on: topic, context, otherwise: unknown)
         }
-        let checker = IntegrityChecker(pool: services.audit.pool), budgets = services.budgets
+        let checker = IntegrityChecker(pool: services.audit.pool)
+        let budgets = services.budgets
         return try await CancelOnClose.run(request) {
             let report = try await checker.check(scope)
             // A scan costs its size: a token per 100 events read, as every report.
@@ -43,15 +45,18 @@ struct IntegrityController {
             }
             let link = report.brokenLink.map { link -> JSONValue in
                 .object([
-                    "position": .integer(link.position), "stream_type": .string(link.streamType), "stream_id": .string(link.streamID),
+                    "position": .integer(link.position), "stream_type": .string(link.streamType),
+                    "stream_id": .string(link.streamID),
                     "version": .integer(link.version), "problem": .string(link.problem),
                 ])
             }
-            return JSONResponse.make(JSONValue.object([
-                "scope": .string(name), "intact": .bool(report.brokenLink == nil), "checked_events": .integer(report.checkedEvents),
-                "streams": .integer(report.streams), "first_broken_link": link ?? .null,
-                "checked_at": .string(WallClock.now().formatted(.wire)),
-            ]))
+            return JSONResponse.make(
+                JSONValue.object([
+                    "scope": .string(name), "intact": .bool(report.brokenLink == nil),
+                    "checked_events": .integer(report.checkedEvents),
+                    "streams": .integer(report.streams), "first_broken_link": link ?? .null,
+                    "checked_at": .string(WallClock.now().formatted(.wire)),
+                ]))
         }
     }
 }

@@ -24,9 +24,11 @@ struct MarkersController {
         case (let session?, nil): parent = StreamRef(.workSession, session)
         case (nil, let space?): parent = StreamRef(.space, space)
         case (nil, nil):
-            throw DomainError(.malformedRequest, "query work_session_id or space_id: one is required", field: "work_session_id")
+            throw DomainError(
+                .malformedRequest, "query work_session_id or space_id: one is required", field: "work_session_id")
         case (_?, _?):
-            throw DomainError(.malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
+            throw DomainError(
+                .malformedRequest, "query space_id: give work_session_id or space_id, not both", field: "space_id")
         }
         let moment = try input.asOf()
         if moment != nil, sessionID == nil {
@@ -35,7 +37,9 @@ struct MarkersController {
         let place = try MarkerPlaceQuery.place(input)
         let page = try Listing.page(input)
         if case .near? = place, page.after != nil {
-            throw DomainError(.malformedRequest, "query after: a near query is ordered by distance and takes limit only", field: "after")
+            throw DomainError(
+                .malformedRequest, "query after: a near query is ordered by distance and takes limit only",
+                field: "after")
         }
         try services.gate.require(moment == nil ? .read : .audit, context)
         // A parent the principal may not see is read as the unknown id it is to it: the
@@ -47,7 +51,8 @@ struct MarkersController {
             services.budgets.charge(context, rows: markers.count)
             return StreamedArray.response(markers)
         }
-        let filter = MarkerFilter(scope: scope, place: place, page: Listing.probe(page), visible: Visibility(context.principal))
+        let filter = MarkerFilter(
+            scope: scope, place: place, page: Listing.probe(page), visible: Visibility(context.principal))
         guard case .workSession = scope else {
             let markers = try await services.reads.markers(filter)
             services.budgets.charge(context, rows: markers.count)
@@ -63,10 +68,12 @@ struct MarkersController {
         let input = input(request, context)
         let id = try input.pathID()
         if let moment = try input.asOf() {
-            try await services.gate.require(.audit, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
+            try await services.gate.require(
+                .audit, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
             return JSONResponse.make(try await services.timeTravel.marker(id, asOf: moment))
         }
-        try await services.gate.require(.read, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
+        try await services.gate.require(
+            .read, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         let snapshot = try await services.reads.markerSnapshot(id)
         guard let marker = snapshot.value else { throw DomainError.notFound("marker", id) }
         return Listing.joined(JSONResponse.make(marker), snapshot)
@@ -77,7 +84,8 @@ struct MarkersController {
         let session = try await place(try body.requiredID("work_session_id"), context)
         return try await refusingGone(session) {
             try await WriteRetry.once(store: services.store, context: context) {
-                let (marker, batch) = try MarkerCommands.create(body, session: session, RequestIdentity.commandContext(request, context))
+                let (marker, batch) = try MarkerCommands.create(
+                    body, session: session, RequestIdentity.commandContext(request, context))
                 return (JSONResponse.answer(marker, status: .created), batch)
             }
         }
@@ -101,7 +109,8 @@ struct MarkersController {
         let session = try await place(sessionID, field: field, context)
         return try await refusingGone(session, field: field) {
             try await WriteRetry.once(store: services.store, context: context) {
-                let (markers, batch) = try MarkerCommands.bulkCreate(items, session: session, RequestIdentity.commandContext(request, context))
+                let (markers, batch) = try MarkerCommands.bulkCreate(
+                    items, session: session, RequestIdentity.commandContext(request, context))
                 return (JSONResponse.answer(markers, status: .created), batch)
             }
         }
@@ -112,12 +121,15 @@ struct MarkersController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
+        try await services.gate.require(
+            .write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredMarker(id, on: $0) }
+            store: services.store, context: context, clientVersion: expected,
+            reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in
             let (marker, batch) = try MarkerCommands.update(
-                current, session: session, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
+                current, session: session, body, expectedVersion: expected,
+                RequestIdentity.commandContext(request, context)
             )
             return (JSONResponse.answer(marker), batch)
         }
@@ -127,11 +139,14 @@ struct MarkersController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        try await services.gate.require(.write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
+        try await services.gate.require(
+            .write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
         return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredMarker(id, on: $0) }
+            store: services.store, context: context, clientVersion: expected,
+            reading: { try ReadModels.requiredMarker(id, on: $0) }
         ) { current, session in
-            let batch = try MarkerCommands.delete(current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
+            let batch = try MarkerCommands.delete(
+                current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
         }
     }
@@ -141,7 +156,8 @@ struct MarkersController {
     private func place(
         _ id: EntityID, field: String = "work_session_id", _ context: RoboscopeRequestContext
     ) async throws -> WorkSessionPlace {
-        try await services.gate.require(.write, on: StreamRef(.workSession, id), context, otherwise: Self.noSession(id, field: field))
+        try await services.gate.require(
+            .write, on: StreamRef(.workSession, id), context, otherwise: Self.noSession(id, field: field))
         guard let place = try await services.sessionPlaces.place(id) else { throw Self.noSession(id, field: field) }
         return place
     }

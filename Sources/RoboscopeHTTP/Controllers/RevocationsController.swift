@@ -27,12 +27,14 @@ struct RevocationsController {
         let stored = try await services.revocations.create(
             revocation, RequestIdentity.commandContext(request, context), claim: context.idempotency
         ) { JSONResponse.answer($0, status: .created) }
-        context.logger.warning("tokens revoked", metadata: [
-            "revocation": "\(revocation.id)", "tenant": "\(revocation.tenant ?? "")",
-            "revoked_subject": "\(revocation.subject ?? "")", "kid": "\(revocation.keyID ?? "")",
-            "issued_before": "\(revocation.issuedBefore.formatted(.wire))", "reason": "\(revocation.reason)",
-            "by": "\(revocation.createdBy)",
-        ])
+        context.logger.warning(
+            "tokens revoked",
+            metadata: [
+                "revocation": "\(revocation.id)", "tenant": "\(revocation.tenant ?? "")",
+                "revoked_subject": "\(revocation.subject ?? "")", "kid": "\(revocation.keyID ?? "")",
+                "issued_before": "\(revocation.issuedBefore.formatted(.wire))", "reason": "\(revocation.reason)",
+                "by": "\(revocation.createdBy)",
+            ])
         return JSONResponse.make(stored, status: .created)
     }
 
@@ -49,10 +51,12 @@ struct RevocationsController {
         let reach = try RevocationCommands.reach(of: context.principal)
         let by = "\(context.principal.tenant)/\(context.principal.subject)"
         // Another tenant's revocation, to an administrator, is one that does not exist.
-        guard let lifted = try await services.revocations.lift(
-            id, tenant: reach.tenantFilter, by: by, RequestIdentity.commandContext(request, context),
-            claim: context.idempotency, answer: { JSONResponse.answer($0) }
-        ) else {
+        guard
+            let lifted = try await services.revocations.lift(
+                id, tenant: reach.tenantFilter, by: by, RequestIdentity.commandContext(request, context),
+                claim: context.idempotency, answer: { JSONResponse.answer($0) }
+            )
+        else {
             throw DomainError(.notFound, "revocation \(id) not found")
         }
         context.logger.warning("revocation lifted", metadata: ["revocation": "\(id)", "by": "\(by)"])

@@ -21,7 +21,8 @@ struct SpacesController {
         let page = try Listing.page(input)
         try services.gate.require(.read, context)
         let spaces = try await services.reads.spaces(
-            key: key, includeInactive: includeInactive, page: Listing.probe(page), visible: Visibility(context.principal))
+            key: key, includeInactive: includeInactive, page: Listing.probe(page),
+            visible: Visibility(context.principal))
         services.budgets.charge(context, rows: spaces.count)
         return Listing.response(spaces, page: page, request: request, id: \.id)
     }
@@ -30,10 +31,12 @@ struct SpacesController {
         let input = input(request, context)
         let id = try input.pathID()
         if let moment = try input.asOf() {
-            try await services.gate.require(.audit, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+            try await services.gate.require(
+                .audit, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
             return JSONResponse.make(try await services.timeTravel.space(id, asOf: moment))
         }
-        try await services.gate.require(.read, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+        try await services.gate.require(
+            .read, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
         let snapshot = try await services.reads.spaceSnapshot(id)
         guard let space = snapshot.value else { throw DomainError.notFound("space", id) }
         return Listing.joined(JSONResponse.make(space), snapshot)
@@ -53,9 +56,11 @@ struct SpacesController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        try await services.gate.require(.admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+        try await services.gate.require(
+            .admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
         return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredSpace(id, on: $0) }
+            store: services.store, context: context, clientVersion: expected,
+            reading: { try ReadModels.requiredSpace(id, on: $0) }
         ) { current in
             let (space, batch) = try SpaceCommands.update(
                 current, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
@@ -68,7 +73,8 @@ struct SpacesController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        try await services.gate.require(.admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+        try await services.gate.require(
+            .admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { (try ReadModels.requiredSpace(id, on: $0), try ReadModels.contents(ofSpace: id, on: $0)) }

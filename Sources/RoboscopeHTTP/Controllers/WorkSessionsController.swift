@@ -44,7 +44,8 @@ struct WorkSessionsController {
         let id = try input.pathID()
         let stream = StreamRef(.workSession, id)
         if let moment = try input.asOf() {
-            try await services.gate.require(.audit, on: stream, context, otherwise: DomainError.notFound("work session", id))
+            try await services.gate.require(
+                .audit, on: stream, context, otherwise: DomainError.notFound("work session", id))
             return JSONResponse.make(try await services.timeTravel.workSession(id, asOf: moment))
         }
         try await services.gate.require(.read, on: stream, context, otherwise: DomainError.notFound("work session", id))
@@ -60,7 +61,8 @@ struct WorkSessionsController {
         try await services.gate.require(.write, on: StreamRef(.space, spaceID), context, otherwise: unknown)
         guard let space = try await services.reads.space(spaceID) else { throw unknown }
         return try await WriteRetry.once(store: services.store, context: context) {
-            let (session, batch) = try WorkSessionCommands.create(body, space: space, RequestIdentity.commandContext(request, context))
+            let (session, batch) = try WorkSessionCommands.create(
+                body, space: space, RequestIdentity.commandContext(request, context))
             return (JSONResponse.answer(session, status: .created), batch)
         }
     }
@@ -70,9 +72,11 @@ struct WorkSessionsController {
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
-        try await services.gate.require(.write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
+        try await services.gate.require(
+            .write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
         return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.requiredWorkSession(id, on: $0) }
+            store: services.store, context: context, clientVersion: expected,
+            reading: { try ReadModels.requiredWorkSession(id, on: $0) }
         ) { current in
             let (session, batch) = try WorkSessionCommands.update(
                 current, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
@@ -85,12 +89,15 @@ struct WorkSessionsController {
         let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
-        try await services.gate.require(.write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
+        try await services.gate.require(
+            .write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
         return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected, reading: { try ReadModels.contents(ofSession: id, on: $0) }
+            store: services.store, context: context, clientVersion: expected,
+            reading: { try ReadModels.contents(ofSession: id, on: $0) }
         ) { contents in
             guard let contents else { throw DomainError.notFound("work session", id) }
-            let batch = try WorkSessionCommands.delete(contents, expectedVersion: expected, RequestIdentity.commandContext(request, context))
+            let batch = try WorkSessionCommands.delete(
+                contents, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
         }
     }

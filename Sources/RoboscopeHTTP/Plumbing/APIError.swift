@@ -48,14 +48,17 @@ enum APIError {
         if error.code == .unavailable || error.code == .overloaded || error.code == .idempotencyKeyInProgress {
             headers[.retryAfter] = "1"
         }
-        if error.code == .rateLimited || error.code == .presenceFull, case .integer(let seconds)? = error.details["retry_after"] {
+        if error.code == .rateLimited || error.code == .presenceFull,
+            case .integer(let seconds)? = error.details["retry_after"]
+        {
             headers[.retryAfter] = String(seconds)
         }
         if error.code == .unauthorized || error.code == .tokenRevoked {
             headers[.wwwAuthenticate] = "Bearer"
         }
-        return Response(status: status(for: error.code), headers: headers,
-                        body: .init(byteBuffer: ByteBuffer(bytes: body(error, requestID: requestID))))
+        return Response(
+            status: status(for: error.code), headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: body(error, requestID: requestID))))
     }
 
     /// Maps framework errors (unknown route, wrong method) to the same body shape.
@@ -70,7 +73,8 @@ enum APIError {
             case 404: return DomainError(.notFound, "no such resource")
             case 405: return DomainError(.methodNotAllowed, "method not allowed")
             case 413: return DomainError(.payloadTooLarge, "the body is larger than the limit")
-            case 400..<500: return DomainError(.malformedRequest, message, details: ["status": .integer(Int64(error.status.code))])
+            case 400..<500:
+                return DomainError(.malformedRequest, message, details: ["status": .integer(Int64(error.status.code))])
             default: return nil
             }
         }

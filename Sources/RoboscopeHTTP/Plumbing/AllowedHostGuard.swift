@@ -12,9 +12,10 @@ struct AllowedHostGuard: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard hosts.permits(authority: request.head.authority) else {
-            throw DomainError(.misdirectedRequest,
-                              "this Host is not one of --allowed-hosts: list it there to serve requests that name it",
-                              field: "Host")
+            throw DomainError(
+                .misdirectedRequest,
+                "this Host is not one of --allowed-hosts: list it there to serve requests that name it",
+                field: "Host")
         }
         return try await next(request, context)
     }

@@ -6,7 +6,9 @@ import Hummingbird
 /// (PostgresPool cancels it), instead of letting a whole-log scan run to its end for
 /// nobody. Hummingbird closes such a connection after the answer: the answer says so.
 enum CancelOnClose {
-    static func run(_ request: Request, _ body: @escaping @Sendable () async throws -> Response) async throws -> Response {
+    static func run(
+        _ request: Request, _ body: @escaping @Sendable () async throws -> Response
+    ) async throws -> Response {
         var response = try await request.body.consumeWithCancellationOnInboundClose { _ in try await body() }
         response.headers[.connection] = "close"
         return response

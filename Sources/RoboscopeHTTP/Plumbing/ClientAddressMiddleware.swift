@@ -9,7 +9,9 @@ struct ClientAddressMiddleware: RouterMiddleware {
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
     let proxies: TrustedProxies
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard !proxies.networks.isEmpty else { return try await next(request, context) }
         var context = context
         context.clientAddress = proxies.clientAddress(

@@ -21,8 +21,10 @@ public final class ConnectionCaps: Sendable {
     /// Nil for the ops port's caps: the series are the HTTP port's.
     private let open: Gauge?
 
-    public init(maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies(),
-                recordsMetrics: Bool = true) {
+    public init(
+        maxConnections: Int = 10_000, maxPerClient: Int = 256, proxies: TrustedProxies = TrustedProxies(),
+        recordsMetrics: Bool = true
+    ) {
         self.maxConnections = maxConnections
         self.maxPerClient = maxPerClient
         self.proxies = proxies

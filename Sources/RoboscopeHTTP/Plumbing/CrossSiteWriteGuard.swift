@@ -11,7 +11,9 @@ struct CrossSiteWriteGuard: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
     let origins: OriginPolicy
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         switch request.method {
         case .get, .head, .options:
             return try await next(request, context)
@@ -20,8 +22,10 @@ struct CrossSiteWriteGuard: RouterMiddleware {
         }
         let origin = request.headers[.origin]
         guard origins.permits(origin: origin, host: request.head.authority) else {
-            throw DomainError(.forbidden, "Origin \(String((origin ?? "").prefix(100))) may not write here; list it in --allowed-origins",
-                              field: "Origin")
+            throw DomainError(
+                .forbidden,
+                "Origin \(String((origin ?? "").prefix(100))) may not write here; list it in --allowed-origins",
+                field: "Origin")
         }
         if request.method != .delete || Self.hasBody(request) {
             try Self.checkContentType(request)
@@ -33,17 +37,21 @@ struct CrossSiteWriteGuard: RouterMiddleware {
     static func checkContentType(_ request: Request) throws {
         guard let contentType = request.headers[.contentType] else {
             guard !hasBody(request) else {
-                throw DomainError(.unsupportedMediaType, "Content-Type is missing; send the body as application/json",
-                                  field: "Content-Type")
+                throw DomainError(
+                    .unsupportedMediaType, "Content-Type is missing; send the body as application/json",
+                    field: "Content-Type")
             }
             return
         }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
+        let mediaType =
+            contentType.split(separator: ";", maxSplits: 1).first.map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            } ?? ""
         guard mediaType == "application/json" else {
-            throw DomainError(.unsupportedMediaType, "Content-Type \(String(contentType.prefix(100))) is not accepted; send application/json",
-                              field: "Content-Type")
+            throw DomainError(
+                .unsupportedMediaType,
+                "Content-Type \(String(contentType.prefix(100))) is not accepted; send application/json",
+                field: "Content-Type")
         }
     }
 

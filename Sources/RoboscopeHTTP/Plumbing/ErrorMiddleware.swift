@@ -19,7 +19,9 @@ struct ErrorMiddleware: RouterMiddleware {
     /// Where API requests are counted per tenant (nil: the probes' port, which has none).
     let tenantMetrics: TenantMetrics?
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let started = ContinuousClock.now
         let requestID = RequestIdentity.requestID(request)
         var context = context
@@ -34,7 +36,9 @@ struct ErrorMiddleware: RouterMiddleware {
                 response = APIError.response(for: domainError, requestID: requestID)
                 code = domainError.code.rawValue
                 if response.status == .internalServerError {
-                    context.logger.error("an error code without a status", metadata: ["code": "\(domainError.code)", "error": "\(domainError)"])
+                    context.logger.error(
+                        "an error code without a status",
+                        metadata: ["code": "\(domainError.code)", "error": "\(domainError)"])
                 }
             } else if let status = (error as? HTTPError)?.status {
                 response = Response(status: status)
@@ -44,7 +48,8 @@ struct ErrorMiddleware: RouterMiddleware {
                 response = Response(status: .init(code: 499, reasonPhrase: "Client Closed Request"))
             } else {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
-                let internalError = DomainError(DomainError.Code("internal_error"), "internal error; quote the request id")
+                let internalError = DomainError(
+                    DomainError.Code("internal_error"), "internal error; quote the request id")
                 response = APIError.response(for: internalError, requestID: requestID)
                 response.status = .internalServerError
                 code = internalError.code.rawValue
@@ -73,8 +78,9 @@ struct ErrorMiddleware: RouterMiddleware {
         if let traceID = TraceParent.traceID(request.headers[Self.traceParent]) { fields["trace_id"] = "\(traceID)" }
         context.logger.info("request", metadata: fields)
         if let tenantMetrics, context.caller.reachedAPI {
-            tenantMetrics.request(tenant: principal?.tenant ?? "",
-                                  outcome: TenantMetrics.Outcome(status: Int(response.status.code)))
+            tenantMetrics.request(
+                tenant: principal?.tenant ?? "",
+                outcome: TenantMetrics.Outcome(status: Int(response.status.code)))
         }
         return response
     }

@@ -15,7 +15,8 @@ struct Gate: Sendable {
     /// An operation on the entity of `stream`; returns its place.
     @discardableResult
     func require(
-        _ scope: Scope, on stream: StreamRef, _ context: RoboscopeRequestContext, otherwise unknown: @autoclosure () -> DomainError
+        _ scope: Scope, on stream: StreamRef, _ context: RoboscopeRequestContext,
+        otherwise unknown: @autoclosure () -> DomainError
     ) async throws -> Place {
         let place = try await places.place(of: stream)
         try context.principal.require(scope, in: place, otherwise: unknown())
@@ -23,7 +24,10 @@ struct Gate: Sendable {
     }
 
     /// An operation on a topic (the changes feed, integrity).
-    func require(_ scope: Scope, on topic: Topic, _ context: RoboscopeRequestContext, otherwise unknown: @autoclosure () -> DomainError) async throws {
+    func require(
+        _ scope: Scope, on topic: Topic, _ context: RoboscopeRequestContext,
+        otherwise unknown: @autoclosure () -> DomainError
+    ) async throws {
         try await require(scope, on: Places.stream(of: topic), context, otherwise: unknown())
     }
 

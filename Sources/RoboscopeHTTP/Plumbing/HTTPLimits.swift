@@ -37,14 +37,15 @@ public struct HTTPLimits: Sendable {
 
     /// The HTTP/1.1 server with these limits in its pipeline.
     var server: HTTPServerBuilder {
-        .http1(configuration: .init(
-            additionalChannelHandlers: [
-                ConnectionCapHandler(caps: connections),
-                RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout)),
-                AnswerDrainHandler(memory: answers, sendTimeout: TimeAmount(sendTimeout)),
-            ],
-            idleTimeout: TimeAmount(idleTimeout),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: header, maxHeaderListSize: header)
-        ))
+        .http1(
+            configuration: .init(
+                additionalChannelHandlers: [
+                    ConnectionCapHandler(caps: connections),
+                    RequestLimitsHandler(requestTimeout: TimeAmount(requestTimeout)),
+                    AnswerDrainHandler(memory: answers, sendTimeout: TimeAmount(sendTimeout)),
+                ],
+                idleTimeout: TimeAmount(idleTimeout),
+                httpDecoderConfiguration: .init(maxHeaderFieldSize: header, maxHeaderListSize: header)
+            ))
     }
 }

@@ -96,7 +96,8 @@ struct HeavyRequestMiddleware: RouterMiddleware {
         guard HeavyRequestShare.isHeavy(request) else { return try await next(request, context) }
         let tenant = context.principal.tenant
         guard await share.enter(tenant) else {
-            let message = "\(share.maxWaiting) heavy requests (large lists, reports, bulks) of this tenant "
+            let message =
+                "\(share.maxWaiting) heavy requests (large lists, reports, bulks) of this tenant "
                 + "wait already; retry in 1 s"
             throw DomainError(.rateLimited, message, details: ["retry_after": .integer(1), "limit": .string("tenant")])
         }

@@ -28,11 +28,14 @@ struct IdempotencyMiddleware: RouterMiddleware {
     let keys: IdempotencyKeys
     let bodyLimit: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard [.post, .put, .patch, .delete].contains(request.method),
-              let header = request.headers[values: Self.keyHeader].first,
-              // Heartbeats repeat safely by nature.
-              !request.uri.path.hasPrefix("/api/v1/presence/") else {
+            let header = request.headers[values: Self.keyHeader].first,
+            // Heartbeats repeat safely by nature.
+            !request.uri.path.hasPrefix("/api/v1/presence/")
+        else {
             return try await next(request, context)
         }
         let key = try Self.validated(header, count: request.headers[values: Self.keyHeader].count)
@@ -61,10 +64,12 @@ struct IdempotencyMiddleware: RouterMiddleware {
     /// 1 to 255 visible ASCII characters, one header.
     static func validated(_ header: String, count: Int) throws -> String {
         guard count == 1 else {
-            throw DomainError(.malformedRequest, "Idempotency-Key: send one key, not \(count)", field: "Idempotency-Key")
+            throw DomainError(
+                .malformedRequest, "Idempotency-Key: send one key, not \(count)", field: "Idempotency-Key")
         }
         guard !header.isEmpty, header.utf8.count <= maxKeyLength,
-              header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            header.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else {
             throw DomainError(
                 .malformedRequest, "Idempotency-Key: expected 1 to \(maxKeyLength) visible ASCII characters (a UUID)",
                 field: "Idempotency-Key"
@@ -79,7 +84,8 @@ struct IdempotencyMiddleware: RouterMiddleware {
         var hash = SHA256()
         hash.update(data: Array("\(method) \(path)\n".utf8))
         hash.update(data: (try? JSONParser.parse(body))?.canonicalJSON ?? body)
-        return hash.finalize().map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }.joined()
+        return hash.finalize().map { byte in byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16) }
+            .joined()
     }
 
     static func replay(_ record: IdempotencyRecord, for claim: IdempotencyClaim) throws -> Response {

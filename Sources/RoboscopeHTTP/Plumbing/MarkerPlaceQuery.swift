@@ -17,7 +17,8 @@ enum MarkerPlaceQuery {
                 throw DomainError(.malformedRequest, "query range: required with near (metres)", field: "range")
             }
             guard let metres = Double(range), metres.isFinite, metres >= 0 else {
-                throw DomainError(.malformedRequest, "query range: expected a distance in metres, 0 or more", field: "range")
+                throw DomainError(
+                    .malformedRequest, "query range: expected a distance in metres, 0 or more", field: "range")
             }
             return .near(x: point[0], z: point[1], range: metres)
         }
@@ -27,7 +28,8 @@ enum MarkerPlaceQuery {
         if let bbox {
             let box = try numbers(bbox, count: 4, name: "bbox", shape: "<min_x>,<min_z>,<max_x>,<max_z>")
             guard box[0] <= box[2], box[1] <= box[3] else {
-                throw DomainError(.malformedRequest, "query bbox: min_x must not exceed max_x, nor min_z max_z", field: "bbox")
+                throw DomainError(
+                    .malformedRequest, "query bbox: min_x must not exceed max_x, nor min_z max_z", field: "bbox")
             }
             return .box(minX: box[0], minZ: box[1], maxX: box[2], maxZ: box[3])
         }
@@ -35,7 +37,9 @@ enum MarkerPlaceQuery {
     }
 
     static func numbers(_ text: String, count: Int, name: String, shape: String) throws -> [Double] {
-        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            Double($0.trimmingCharacters(in: .whitespaces))
+        }
         guard parts.count == count, parts.allSatisfy({ $0?.isFinite == true }) else {
             throw DomainError(.malformedRequest, "query \(name): expected \(count) numbers \(shape)", field: name)
         }

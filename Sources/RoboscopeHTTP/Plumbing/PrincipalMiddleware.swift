@@ -17,14 +17,17 @@ struct PrincipalMiddleware: RouterMiddleware {
     /// signatures costs a lookup, not a signature check each (issue 45).
     var refusals: TokenBuckets?
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var context = context
         context.caller.enteredAPI()
         if let verifier {
             let address = context.clientAddress ?? "unknown"
             if let refusals, let wait = refusals.wait(for: address) {
-                throw RequestBudgets.refusal("address", rate: refusals.rate, wait: wait,
-                                             what: "requests with a refused token")
+                throw RequestBudgets.refusal(
+                    "address", rate: refusals.rate, wait: wait,
+                    what: "requests with a refused token")
             }
             do {
                 context.principal = try await verifier.verifyRefreshing(authorization: request.headers[.authorization])

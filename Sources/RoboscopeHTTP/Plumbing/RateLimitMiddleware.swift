@@ -16,7 +16,9 @@ struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = RoboscopeRequestContext
     let budgets: RequestBudgets
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         if let refusal = budgets.take(context) { throw refusal }
         return try await next(request, context)
     }
@@ -29,8 +31,10 @@ public struct RateLimits: Sendable {
     /// Refused tokens per client address, with authentication on.
     public var unauthenticated: (rate: Double, burst: Double)?
 
-    public init(perClient: (rate: Double, burst: Double)? = nil, perTenant: (rate: Double, burst: Double)? = nil,
-                unauthenticated: (rate: Double, burst: Double)? = nil) {
+    public init(
+        perClient: (rate: Double, burst: Double)? = nil, perTenant: (rate: Double, burst: Double)? = nil,
+        unauthenticated: (rate: Double, burst: Double)? = nil
+    ) {
         self.perClient = perClient
         self.perTenant = perTenant
         self.unauthenticated = unauthenticated
@@ -54,7 +58,9 @@ final class RequestBudgets: Sendable {
         clients = limits.perClient.map { TokenBuckets(rate: $0.rate, burst: $0.burst) }
         if bySubject, limits.perTenant != nil || plans != nil {
             let flag = limits.perTenant
-            tenants = TokenBuckets(rate: flag?.rate ?? TokenBuckets.unlimited, burst: flag?.burst ?? TokenBuckets.unlimited) { tenant in
+            tenants = TokenBuckets(
+                rate: flag?.rate ?? TokenBuckets.unlimited, burst: flag?.burst ?? TokenBuckets.unlimited
+            ) { tenant in
                 plans?.plan(for: tenant).rateLimit.map { (rate: $0, burst: $0 * 2) } ?? flag
             }
         } else {
@@ -68,7 +74,9 @@ final class RequestBudgets: Sendable {
             refused[limit]!.increment(by: 0)
         }
         self.refused = refused
-        for (limit, rate) in [("client", limits.perClient?.rate ?? 0), ("tenant", bySubject ? limits.perTenant?.rate ?? 0 : 0)] {
+        for (limit, rate) in [
+            ("client", limits.perClient?.rate ?? 0), ("tenant", bySubject ? limits.perTenant?.rate ?? 0 : 0),
+        ] {
             Gauge(label: "roboscope_rate_limit_per_second", dimensions: [("limit", limit)]).record(rate)
         }
     }
@@ -76,7 +84,9 @@ final class RequestBudgets: Sendable {
     var isLimiting: Bool { clients != nil || tenants != nil }
 
     private func client(_ context: RoboscopeRequestContext) -> (key: String, limit: String) {
-        bySubject ? ("\(context.principal.tenant)/\(context.principal.subject)", "subject") : (context.clientAddress ?? "unknown", "address")
+        bySubject
+            ? ("\(context.principal.tenant)/\(context.principal.subject)", "subject")
+            : (context.clientAddress ?? "unknown", "address")
     }
 
     /// Takes one token of the client's and of its tenant's bucket; the refusal otherwise.
@@ -108,9 +118,10 @@ final class RequestBudgets: Sendable {
     }
 
     static func refusal(_ limit: String, rate: Double, wait: Int, what: String = "requests") -> DomainError {
-        DomainError(.rateLimited,
-                    "more than \(rate.formatted()) \(what) a second for this \(limit); retry in \(wait) s",
-                    details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
+        DomainError(
+            .rateLimited,
+            "more than \(rate.formatted()) \(what) a second for this \(limit); retry in \(wait) s",
+            details: ["retry_after": .integer(Int64(wait)), "limit": .string(limit)])
     }
 }
 
@@ -186,7 +197,9 @@ struct RateLimiter {
     /// Takes `cost` more tokens after the fact. The whole charge is carried, however
     /// deep the debt: a client that spent 5,000 at 100 a second waits 50 s, whatever its
     /// burst (issue 45: a floor at minus the burst let a 5,000-marker bulk cost 1.3 s).
-    mutating func charge(for client: String, cost: Double, now: TimeInterval, limits: (rate: Double, burst: Double)? = nil) {
+    mutating func charge(
+        for client: String, cost: Double, now: TimeInterval, limits: (rate: Double, burst: Double)? = nil
+    ) {
         let (rate, burst) = limits ?? (self.rate, self.burst)
         var bucket = buckets[client] ?? (burst, now)
         bucket.tokens = min(burst, bucket.tokens + (now - bucket.at) * rate) - cost

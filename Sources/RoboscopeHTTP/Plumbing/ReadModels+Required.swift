@@ -18,7 +18,9 @@ extension ReadModels {
         return session
     }
 
-    static func requiredMarker(_ id: EntityID, on connection: PGConnection) throws -> (MarkerWithDetails, WorkSessionPlace) {
+    static func requiredMarker(
+        _ id: EntityID, on connection: PGConnection
+    ) throws -> (MarkerWithDetails, WorkSessionPlace) {
         guard let found = try markerInPlace(id, on: connection) else { throw DomainError.notFound("marker", id) }
         return found
     }

@@ -13,15 +13,19 @@ struct RequestDecompressionMiddleware: RouterMiddleware {
 
     let bodyLimit: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard let header = request.headers[.contentEncoding] else { return try await next(request, context) }
         let coding: ContentCoding
         switch ContentCoding.of(body: header) {
         case .success(nil): return try await next(request, context)
         case .success(let known?): coding = known
         case .failure(let unknown):
-            throw DomainError(.unsupportedMediaType, "Content-Encoding \(String(unknown.name.prefix(40))) is not accepted; send gzip, deflate or identity",
-                              field: "Content-Encoding")
+            throw DomainError(
+                .unsupportedMediaType,
+                "Content-Encoding \(String(unknown.name.prefix(40))) is not accepted; send gzip, deflate or identity",
+                field: "Content-Encoding")
         }
         var compressed = try await RequestInput(request: request, context: context, bodyLimit: bodyLimit).bodyBuffer()
         let inflated: ByteBuffer
@@ -31,8 +35,9 @@ struct RequestDecompressionMiddleware: RouterMiddleware {
         } catch let error as CompressNIOError where error == .bufferOverflow {
             throw Self.tooLarge(bodyLimit)
         } catch {
-            throw DomainError(.malformedRequest, "the body is not a valid \(coding.rawValue) stream (Content-Encoding)",
-                              field: "Content-Encoding")
+            throw DomainError(
+                .malformedRequest, "the body is not a valid \(coding.rawValue) stream (Content-Encoding)",
+                field: "Content-Encoding")
         }
         guard inflated.readableBytes <= bodyLimit else { throw Self.tooLarge(bodyLimit) }
         // The head stays as sent (Hummingbird's is read-only): nothing after this reads
@@ -43,7 +48,8 @@ struct RequestDecompressionMiddleware: RouterMiddleware {
     }
 
     static func tooLarge(_ limit: Int) -> DomainError {
-        DomainError(.payloadTooLarge, "the body, inflated, is larger than \(limit) bytes",
-                    details: ["limit": .integer(Int64(limit))])
+        DomainError(
+            .payloadTooLarge, "the body, inflated, is larger than \(limit) bytes",
+            details: ["limit": .integer(Int64(limit))])
     }
 }

@@ -53,12 +53,13 @@ enum RequestIdentity {
     /// `- _ . : / + =` (UUIDs, ULIDs, base64, trace ids): they are echoed in a header,
     /// written to logs and shown by the console, where quotes, `<` or `%` could do harm.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 128 && text.unicodeScalars.allSatisfy { scalar in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", ":", "/", "+", "=": true
-            default: false
+        !text.isEmpty && text.utf8.count <= 128
+            && text.unicodeScalars.allSatisfy { scalar in
+                switch scalar {
+                case "a"..."z", "A"..."Z", "0"..."9", "-", "_", ".", ":", "/", "+", "=": true
+                default: false
+                }
             }
-        }
     }
 
     static func commandContext(_ request: Request, _ context: RoboscopeRequestContext) -> CommandContext {

@@ -48,7 +48,9 @@ struct RequestInput {
     }
 
     private func tooLarge() -> DomainError {
-        DomainError(.payloadTooLarge, "the body is larger than \(bodyLimit) bytes", details: ["limit": .integer(Int64(bodyLimit))])
+        DomainError(
+            .payloadTooLarge, "the body is larger than \(bodyLimit) bytes",
+            details: ["limit": .integer(Int64(bodyLimit))])
     }
 
     func fields() async throws -> FieldReader {
@@ -87,8 +89,9 @@ struct RequestInput {
     func queryInteger(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
         guard let text = query(name) else { return nil }
         guard let value = Int64(text), range.contains(value) else {
-            throw DomainError(.malformedRequest, "query \(name): expected an integer from \(range.lowerBound) to \(range.upperBound)",
-                              field: name)
+            throw DomainError(
+                .malformedRequest, "query \(name): expected an integer from \(range.lowerBound) to \(range.upperBound)",
+                field: name)
         }
         return value
     }
@@ -97,8 +100,9 @@ struct RequestInput {
     func queryNumber(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = query(name) else { return nil }
         guard let value = Double(text), value.isFinite, range.contains(value) else {
-            throw DomainError(.malformedRequest, "query \(name): expected a number from \(range.lowerBound) to \(range.upperBound)",
-                              field: name)
+            throw DomainError(
+                .malformedRequest, "query \(name): expected a number from \(range.lowerBound) to \(range.upperBound)",
+                field: name)
         }
         return value
     }
@@ -112,7 +116,8 @@ struct RequestInput {
         }
     }
 
-    func queryEnum<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type) throws -> E? where E.RawValue == String {
+    func queryEnum<E: RawRepresentable & CaseIterable>(_ name: String, _ type: E.Type) throws -> E?
+    where E.RawValue == String {
         guard let text = query(name) else { return nil }
         guard let value = E(rawValue: text) else {
             let allowed = E.allCases.map(\.rawValue).joined(separator: ", ")
@@ -125,8 +130,9 @@ struct RequestInput {
     func asOf() throws -> AsOf? {
         guard let text = query("as_of") else { return nil }
         guard let moment = AsOf(text) else {
-            throw DomainError(.malformedRequest, "query as_of: expected a position or an RFC 3339 time such as 2026-11-22T14:32:00Z",
-                              field: "as_of")
+            throw DomainError(
+                .malformedRequest, "query as_of: expected a position or an RFC 3339 time such as 2026-11-22T14:32:00Z",
+                field: "as_of")
         }
         return moment
     }

@@ -31,7 +31,9 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             bodyDeadline = context.eventLoop.scheduleTask(in: requestTimeout) {
                 let (handler, context) = loopBound.value
-                handler.refuse(.requestTimeout, "request_timeout", "the request body did not arrive within the request timeout", context: context)
+                handler.refuse(
+                    .requestTimeout, "request_timeout", "the request body did not arrive within the request timeout",
+                    context: context)
             }
         case .body:
             break
@@ -54,7 +56,9 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         switch parserError {
         case .headerOverflow:
-            refuse(.requestHeaderFieldsTooLarge, "headers_too_large", "the request head is larger than the server accepts", context: context)
+            refuse(
+                .requestHeaderFieldsTooLarge, "headers_too_large", "the request head is larger than the server accepts",
+                context: context)
         default:
             refuse(.badRequest, "bad_request", "malformed HTTP request (\(parserError))", context: context)
         }
@@ -66,7 +70,9 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// Answers with `status` and a JSON error, then closes: after a refusal the rest of
     /// the stream cannot be trusted to frame the next request.
-    private func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String, context: ChannelHandlerContext) {
+    private func refuse(
+        _ status: HTTPResponse.Status, _ code: String, _ message: String, context: ChannelHandlerContext
+    ) {
         bodyDeadline?.cancel()
         bodyDeadline = nil
         guard context.channel.isActive else { return }
@@ -80,12 +86,17 @@ final class RequestLimitsHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // request never reached the router that would have given it one.
         let requestID = EntityID.random().description
         let body = ByteBuffer(bytes: APIError.body(DomainError(DomainError.Code(code), message), requestID: requestID))
-        let head = HTTPResponse(status: status, headerFields: [
-            .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)", .connection: "close",
-            RequestIdentity.requestIDHeader: requestID,
-        ])
+        let head = HTTPResponse(
+            status: status,
+            headerFields: [
+                .contentType: "application/json; charset=utf-8", .contentLength: "\(body.readableBytes)",
+                .connection: "close",
+                RequestIdentity.requestIDHeader: requestID,
+            ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 }

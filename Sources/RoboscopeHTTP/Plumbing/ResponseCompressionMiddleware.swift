@@ -16,12 +16,15 @@ struct ResponseCompressionMiddleware: RouterMiddleware {
     /// Smaller answers cost more to compress than they save (a frame, a header).
     let minimumSize: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var response = try await next(request, context)
         guard Self.isCompressible(response) else { return response }
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
         guard request.method != .head,
-              let coding = ContentCoding.preferred(accepting: request.headers[values: .acceptEncoding]) else { return response }
+            let coding = ContentCoding.preferred(accepting: request.headers[values: .acceptEncoding])
+        else { return response }
         if let length = response.body.contentLength {
             guard length >= minimumSize else { return response }
             var whole = try await Self.collect(response.body)
@@ -44,7 +47,8 @@ struct ResponseCompressionMiddleware: RouterMiddleware {
 
     static func isCompressible(_ response: Response) -> Bool {
         guard response.headers[.contentEncoding] == nil, response.status != .noContent, response.status != .notModified,
-              let type = response.headers[.contentType]?.lowercased() else { return false }
+            let type = response.headers[.contentType]?.lowercased()
+        else { return false }
         return type.hasPrefix("application/json") || type.hasPrefix("text/") || type.hasPrefix("application/javascript")
             || type.hasPrefix("image/svg+xml") || type.hasPrefix("application/x-ndjson")
     }

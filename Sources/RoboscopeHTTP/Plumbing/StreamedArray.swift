@@ -28,19 +28,22 @@ enum StreamedArray {
             head.writeBytes(suffix)
             return Response(status: status, headers: headers, body: .init(byteBuffer: head))
         }
-        let first = head, rest = next
-        return Response(status: status, headers: headers, body: ResponseBody { writer in
-            try await writer.write(first)
-            var index = rest
-            while index < items.count {
-                var part = ByteBuffer()
-                part.reserveCapacity(chunk + 4096)
-                index = render(items, from: index, into: &part)
-                try await writer.write(part)
-            }
-            try await writer.write(ByteBuffer(bytes: suffix))
-            try await writer.finish(nil)
-        })
+        let first = head
+        let rest = next
+        return Response(
+            status: status, headers: headers,
+            body: ResponseBody { writer in
+                try await writer.write(first)
+                var index = rest
+                while index < items.count {
+                    var part = ByteBuffer()
+                    part.reserveCapacity(chunk + 4096)
+                    index = render(items, from: index, into: &part)
+                    try await writer.write(part)
+                }
+                try await writer.write(ByteBuffer(bytes: suffix))
+                try await writer.finish(nil)
+            })
     }
 
     /// Renders items from `start` until about `chunk` bytes are written; returns the next

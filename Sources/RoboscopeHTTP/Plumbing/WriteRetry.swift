@@ -24,7 +24,9 @@ enum WriteRetry {
         while true {
             do {
                 return JSONResponse.make(try await store.append(after: read, decide, claim: context.idempotency))
-            } catch let error as DomainError where error.code == .versionConflict && clientVersion == nil && attempt < attempts {
+            } catch let error as DomainError
+                where error.code == .versionConflict && clientVersion == nil && attempt < attempts
+            {
                 let ceiling = min(20_000, 500 << min(attempt, 6))
                 try await Task.sleep(for: .microseconds(Int.random(in: 0...ceiling)))
                 attempt += 1

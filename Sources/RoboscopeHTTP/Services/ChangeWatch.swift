@@ -50,8 +50,10 @@ final class ChangeWatch: Sendable {
     /// Polls woken to read their topic again.
     private let wakeups = Counter(label: "roboscope_changes_wakeups_total")
 
-    init(signal: ChangeSignal, maxWaiting: Int = 10_000, maxPerSubject: Int = 100, maxPerTenant: Int,
-         plans: TenantPlans? = nil, interval: Duration = .milliseconds(100), heads: @escaping Heads) {
+    init(
+        signal: ChangeSignal, maxWaiting: Int = 10_000, maxPerSubject: Int = 100, maxPerTenant: Int,
+        plans: TenantPlans? = nil, interval: Duration = .milliseconds(100), heads: @escaping Heads
+    ) {
         self.plans = plans
         self.signal = signal
         self.maxWaiting = maxWaiting
@@ -73,17 +75,20 @@ final class ChangeWatch: Sendable {
         let maxPerTenant = plans?.plan(for: tenant).maxLongPolls ?? self.maxPerTenant
         return state.withLock { state in
             if state.admittedCount >= maxWaiting {
-                return DomainError(.unavailable, "\(maxWaiting) long polls are waiting on this server already; retry shortly")
+                return DomainError(
+                    .unavailable, "\(maxWaiting) long polls are waiting on this server already; retry shortly")
             }
             if state.admitted[subject, default: 0] >= maxPerSubject {
-                return DomainError(.rateLimited, "\(maxPerSubject) long polls of yours are waiting already; retry when one answers",
-                                   field: "wait", details: ["retry_after": .integer(1)])
+                return DomainError(
+                    .rateLimited, "\(maxPerSubject) long polls of yours are waiting already; retry when one answers",
+                    field: "wait", details: ["retry_after": .integer(1)])
             }
             if state.admittedByTenant[tenant, default: 0] >= maxPerTenant {
-                return DomainError(.rateLimited,
-                                   "\(maxPerTenant) long polls of your tenant are waiting already (its share of this "
-                                       + "server); retry when one answers",
-                                   field: "wait", details: ["retry_after": .integer(1), "limit": .string("tenant")])
+                return DomainError(
+                    .rateLimited,
+                    "\(maxPerTenant) long polls of your tenant are waiting already (its share of this "
+                        + "server); retry when one answers",
+                    field: "wait", details: ["retry_after": .integer(1), "limit": .string("tenant")])
             }
             state.admitted[subject, default: 0] += 1
             state.admittedByTenant[tenant, default: 0] += 1

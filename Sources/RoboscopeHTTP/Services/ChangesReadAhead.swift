@@ -78,7 +78,8 @@ public actor ChangesReadAhead {
     private var nextID: UInt64 = 0
     private let hits = Counter(label: "roboscope_changes_read_ahead_hits_total")
     private let kept = Counter(label: "roboscope_changes_read_ahead_reads_total", dimensions: [("outcome", "kept")])
-    private let notKept = Counter(label: "roboscope_changes_read_ahead_reads_total", dimensions: [("outcome", "not_kept")])
+    private let notKept = Counter(
+        label: "roboscope_changes_read_ahead_reads_total", dimensions: [("outcome", "not_kept")])
 
     /// `capacity` 0 reads nothing ahead. Two pages ahead, read side by side, keep two
     /// Postgres backends reading while the client takes in the page it was sent.
@@ -116,11 +117,13 @@ public actor ChangesReadAhead {
         reading += 1
         nextID &+= 1
         let id = nextID
-        entries[key] = Entry(id: id, read: Task {
-            let page = await source.read(key)
-            self.finished(key, id: id, page: page, source: source)
-            return page
-        }, depth: depth)
+        entries[key] = Entry(
+            id: id,
+            read: Task {
+                let page = await source.read(key)
+                self.finished(key, id: id, page: page, source: source)
+                return page
+            }, depth: depth)
         order.append(key)
         while order.count > capacity {
             entries.removeValue(forKey: order.removeFirst())?.read.cancel()

@@ -29,7 +29,8 @@ package final class FirstOutcome<Value: Sendable>: @unchecked Sendable {
     /// Offers an outcome; only the first counts (answers whether this one did).
     @discardableResult
     package func settle(_ result: Result<Value, any Error>) -> Bool {
-        let (won, waiting, losers): (Bool, CheckedContinuation<Value, any Error>?, [Task<Void, Never>]) = lock.withLock {
+        let (won, waiting, losers): (Bool, CheckedContinuation<Value, any Error>?, [Task<Void, Never>]) = lock.withLock
+        {
             guard outcome == nil else { return (false, nil, []) }
             outcome = result
             defer { continuation = nil; racers = [] }

@@ -3,7 +3,9 @@ enum RawJSON {
     /// The elements of the top-level object's array member `name`, each as written.
     static func elements(ofArray name: String, in bytes: [UInt8]) -> [ArraySlice<UInt8>] {
         let marker = Array("\"\(name)\":".utf8)
-        guard let start = firstIndex(of: marker, in: bytes), let open = bytes[(start + marker.count)...].firstIndex(of: UInt8(ascii: "[")) else {
+        guard let start = firstIndex(of: marker, in: bytes),
+            let open = bytes[(start + marker.count)...].firstIndex(of: UInt8(ascii: "["))
+        else {
             return []
         }
         var elements: [ArraySlice<UInt8>] = []
@@ -14,7 +16,13 @@ enum RawJSON {
         for index in (open + 1)..<bytes.count {
             let byte = bytes[index]
             if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
                 continue
             }
             switch byte {

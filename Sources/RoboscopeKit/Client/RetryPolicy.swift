@@ -27,7 +27,9 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// The delay before retry number `retry`: uniform in [0, ceiling], at least `retryAfter`.
-    public func delay<R: RandomNumberGenerator>(forRetry retry: Int, retryAfter: Double? = nil, using random: inout R) -> Duration {
+    public func delay<R: RandomNumberGenerator>(
+        forRetry retry: Int, retryAfter: Double? = nil, using random: inout R
+    ) -> Duration {
         let bound = ceiling(forRetry: retry).seconds
         let jittered = Duration.seconds(Double.random(in: 0...bound, using: &random))
         guard let retryAfter else { return jittered }

@@ -43,8 +43,10 @@ public struct RoboscopeConfiguration: Sendable {
     /// attempts per call, unlimited reconnects.
     public init(
         baseURL: URL, webSocketURL: URL? = nil, userID: String? = nil, tokenProvider: (any TokenProvider)? = nil,
-        retry: RetryPolicy = RetryPolicy(), reconnect: RetryPolicy = RetryPolicy(base: .milliseconds(250), cap: .seconds(15)),
-        http: any HTTPTransport = defaultHTTPTransport(), webSocket: any WebSocketTransport = defaultWebSocketTransport(),
+        retry: RetryPolicy = RetryPolicy(),
+        reconnect: RetryPolicy = RetryPolicy(base: .milliseconds(250), cap: .seconds(15)),
+        http: any HTTPTransport = defaultHTTPTransport(),
+        webSocket: any WebSocketTransport = defaultWebSocketTransport(),
         clock: any KitClock = SystemClock(), requestTimeout: Duration? = .seconds(30)
     ) {
         self.baseURL = baseURL
@@ -157,8 +159,12 @@ public final class RoboscopeClient: Sendable {
     // MARK: Spaces
 
     /// The spaces (inactive ones with `includeInactive`), by creation time, one page.
-    public func spaces(key: String? = nil, includeInactive: Bool = false, limit: Int? = nil) async throws -> ListPage<Space> {
-        try await list("/spaces", ["key": key, "include_inactive": includeInactive ? "true" : nil, "limit": limit.map(String.init)])
+    public func spaces(
+        key: String? = nil, includeInactive: Bool = false, limit: Int? = nil
+    ) async throws -> ListPage<Space> {
+        try await list(
+            "/spaces",
+            ["key": key, "include_inactive": includeInactive ? "true" : nil, "limit": limit.map(String.init)])
     }
 
     /// One space, with the head of its topic.
@@ -172,23 +178,34 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// Changes the fields given (`[String: JSONValue]`, as the API takes them).
-    public func updateSpace(_ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
-                            idempotencyKey: String = UUID().uuidString) async throws -> Space {
-        try await decode(try await write("PATCH", "/spaces/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
+    public func updateSpace(
+        _ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
+        idempotencyKey: String = UUID().uuidString
+    ) async throws -> Space {
+        try await decode(
+            try await write("PATCH", "/spaces/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
     }
 
     /// Deletes a space with its work sessions and markers.
-    public func deleteSpace(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws {
-        _ = try await write("DELETE", "/spaces/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
+    public func deleteSpace(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws
+    {
+        _ = try await write(
+            "DELETE", "/spaces/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
     }
 
     // MARK: Work sessions
 
     /// Work sessions, filtered, by creation time, one page (a space's: with its topic head).
-    public func workSessions(spaceID: UUID? = nil, status: WorkSession.Status? = nil, type: WorkSession.SessionType? = nil,
-                             limit: Int? = nil) async throws -> ListPage<WorkSession> {
-        try await list("/work-sessions", ["space_id": spaceID.map(Self.text), "status": status?.rawValue,
-                                          "session_type": type?.rawValue, "limit": limit.map(String.init)])
+    public func workSessions(
+        spaceID: UUID? = nil, status: WorkSession.Status? = nil, type: WorkSession.SessionType? = nil,
+        limit: Int? = nil
+    ) async throws -> ListPage<WorkSession> {
+        try await list(
+            "/work-sessions",
+            [
+                "space_id": spaceID.map(Self.text), "status": status?.rawValue,
+                "session_type": type?.rawValue, "limit": limit.map(String.init),
+            ])
     }
 
     /// One work session, with the head of its topic.
@@ -197,19 +214,28 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// Creates a work session in a space.
-    public func createWorkSession(_ session: NewWorkSession, idempotencyKey: String = UUID().uuidString) async throws -> WorkSession {
+    public func createWorkSession(
+        _ session: NewWorkSession, idempotencyKey: String = UUID().uuidString
+    ) async throws -> WorkSession {
         try await decode(try await write("POST", "/work-sessions", session, key: idempotencyKey))
     }
 
     /// Changes the fields given; with `version`, a concurrent change is `versionConflict`.
-    public func updateWorkSession(_ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
-                                  idempotencyKey: String = UUID().uuidString) async throws -> WorkSession {
-        try await decode(try await write("PATCH", "/work-sessions/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
+    public func updateWorkSession(
+        _ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
+        idempotencyKey: String = UUID().uuidString
+    ) async throws -> WorkSession {
+        try await decode(
+            try await write(
+                "PATCH", "/work-sessions/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
     }
 
     /// Deletes a work session with its markers.
-    public func deleteWorkSession(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws {
-        _ = try await write("DELETE", "/work-sessions/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
+    public func deleteWorkSession(
+        _ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString
+    ) async throws {
+        _ = try await write(
+            "DELETE", "/work-sessions/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
     }
 
     // MARK: Markers
@@ -222,16 +248,29 @@ public final class RoboscopeClient: Sendable {
     /// The markers of every work session of a space whose centre is within `range`
     /// metres of `point` on the floor plan, nearest first (what a map fetches as it pans:
     /// cancel the task when the view moves on).
-    public func markers(spaceID: UUID, near point: PlanePoint, range: Double, limit: Int? = nil) async throws -> [Marker] {
-        try await list("/markers", ["space_id": Self.text(spaceID), "near": "\(point.x),\(point.z)", "range": "\(range)",
-                                    "limit": limit.map(String.init)]).items
+    public func markers(
+        spaceID: UUID, near point: PlanePoint, range: Double, limit: Int? = nil
+    ) async throws -> [Marker] {
+        try await list(
+            "/markers",
+            [
+                "space_id": Self.text(spaceID), "near": "\(point.x),\(point.z)", "range": "\(range)",
+                "limit": limit.map(String.init),
+            ]
+        ).items
     }
 
     /// The markers of a space whose centre lies in the box.
-    public func markers(spaceID: UUID, inBoxFrom minimum: PlanePoint, to maximum: PlanePoint,
-                        limit: Int? = nil) async throws -> ListPage<Marker> {
-        try await list("/markers", ["space_id": Self.text(spaceID), "bbox": "\(minimum.x),\(minimum.z),\(maximum.x),\(maximum.z)",
-                                    "limit": limit.map(String.init)])
+    public func markers(
+        spaceID: UUID, inBoxFrom minimum: PlanePoint, to maximum: PlanePoint,
+        limit: Int? = nil
+    ) async throws -> ListPage<Marker> {
+        try await list(
+            "/markers",
+            [
+                "space_id": Self.text(spaceID), "bbox": "\(minimum.x),\(minimum.z),\(maximum.x),\(maximum.z)",
+                "limit": limit.map(String.init),
+            ])
     }
 
     /// One marker with its details, with the head of its work session's topic.
@@ -245,18 +284,24 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// All or nothing, in one work session.
-    public func createMarkers(_ markers: [NewMarker], idempotencyKey: String = UUID().uuidString) async throws -> [Marker] {
+    public func createMarkers(
+        _ markers: [NewMarker], idempotencyKey: String = UUID().uuidString
+    ) async throws -> [Marker] {
         try await decode(try await write("POST", "/markers/bulk", ["markers": markers], key: idempotencyKey))
     }
 
     /// Applies `patch` (with its `version`, a concurrent change is `versionConflict`).
-    public func updateMarker(_ id: UUID, _ patch: MarkerPatch, idempotencyKey: String = UUID().uuidString) async throws -> Marker {
+    public func updateMarker(
+        _ id: UUID, _ patch: MarkerPatch, idempotencyKey: String = UUID().uuidString
+    ) async throws -> Marker {
         try await decode(try await write("PATCH", "/markers/\(Self.text(id))", patch, key: idempotencyKey))
     }
 
     /// Deletes a marker and its details.
-    public func deleteMarker(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws {
-        _ = try await write("DELETE", "/markers/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
+    public func deleteMarker(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws
+    {
+        _ = try await write(
+            "DELETE", "/markers/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
     }
 
     // MARK: Marker details
@@ -267,7 +312,9 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// Overrides figures (by their wire names) and `custom_props`.
-    public func putDetails(markerID: UUID, _ fields: [String: JSONValue], idempotencyKey: String = UUID().uuidString) async throws -> MarkerDetails {
+    public func putDetails(
+        markerID: UUID, _ fields: [String: JSONValue], idempotencyKey: String = UUID().uuidString
+    ) async throws -> MarkerDetails {
         try await decode(try await write("PUT", "/markers/\(Self.text(markerID))/details", fields, key: idempotencyKey))
     }
 
@@ -277,8 +324,12 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// Recomputes a marker's details from its corners now, keeping their `custom_props`.
-    public func calculateDetails(markerID: UUID, idempotencyKey: String = UUID().uuidString) async throws -> MarkerDetails {
-        try await decode(try await write("POST", "/markers/\(Self.text(markerID))/details/calculate", nil as JSONValue?, key: idempotencyKey))
+    public func calculateDetails(
+        markerID: UUID, idempotencyKey: String = UUID().uuidString
+    ) async throws -> MarkerDetails {
+        try await decode(
+            try await write(
+                "POST", "/markers/\(Self.text(markerID))/details/calculate", nil as JSONValue?, key: idempotencyKey))
     }
 
     // MARK: Presence and locks
@@ -302,11 +353,15 @@ public final class RoboscopeClient: Sendable {
 
     /// Takes the session's edit lock for `ttlSeconds`; `acquired` is false while another
     /// client holds it. (`LockLease` keeps one alive.)
-    public func acquireLock(workSessionID: UUID, ttlSeconds: Int, enforce: Bool = false,
-                            idempotencyKey: String = UUID().uuidString) async throws -> LockGrant {
-        try await decode(try await write("POST", "/locks/\(Self.text(workSessionID))",
-                                         ["ttl_seconds": .integer(Int64(ttlSeconds)), "enforce": .bool(enforce)] as JSONValue,
-                                         key: idempotencyKey))
+    public func acquireLock(
+        workSessionID: UUID, ttlSeconds: Int, enforce: Bool = false,
+        idempotencyKey: String = UUID().uuidString
+    ) async throws -> LockGrant {
+        try await decode(
+            try await write(
+                "POST", "/locks/\(Self.text(workSessionID))",
+                ["ttl_seconds": .integer(Int64(ttlSeconds)), "enforce": .bool(enforce)] as JSONValue,
+                key: idempotencyKey))
     }
 
     /// Who holds the session's lock, and until when.
@@ -315,19 +370,27 @@ public final class RoboscopeClient: Sendable {
     }
 
     /// True when `token` still held the lock and it now lasts `ttlSeconds` more.
-    public func extendLock(workSessionID: UUID, token: String, ttlSeconds: Int,
-                           idempotencyKey: String = UUID().uuidString) async throws -> Bool {
-        let reply: [String: Bool] = try await decode(try await write(
-            "POST", "/locks/\(Self.text(workSessionID))/extend",
-            ["token": .string(token), "ttl_seconds": .integer(Int64(ttlSeconds))] as JSONValue, key: idempotencyKey))
+    public func extendLock(
+        workSessionID: UUID, token: String, ttlSeconds: Int,
+        idempotencyKey: String = UUID().uuidString
+    ) async throws -> Bool {
+        let reply: [String: Bool] = try await decode(
+            try await write(
+                "POST", "/locks/\(Self.text(workSessionID))/extend",
+                ["token": .string(token), "ttl_seconds": .integer(Int64(ttlSeconds))] as JSONValue, key: idempotencyKey)
+        )
         return reply["extended"] ?? false
     }
 
     @discardableResult
     /// Releases the lock `token` holds; false when it no longer did.
-    public func releaseLock(workSessionID: UUID, token: String, idempotencyKey: String = UUID().uuidString) async throws -> Bool {
-        let reply: [String: Bool] = try await decode(try await write(
-            "DELETE", "/locks/\(Self.text(workSessionID))", ["token": .string(token)] as JSONValue, key: idempotencyKey))
+    public func releaseLock(
+        workSessionID: UUID, token: String, idempotencyKey: String = UUID().uuidString
+    ) async throws -> Bool {
+        let reply: [String: Bool] = try await decode(
+            try await write(
+                "DELETE", "/locks/\(Self.text(workSessionID))", ["token": .string(token)] as JSONValue,
+                key: idempotencyKey))
         return reply["released"] ?? false
     }
 
@@ -335,11 +398,14 @@ public final class RoboscopeClient: Sendable {
 
     /// A topic's events after `since`, in topic order; with `wait`, an empty answer is
     /// held until an event arrives (a long poll).
-    public func changes(_ topic: Topic, since: Int64, limit: Int = 500, wait: Duration? = nil) async throws -> ChangesPage {
+    public func changes(
+        _ topic: Topic, since: Int64, limit: Int = 500, wait: Duration? = nil
+    ) async throws -> ChangesPage {
         var query = ["topic": topic.description, "since": String(since), "limit": String(limit)]
         if let wait { query["wait"] = String(wait.seconds) }
-        let response = try await send(method: "GET", path: Self.path("/changes", query), body: nil, key: nil, ifMatch: nil,
-                                      extraTime: wait ?? .zero)
+        let response = try await send(
+            method: "GET", path: Self.path("/changes", query), body: nil, key: nil, ifMatch: nil,
+            extraTime: wait ?? .zero)
         var page: ChangesPage = try await decode(response)
         // Keep each message as the server wrote it (the WebSocket's bytes), for clients
         // that print or store them.
@@ -374,7 +440,9 @@ public final class RoboscopeClient: Sendable {
         try await send(method: "GET", path: path, body: nil, key: nil, ifMatch: nil)
     }
 
-    func write<Body: Encodable>(_ method: String, _ path: String, _ body: Body?, key: String?, ifMatch: Int64? = nil) async throws -> HTTPResponseData {
+    func write<Body: Encodable>(
+        _ method: String, _ path: String, _ body: Body?, key: String?, ifMatch: Int64? = nil
+    ) async throws -> HTTPResponseData {
         let bytes: Data?
         do {
             bytes = try body.map { try WireCoding.encoder().encode($0) }
@@ -387,21 +455,29 @@ public final class RoboscopeClient: Sendable {
     /// Sends with retries: 503, 429, "still in progress", lost connections and timeouts
     /// are sent again (a write with the same key), after a jittered delay; the rest is
     /// thrown as `RoboscopeError`.
-    public func send(method: String, path: String, body: Data?, key: String?, ifMatch: Int64? = nil,
-                     extraHeaders: [String: String] = [:]) async throws -> HTTPResponseData {
-        try await send(method: method, path: path, body: body, key: key, ifMatch: ifMatch, extraHeaders: extraHeaders, extraTime: .zero)
+    public func send(
+        method: String, path: String, body: Data?, key: String?, ifMatch: Int64? = nil,
+        extraHeaders: [String: String] = [:]
+    ) async throws -> HTTPResponseData {
+        try await send(
+            method: method, path: path, body: body, key: key, ifMatch: ifMatch, extraHeaders: extraHeaders,
+            extraTime: .zero)
     }
 
     /// `send`, but a refusal that retrying cannot change (a 4xx, or a 5xx once the retries
     /// are spent) is answered, not thrown: its status, headers and body exactly as the
     /// server wrote them (`roboscope-client` prints them). Network failures still throw.
-    public func sendAnswering(method: String, path: String, body: Data?, key: String?) async throws -> HTTPResponseData {
-        try await send(method: method, path: path, body: body, key: key, ifMatch: nil, extraTime: .zero, answersRefusals: true)
+    public func sendAnswering(method: String, path: String, body: Data?, key: String?) async throws -> HTTPResponseData
+    {
+        try await send(
+            method: method, path: path, body: body, key: key, ifMatch: nil, extraTime: .zero, answersRefusals: true)
     }
 
     /// `send`, each attempt allowed `extraTime` on top of the request timeout (a long poll's wait).
-    func send(method: String, path: String, body: Data?, key: String?, ifMatch: Int64?,
-              extraHeaders: [String: String] = [:], extraTime: Duration, answersRefusals: Bool = false) async throws -> HTTPResponseData {
+    func send(
+        method: String, path: String, body: Data?, key: String?, ifMatch: Int64?,
+        extraHeaders: [String: String] = [:], extraTime: Duration, answersRefusals: Bool = false
+    ) async throws -> HTTPResponseData {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         var refreshedToken = false
@@ -417,7 +493,9 @@ public final class RoboscopeClient: Sendable {
             if let key { headers["Idempotency-Key"] = key }
             if let ifMatch { headers["If-Match"] = String(ifMatch) }
             if let user = configuration.userID { headers["X-User-Id"] = user }
-            if let provider = configuration.tokenProvider { headers["Authorization"] = "Bearer \(try await provider.token())" }
+            if let provider = configuration.tokenProvider {
+                headers["Authorization"] = "Bearer \(try await provider.token())"
+            }
             guard let url = URL(string: "/api/v1" + path, relativeTo: configuration.baseURL) else {
                 throw RoboscopeError.badRequest(field: nil, message: "not a path: \(path)")
             }
@@ -426,8 +504,9 @@ public final class RoboscopeClient: Sendable {
             var refusal: HTTPResponseData?
             let network = networkGeneration
             do {
-                let response = try await sendOnce(HTTPRequestData(method: method, url: url.absoluteURL, headers: headers, body: body),
-                                                 extraTime: extraTime)
+                let response = try await sendOnce(
+                    HTTPRequestData(method: method, url: url.absoluteURL, headers: headers, body: body),
+                    extraTime: extraTime)
                 if (200..<300).contains(response.status) { return response }
                 refusal = response
                 failure = RoboscopeError.from(status: response.status, headers: response.headers, body: response.body)
@@ -472,7 +551,9 @@ public final class RoboscopeClient: Sendable {
         let limit = configuration.requestTimeout.map { $0 + extraTime }
         return try await FirstOutcome.bounded(
             by: limit, on: configuration.clock,
-            timeout: { RoboscopeError.transport(TransportFailure("no answer within \(limit?.seconds ?? 0) s", timedOut: true)) },
+            timeout: {
+                RoboscopeError.transport(TransportFailure("no answer within \(limit?.seconds ?? 0) s", timedOut: true))
+            },
             cancelled: { RoboscopeError.cancelled }
         ) {
             do {
@@ -483,23 +564,27 @@ public final class RoboscopeClient: Sendable {
         }
     }
 
-    private func list<Item: Decodable & Sendable>(_ path: String, _ query: [String: String?]) async throws -> ListPage<Item> {
+    private func list<Item: Decodable & Sendable>(
+        _ path: String, _ query: [String: String?]
+    ) async throws -> ListPage<Item> {
         try await listPage(Self.path(path, query.compactMapValues { $0 }))
     }
 
     private func listPage<Item: Decodable & Sendable>(_ path: String) async throws -> ListPage<Item> {
         let response = try await read(path)
         let link = response.header("Link").flatMap(Self.nextLink)
-        return ListPage(items: try await decode(response), nextPath: link,
-                        position: response.header("Roboscope-Position").flatMap { Int64($0) },
-                        topicSeq: response.header("Roboscope-Topic-Seq").flatMap { Int64($0) })
+        return ListPage(
+            items: try await decode(response), nextPath: link,
+            position: response.header("Roboscope-Position").flatMap { Int64($0) },
+            topicSeq: response.header("Roboscope-Topic-Seq").flatMap { Int64($0) })
     }
 
     private func snapshot<Value: Decodable & Sendable>(_ path: String) async throws -> Snapshot<Value> {
         let response = try await read(path)
-        return Snapshot(value: try await decode(response),
-                        position: response.header("Roboscope-Position").flatMap { Int64($0) } ?? 0,
-                        topicSeq: response.header("Roboscope-Topic-Seq").flatMap { Int64($0) } ?? 0)
+        return Snapshot(
+            value: try await decode(response),
+            position: response.header("Roboscope-Position").flatMap { Int64($0) } ?? 0,
+            topicSeq: response.header("Roboscope-Topic-Seq").flatMap { Int64($0) } ?? 0)
     }
 
     func decode<T: Decodable>(_ response: HTTPResponseData) async throws -> T {
@@ -513,7 +598,9 @@ public final class RoboscopeClient: Sendable {
     /// `<…>; rel="next"` → the reference inside.
     static func nextLink(_ header: String) -> String? {
         for part in header.split(separator: ",") where part.contains("rel=\"next\"") {
-            guard let open = part.firstIndex(of: "<"), let close = part.firstIndex(of: ">"), open < close else { continue }
+            guard let open = part.firstIndex(of: "<"), let close = part.firstIndex(of: ">"), open < close else {
+                continue
+            }
             return String(part[part.index(after: open)..<close])
         }
         return nil

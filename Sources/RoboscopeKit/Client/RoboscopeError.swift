@@ -61,7 +61,8 @@ public enum RoboscopeError: Error, Sendable, Equatable {
         case (409, "version_conflict"): return .versionConflict(currentVersion: error?.currentVersion, message: message)
         case (409, "idempotency_key_in_progress"): return .unavailable(retryAfter: retryAfter ?? 1, message: message)
         case (409, "already_exists"): return .alreadyExists(field: error?.field, message: message)
-        case (423, _): return .locked(holder: error?.holder, fencingToken: error?.fencingToken, expiresAt: error?.expiresAt)
+        case (423, _):
+            return .locked(holder: error?.holder, fencingToken: error?.fencingToken, expiresAt: error?.expiresAt)
         case (422, "idempotency_key_reused"): return .idempotencyKeyReused(message: message)
         case (422, _): return .invalid(field: error?.field, message: message)
         case (400, _): return .badRequest(field: error?.field, message: message)

@@ -29,8 +29,9 @@ public enum TokenExpiry {
         var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64),
-              let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let exp = claims["exp"] as? Double else { return nil }
+            let claims = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let exp = claims["exp"] as? Double
+        else { return nil }
         return Date(timeIntervalSince1970: exp)
     }
 

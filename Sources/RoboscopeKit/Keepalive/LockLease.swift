@@ -76,12 +76,14 @@ public actor LockLease {
             guard left > 0.001 else { return lose("expired before it could be extended") }
             // Two thirds into the TTL; after a failure, again soon, but never past the
             // expiry (where the lease is then lost).
-            let wait = failures == 0
+            let wait =
+                failures == 0
                 ? Duration.seconds(max(0, left - Double(ttlSeconds) / 3))
                 : min(.seconds(left), client.configuration.reconnect.delay(forRetry: failures, using: &random))
             do { try await clock.sleep(for: wait) } catch { return }
             do {
-                guard try await once.extendLock(workSessionID: workSessionID, token: token, ttlSeconds: ttlSeconds) else {
+                guard try await once.extendLock(workSessionID: workSessionID, token: token, ttlSeconds: ttlSeconds)
+                else {
                     return lose("taken over: the lock is no longer this lease's")
                 }
                 expiresAt = await clock.now().addingTimeInterval(Double(ttlSeconds))

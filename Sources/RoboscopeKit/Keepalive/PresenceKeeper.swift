@@ -53,7 +53,9 @@ public actor PresenceKeeper {
             }
             // Offline: try again soon (backoff), so presence is announced again as soon as
             // the network is back; online: the regular pace.
-            let wait = failures == 0 ? interval : min(interval, client.configuration.reconnect.delay(forRetry: failures, using: &random))
+            let wait =
+                failures == 0
+                ? interval : min(interval, client.configuration.reconnect.delay(forRetry: failures, using: &random))
             do { try await client.configuration.clock.sleep(for: wait) } catch { return }
         }
     }

@@ -51,23 +51,30 @@ extension RoboscopeClient {
     /// feed when the gateway says the client is too far behind. Nothing to unsubscribe:
     /// cancel the task that iterates `events`.
     public func follow(_ topic: Topic, from cursor: TopicCursor = TopicCursor()) -> LiveTopic {
-        let (events, eventsContinuation) = AsyncThrowingStream<TopicEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let (states, statesContinuation) = AsyncStream<ConnectionState>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let (events, eventsContinuation) = AsyncThrowingStream<TopicEvent, any Error>.makeStream(
+            bufferingPolicy: .unbounded)
+        let (states, statesContinuation) = AsyncStream<ConnectionState>.makeStream(
+            bufferingPolicy: .bufferingNewest(16))
         let (presence, presenceContinuation) = AsyncStream<[String]>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let (online, onlineContinuation) = AsyncStream<Bool>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let (refusals, refusalsContinuation) = AsyncStream<RoboscopeError>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let (refusals, refusalsContinuation) = AsyncStream<RoboscopeError>.makeStream(
+            bufferingPolicy: .bufferingNewest(16))
         let follower = TopicFollower(
             client: self, topic: topic, cursor: cursor,
-            output: TopicFollower.Output(events: eventsContinuation, states: statesContinuation, presence: presenceContinuation,
-                                         online: onlineContinuation, refusals: refusalsContinuation)
+            output: TopicFollower.Output(
+                events: eventsContinuation, states: statesContinuation, presence: presenceContinuation,
+                online: onlineContinuation, refusals: refusalsContinuation)
         )
         let task = Task { await follower.run() }
         eventsContinuation.onTermination = { _ in task.cancel() }
-        return LiveTopic(topic: topic, events: events, states: states, presence: presence, online: online, refusals: refusals)
+        return LiveTopic(
+            topic: topic, events: events, states: states, presence: presence, online: online, refusals: refusals)
     }
 
     /// The events of `topic` from `cursor` on (see `follow`).
-    public func events(on topic: Topic, from cursor: TopicCursor = TopicCursor()) -> AsyncThrowingStream<TopicEvent, any Error> {
+    public func events(
+        on topic: Topic, from cursor: TopicCursor = TopicCursor()
+    ) -> AsyncThrowingStream<TopicEvent, any Error> {
         follow(topic, from: cursor).events
     }
 }
@@ -166,9 +173,13 @@ actor TopicFollower {
     private func connectOnce(onLive: () -> Void) async throws {
         let url = try await client.webSocketURL()
         var headers = ["User-Agent": client.configuration.userAgent]
-        if let provider = client.configuration.tokenProvider { headers["Authorization"] = "Bearer \(try await provider.token())" }
+        if let provider = client.configuration.tokenProvider {
+            headers["Authorization"] = "Bearer \(try await provider.token())"
+        }
         let connection = try await client.configuration.webSocket.connect(to: url, headers: headers)
-        let refresher = headers["Authorization"].flatMap { refreshTokens(on: connection, from: String($0.dropFirst("Bearer ".count))) }
+        let refresher = headers["Authorization"].flatMap {
+            refreshTokens(on: connection, from: String($0.dropFirst("Bearer ".count)))
+        }
         defer { refresher?.cancel() }
         // The connection ends with this function, however it ends; a cancelled consumer
         // closes it at once (a pending receive then throws).
@@ -189,7 +200,9 @@ actor TopicFollower {
     /// lifetime, a fresh token from the provider goes out in an `auth` op. Stops when the
     /// provider cannot give a newer token (the server closes with 4001 at expiry, and the
     /// reconnect asks the provider again).
-    private nonisolated func refreshTokens(on connection: any WebSocketConnection, from token: String) -> Task<Void, Never>? {
+    private nonisolated func refreshTokens(
+        on connection: any WebSocketConnection, from token: String
+    ) -> Task<Void, Never>? {
         guard let provider = client.configuration.tokenProvider, var expiry = TokenExpiry.of(token) else { return nil }
         let clock = client.configuration.clock
         return Task {
@@ -198,12 +211,15 @@ actor TopicFollower {
                 let now = await clock.now()
                 guard expiry > now else { return }
                 do { try await clock.sleep(for: TokenExpiry.refreshDelay(expiry: expiry, now: now)) } catch { return }
-                guard let fresh = try? await provider.freshToken(), fresh != current, let next = TokenExpiry.of(fresh), next > expiry else {
+                guard let fresh = try? await provider.freshToken(), fresh != current, let next = TokenExpiry.of(fresh),
+                    next > expiry
+                else {
                     return
                 }
                 let message = JSONValue.object(["op": "auth", "token": .string(fresh)])
                 guard let text = try? String(decoding: WireCoding.encoder().encode(message), as: UTF8.self),
-                      (try? await connection.send(text)) != nil else { return }
+                    (try? await connection.send(text)) != nil
+                else { return }
                 current = fresh
                 expiry = next
             }
@@ -213,26 +229,33 @@ actor TopicFollower {
     private func follow(on connection: any WebSocketConnection, onLive: () -> Void) async throws {
         // Presence as joins and leaves after one full list: a big session's every change
         // is a small message, not the whole list again.
-        var subscribe: [String: JSONValue] = ["op": "subscribe", "topic": .string(topic.description), "presence": "changes"]
+        var subscribe: [String: JSONValue] = [
+            "op": "subscribe", "topic": .string(topic.description), "presence": "changes",
+        ]
         var present: [String] = []
         if cursor.position > 0 || cursor.topicSeq != nil { subscribe["since"] = .integer(cursor.position) }
-        try await connection.send(String(decoding: try WireCoding.encoder().encode(JSONValue.object(subscribe)), as: UTF8.self))
+        try await connection.send(
+            String(decoding: try WireCoding.encoder().encode(JSONValue.object(subscribe)), as: UTF8.self))
         while !Task.isCancelled {
             let text = try await connection.receive()
             guard let message = try? WireCoding.decoder().decode(JSONValue.self, from: Data(text.utf8)),
-                  let op = message["op"]?.stringValue else {
+                let op = message["op"]?.stringValue
+            else {
                 // Unreadable: skip it; should it have been an event, the jump in
                 // topic_seq that follows is filled from the feed.
                 continue
             }
             switch op {
             case "subscribed":
-                cursor.start(position: message["position"]?.integerValue ?? cursor.position,
-                             topicSeq: message["topic_seq"]?.integerValue)
+                cursor.start(
+                    position: message["position"]?.integerValue ?? cursor.position,
+                    topicSeq: message["topic_seq"]?.integerValue)
                 onLive()
                 state(.live)
             case "event", "lock":
-                guard var event = try? WireCoding.decoder().decode(TopicEvent.self, from: Data(text.utf8)) else { continue }
+                guard var event = try? WireCoding.decoder().decode(TopicEvent.self, from: Data(text.utf8)) else {
+                    continue
+                }
                 event.raw = text
                 try await receive(event)
             case "authenticated":
@@ -242,7 +265,11 @@ actor TopicFollower {
                 throw Ending.fatal(.forbidden(scopeNeeded: nil, message: "the token no longer covers \(topic)"))
             case "presence":
                 func names(_ key: String) -> [String]? {
-                    if case .array(let items)? = message[key] { return items.compactMap(\.stringValue) } else { return nil }
+                    if case .array(let items)? = message[key] {
+                        return items.compactMap(\.stringValue)
+                    } else {
+                        return nil
+                    }
                 }
                 if let users = names("users") {
                     present = users
@@ -255,13 +282,18 @@ actor TopicFollower {
             case "error":
                 switch message["code"]?.stringValue {
                 case "too_far_behind": throw Ending.tooFarBehind
-                case "not_found": throw Ending.fatal(.notFound(message: message["message"]?.stringValue ?? "\(topic) not found"))
+                case "not_found":
+                    throw Ending.fatal(.notFound(message: message["message"]?.stringValue ?? "\(topic) not found"))
                 case "unauthorized": throw Ending.fatal(.unauthorized(message: message["message"]?.stringValue ?? ""))
                 case "forbidden":
-                    throw Ending.fatal(.forbidden(scopeNeeded: message["scope_needed"]?.stringValue,
-                                                  message: message["message"]?.stringValue ?? ""))
+                    throw Ending.fatal(
+                        .forbidden(
+                            scopeNeeded: message["scope_needed"]?.stringValue,
+                            message: message["message"]?.stringValue ?? ""))
                 case "invalid_field", "malformed_request":
-                    throw Ending.fatal(.badRequest(field: message["field"]?.stringValue, message: message["message"]?.stringValue ?? ""))
+                    throw Ending.fatal(
+                        .badRequest(
+                            field: message["field"]?.stringValue, message: message["message"]?.stringValue ?? ""))
                 default: throw Ending.dropped
                 }
             default:
@@ -297,7 +329,9 @@ actor TopicFollower {
             for missed in page.data where missed.position < event.position {
                 if case .next = cursor.judge(position: missed.position, topicSeq: missed.topicSeq) { deliver(missed) }
             }
-            if !page.hasMore || page.data.isEmpty || page.data.contains(where: { $0.position >= event.position }) { return }
+            if !page.hasMore || page.data.isEmpty || page.data.contains(where: { $0.position >= event.position }) {
+                return
+            }
         }
     }
 

@@ -62,8 +62,10 @@ public struct MarkerDetails: Codable, Sendable, Hashable {
     }
 
     /// Details for a marker (for tests and optimistic local state).
-    public init(markerID: UUID, measurements: MarkerMeasurements, customProps: [String: JSONValue] = [:],
-                createdAt: Date, updatedAt: Date) {
+    public init(
+        markerID: UUID, measurements: MarkerMeasurements, customProps: [String: JSONValue] = [:],
+        createdAt: Date, updatedAt: Date
+    ) {
         self.markerID = markerID
         self.measurements = measurements
         self.customProps = customProps
@@ -125,17 +127,23 @@ public struct NewMarker: Encodable, Sendable, Hashable {
 
     /// A marker with four `corners` (in order: p1 to p4, metres in the space's frame);
     /// another number of corners throws `RoboscopeError.invalid(field: "corners")`.
-    public init(id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, corners: [Point3], color: String? = nil,
-                meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData? = nil) throws {
+    public init(
+        id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, corners: [Point3], color: String? = nil,
+        meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData? = nil
+    ) throws {
         try Self.checkFour(corners)
-        self.init(id: id, workSessionID: workSessionID, label: label, p1: corners[0], p2: corners[1], p3: corners[2], p4: corners[3],
-                  color: color, meta: meta, customProps: customProps, calibratedData: calibratedData)
+        self.init(
+            id: id, workSessionID: workSessionID, label: label, p1: corners[0], p2: corners[1], p3: corners[2],
+            p4: corners[3],
+            color: color, meta: meta, customProps: customProps, calibratedData: calibratedData)
     }
 
     /// A marker with its four corners named.
-    public init(id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, p1: Point3, p2: Point3, p3: Point3, p4: Point3,
-                color: String? = nil, meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil,
-                calibratedData: CalibratedData? = nil) {
+    public init(
+        id: UUID? = UUID(), workSessionID: UUID, label: String? = nil, p1: Point3, p2: Point3, p3: Point3, p4: Point3,
+        color: String? = nil, meta: [String: JSONValue]? = nil, customProps: [String: JSONValue]? = nil,
+        calibratedData: CalibratedData? = nil
+    ) {
         self.id = id
         self.workSessionID = workSessionID
         self.label = label
@@ -148,7 +156,8 @@ public struct NewMarker: Encodable, Sendable, Hashable {
 
     static func checkFour(_ corners: [Point3]) throws {
         guard corners.count == 4 else {
-            throw RoboscopeError.invalid(field: "corners", message: "a marker has four corners (p1 to p4), not \(corners.count)")
+            throw RoboscopeError.invalid(
+                field: "corners", message: "a marker has four corners (p1 to p4), not \(corners.count)")
         }
     }
 
@@ -176,8 +185,10 @@ public struct MarkerPatch: Codable, Sendable, Hashable {
     public var version: Int64?
 
     /// A change of the fields given; `label: .some(nil)` clears the label.
-    public init(label: String?? = nil, color: String?? = nil, meta: [String: JSONValue]? = nil,
-                customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil) {
+    public init(
+        label: String?? = nil, color: String?? = nil, meta: [String: JSONValue]? = nil,
+        customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil
+    ) {
         self.label = label
         self.color = color
         self.meta = meta
@@ -188,10 +199,14 @@ public struct MarkerPatch: Codable, Sendable, Hashable {
 
     /// A change that moves the corners (and the fields given); other than four corners
     /// throw `RoboscopeError.invalid(field: "corners")`.
-    public init(label: String?? = nil, corners: [Point3], color: String?? = nil, meta: [String: JSONValue]? = nil,
-                customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil) throws {
+    public init(
+        label: String?? = nil, corners: [Point3], color: String?? = nil, meta: [String: JSONValue]? = nil,
+        customProps: [String: JSONValue]? = nil, calibratedData: CalibratedData?? = nil, version: Int64? = nil
+    ) throws {
         try NewMarker.checkFour(corners)
-        self.init(label: label, color: color, meta: meta, customProps: customProps, calibratedData: calibratedData, version: version)
+        self.init(
+            label: label, color: color, meta: meta, customProps: customProps, calibratedData: calibratedData,
+            version: version)
         (p1, p2, p3, p4) = (corners[0], corners[1], corners[2], corners[3])
     }
 

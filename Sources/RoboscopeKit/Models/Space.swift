@@ -43,8 +43,10 @@ public struct NewSpace: Encodable, Sendable, Hashable {
     public var active: Bool?
 
     /// A space to create; `id` lets an offline device choose it.
-    public init(id: UUID? = nil, key: String, name: String, description: String? = nil,
-                meta: [String: JSONValue]? = nil, active: Bool? = nil) {
+    public init(
+        id: UUID? = nil, key: String, name: String, description: String? = nil,
+        meta: [String: JSONValue]? = nil, active: Bool? = nil
+    ) {
         self.id = id
         self.key = key
         self.name = name

@@ -16,7 +16,8 @@ public enum Topic: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `work_session:<uuid>` or `space:<uuid>`.
     public init?(_ text: String) {
-        guard let colon = text.firstIndex(of: ":"), let id = UUID(uuidString: String(text[text.index(after: colon)...])) else {
+        guard let colon = text.firstIndex(of: ":"), let id = UUID(uuidString: String(text[text.index(after: colon)...]))
+        else {
             return nil
         }
         switch text[..<colon] {

@@ -43,8 +43,10 @@ public struct NewWorkSession: Encodable, Sendable, Hashable {
     public var meta: [String: JSONValue]?
 
     /// A work session to create in `spaceID`.
-    public init(id: UUID? = nil, spaceID: UUID, sessionType: WorkSession.SessionType? = nil,
-                status: WorkSession.Status? = nil, meta: [String: JSONValue]? = nil) {
+    public init(
+        id: UUID? = nil, spaceID: UUID, sessionType: WorkSession.SessionType? = nil,
+        status: WorkSession.Status? = nil, meta: [String: JSONValue]? = nil
+    ) {
         self.id = id
         self.spaceID = spaceID
         self.sessionType = sessionType

@@ -15,25 +15,27 @@ public final class OfflineStore: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        database = try path.map { try DatabaseQueue(path: $0, configuration: configuration) }
+        database =
+            try path.map { try DatabaseQueue(path: $0, configuration: configuration) }
             ?? DatabaseQueue(configuration: configuration)
         try database.write { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS entities (
-                    kind TEXT NOT NULL, id TEXT NOT NULL, topic TEXT NOT NULL, body BLOB NOT NULL,
-                    PRIMARY KEY (kind, id));
-                CREATE INDEX IF NOT EXISTS entities_topic ON entities (topic, kind);
-                CREATE TABLE IF NOT EXISTS cursors (
-                    topic TEXT PRIMARY KEY, position INTEGER NOT NULL, topic_seq INTEGER);
-                CREATE TABLE IF NOT EXISTS outbox (
-                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                    key TEXT NOT NULL UNIQUE,
-                    topic TEXT NOT NULL,
-                    method TEXT NOT NULL, path TEXT NOT NULL, body BLOB,
-                    line INTEGER,
-                    sent INTEGER NOT NULL DEFAULT 0,
-                    created_at REAL NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS entities (
+                        kind TEXT NOT NULL, id TEXT NOT NULL, topic TEXT NOT NULL, body BLOB NOT NULL,
+                        PRIMARY KEY (kind, id));
+                    CREATE INDEX IF NOT EXISTS entities_topic ON entities (topic, kind);
+                    CREATE TABLE IF NOT EXISTS cursors (
+                        topic TEXT PRIMARY KEY, position INTEGER NOT NULL, topic_seq INTEGER);
+                    CREATE TABLE IF NOT EXISTS outbox (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        key TEXT NOT NULL UNIQUE,
+                        topic TEXT NOT NULL,
+                        method TEXT NOT NULL, path TEXT NOT NULL, body BLOB,
+                        line INTEGER,
+                        sent INTEGER NOT NULL DEFAULT 0,
+                        created_at REAL NOT NULL);
+                    """)
             // Stores made before deletes carried a version gain the column in place.
             if try !db.columns(in: "outbox").contains(where: { $0.name == "if_match" }) {
                 try db.execute(sql: "ALTER TABLE outbox ADD COLUMN if_match INTEGER")
@@ -46,8 +48,10 @@ public final class OfflineStore: Sendable {
     /// Where the stored copy of `topic` stands; nil before its first snapshot.
     public func cursor(for topic: Topic) throws -> TopicCursor? {
         try database.read { db in
-            try Row.fetchOne(db, sql: "SELECT position, topic_seq FROM cursors WHERE topic = ?", arguments: [topic.description])
-                .map { TopicCursor(position: $0["position"], topicSeq: $0["topic_seq"]) }
+            try Row.fetchOne(
+                db, sql: "SELECT position, topic_seq FROM cursors WHERE topic = ?", arguments: [topic.description]
+            )
+            .map { TopicCursor(position: $0["position"], topicSeq: $0["topic_seq"]) }
         }
     }
 
@@ -70,19 +74,22 @@ public final class OfflineStore: Sendable {
     }
 
     static func setCursor(_ cursor: TopicCursor, _ topic: Topic, _ db: Database) throws {
-        try db.execute(sql: """
-            INSERT INTO cursors (topic, position, topic_seq) VALUES (?, ?, ?)
-            ON CONFLICT (topic) DO UPDATE SET position = excluded.position, topic_seq = excluded.topic_seq
-            """, arguments: [topic.description, cursor.position, cursor.topicSeq])
+        try db.execute(
+            sql: """
+                INSERT INTO cursors (topic, position, topic_seq) VALUES (?, ?, ?)
+                ON CONFLICT (topic) DO UPDATE SET position = excluded.position, topic_seq = excluded.topic_seq
+                """, arguments: [topic.description, cursor.position, cursor.topicSeq])
     }
 
     // MARK: Entities
 
     func entities<T: Decodable>(_ type: T.Type, kind: String, topic: Topic) throws -> [T] {
         try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT body FROM entities WHERE topic = ? AND kind = ? ORDER BY rowid",
-                             arguments: [topic.description, kind])
-                .map { try WireCoding.decoder().decode(T.self, from: $0["body"] as Data) }
+            try Row.fetchAll(
+                db, sql: "SELECT body FROM entities WHERE topic = ? AND kind = ? ORDER BY rowid",
+                arguments: [topic.description, kind]
+            )
+            .map { try WireCoding.decoder().decode(T.self, from: $0["body"] as Data) }
         }
     }
 
@@ -95,8 +102,9 @@ public final class OfflineStore: Sendable {
             try db.execute(sql: "DELETE FROM outbox WHERE topic = ? AND sent = 1", arguments: [topic.description])
             try db.execute(sql: "DELETE FROM entities WHERE topic = ?", arguments: [topic.description])
             for row in rows {
-                try db.execute(sql: "INSERT OR REPLACE INTO entities (kind, id, topic, body) VALUES (?, ?, ?, ?)",
-                               arguments: [row.kind, row.id, topic.description, row.body])
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO entities (kind, id, topic, body) VALUES (?, ?, ?, ?)",
+                    arguments: [row.kind, row.id, topic.description, row.body])
             }
             try Self.setCursor(cursor, topic, db)
         }
@@ -107,15 +115,17 @@ public final class OfflineStore: Sendable {
     /// passed already (nothing changes).
     func apply(_ change: CachedChange, cursor: TopicCursor, topic: Topic) throws -> Bool {
         try database.write { db in
-            let stored = try Row.fetchOne(db, sql: "SELECT position FROM cursors WHERE topic = ?", arguments: [topic.description])
+            let stored = try Row.fetchOne(
+                db, sql: "SELECT position FROM cursors WHERE topic = ?", arguments: [topic.description])
             if let stored, cursor.position <= (stored["position"] as Int64) { return false }
             switch change.action {
             case .upsert(let kind, let id, let body):
                 // An update keeps the row (and so its place in the list's creation order).
-                try db.execute(sql: """
-                    INSERT INTO entities (kind, id, topic, body) VALUES (?, ?, ?, ?)
-                    ON CONFLICT (kind, id) DO UPDATE SET body = excluded.body, topic = excluded.topic
-                    """, arguments: [kind, id, topic.description, body])
+                try db.execute(
+                    sql: """
+                        INSERT INTO entities (kind, id, topic, body) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (kind, id) DO UPDATE SET body = excluded.body, topic = excluded.topic
+                        """, arguments: [kind, id, topic.description, body])
             case .delete(let kind, let id):
                 try db.execute(sql: "DELETE FROM entities WHERE kind = ? AND id = ?", arguments: [kind, id])
             case .none:
@@ -133,26 +143,34 @@ public final class OfflineStore: Sendable {
 
     /// Stores a write; it counts as queued once this returns (the transaction is on disk).
     @discardableResult
-    public func enqueue(method: String, path: String, body: Data?, topic: String, line: Int? = nil,
-                        key: String = UUID().uuidString, ifMatch: Int64? = nil) throws -> PendingWrite {
+    public func enqueue(
+        method: String, path: String, body: Data?, topic: String, line: Int? = nil,
+        key: String = UUID().uuidString, ifMatch: Int64? = nil
+    ) throws -> PendingWrite {
         try database.write { db in
-            try db.execute(sql: """
-                INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [key, topic, method, path, body, line, Date().timeIntervalSince1970, ifMatch])
-            return PendingWrite(sequence: db.lastInsertedRowID, key: key, topic: topic, method: method, path: path,
-                                body: body, line: line, sent: false, ifMatch: ifMatch)
+            try db.execute(
+                sql: """
+                    INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [key, topic, method, path, body, line, Date().timeIntervalSince1970, ifMatch])
+            return PendingWrite(
+                sequence: db.lastInsertedRowID, key: key, topic: topic, method: method, path: path,
+                body: body, line: line, sent: false, ifMatch: ifMatch)
         }
     }
 
     /// The writes not settled yet, oldest first (of one topic, or all).
     public func pending(topic: String? = nil) throws -> [PendingWrite] {
         try database.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT seq, key, topic, method, path, body, line, sent, if_match FROM outbox
-                WHERE ? IS NULL OR topic = ? ORDER BY seq
-                """, arguments: [topic, topic]).map {
-                PendingWrite(sequence: $0["seq"], key: $0["key"], topic: $0["topic"], method: $0["method"], path: $0["path"],
-                             body: $0["body"], line: $0["line"], sent: ($0["sent"] as Int64) != 0, ifMatch: $0["if_match"])
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT seq, key, topic, method, path, body, line, sent, if_match FROM outbox
+                    WHERE ? IS NULL OR topic = ? ORDER BY seq
+                    """, arguments: [topic, topic]
+            ).map {
+                PendingWrite(
+                    sequence: $0["seq"], key: $0["key"], topic: $0["topic"], method: $0["method"], path: $0["path"],
+                    body: $0["body"], line: $0["line"], sent: ($0["sent"] as Int64) != 0, ifMatch: $0["if_match"])
             }
         }
     }

@@ -104,8 +104,10 @@ public actor OfflineWorkSession {
 
     /// The session `workSessionID`, kept in `store`; `resolver` decides version conflicts;
     /// reads that refresh answer from the store after `readDeadline` at most.
-    public init(client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins,
-                readDeadline: Duration = .seconds(2)) {
+    public init(
+        client: RoboscopeClient, store: OfflineStore, workSessionID: UUID, resolver: ConflictResolver = .serverWins,
+        readDeadline: Duration = .seconds(2)
+    ) {
         self.readDeadline = readDeadline
         self.client = client
         self.store = store
@@ -140,8 +142,9 @@ public actor OfflineWorkSession {
         if refresh, await refreshed(within: readDeadline) { source = .server }
         let pending = (try? store.pending(topic: topic.description)) ?? []
         let cached = (try? store.entities(Marker.self, kind: "marker", topic: topic)) ?? []
-        return CachedRead(value: Self.overlay(cached, pending), source: source, pendingWrites: pending.count,
-                          cursor: try? store.cursor(for: topic))
+        return CachedRead(
+            value: Self.overlay(cached, pending), source: source, pendingWrites: pending.count,
+            cursor: try? store.cursor(for: topic))
     }
 
     /// Starts a refresh and answers whether it succeeded within `deadline` (on the kit's
@@ -152,14 +155,15 @@ public actor OfflineWorkSession {
         let clock = client.configuration.clock
         // The refresh is not a racer: past the deadline it carries on and lands in the store.
         let refreshing = Task { try await self.refresh(using: once) }
-        return (try? await withCheckedThrowingContinuation { continuation in
-            first.await(continuation)
-            first.race {
-                guard (try? await clock.sleep(for: deadline)) != nil else { return }
-                first.settle(.success(false))
-            }
-            Task { first.settle(.success((try? await refreshing.value) != nil)) }
-        }) ?? false
+        return
+            (try? await withCheckedThrowingContinuation { continuation in
+                first.await(continuation)
+                first.race {
+                    guard (try? await clock.sleep(for: deadline)) != nil else { return }
+                    first.settle(.success(false))
+                }
+                Task { first.settle(.success((try? await refreshing.value) != nil)) }
+            }) ?? false
     }
 
     /// The session as the app shows it, yielded at once and then on every change: each
@@ -168,7 +172,8 @@ public actor OfflineWorkSession {
     /// are whole, so none is lost by skipping one). Ends when the consuming task is
     /// cancelled; after `gone`, it yields the last state and ends.
     public nonisolated func observe() -> AsyncStream<OfflineSessionState> {
-        let (states, continuation) = AsyncStream.makeStream(of: OfflineSessionState.self, bufferingPolicy: .bufferingNewest(1))
+        let (states, continuation) = AsyncStream.makeStream(
+            of: OfflineSessionState.self, bufferingPolicy: .bufferingNewest(1))
         let task = Task { await self.publish(to: continuation) }
         continuation.onTermination = { _ in task.cancel() }
         return states
@@ -188,9 +193,10 @@ public actor OfflineWorkSession {
     func currentState() -> OfflineSessionState {
         let pending = (try? store.pending(topic: topic.description)) ?? []
         let cached = (try? store.entities(Marker.self, kind: "marker", topic: topic)) ?? []
-        return OfflineSessionState(markers: Self.overlay(cached, pending), session: session(), pendingWrites: pending.count,
-                                   fromCache: connection != .live, connection: connection,
-                                   cursor: (try? store.cursor(for: topic)) ?? nil, gone: gone)
+        return OfflineSessionState(
+            markers: Self.overlay(cached, pending), session: session(), pendingWrites: pending.count,
+            fromCache: connection != .live, connection: connection,
+            cursor: (try? store.cursor(for: topic)) ?? nil, gone: gone)
     }
 
     /// The session itself, as stored.
@@ -242,10 +248,13 @@ public actor OfflineWorkSession {
             next = more
         }
         // The list's head covers the session read's (it was taken later).
-        let head = TopicCursor(position: page.position ?? snapshot.position, topicSeq: page.topicSeq ?? snapshot.topicSeq)
+        let head = TopicCursor(
+            position: page.position ?? snapshot.position, topicSeq: page.topicSeq ?? snapshot.topicSeq)
         if let stored = try store.cursor(for: topic), stored.position > head.position { return }
         let encoder = WireCoding.encoder()
-        var rows: [(kind: String, id: String, body: Data)] = [("work_session", Self.text(workSessionID), try encoder.encode(snapshot.value))]
+        var rows: [(kind: String, id: String, body: Data)] = [
+            ("work_session", Self.text(workSessionID), try encoder.encode(snapshot.value))
+        ]
         rows += try markers.map { ("marker", Self.text($0.id), try encoder.encode($0)) }
         try store.replace(topic: topic, with: rows, cursor: head)
         notifyChanged()
@@ -282,8 +291,10 @@ public actor OfflineWorkSession {
         return try enqueue("DELETE", "/markers/\(Self.text(markerID))", nil, ifMatch: shown)
     }
 
-    private func enqueue(_ method: String, _ path: String, _ body: Data?, ifMatch: Int64? = nil) throws -> PendingWrite {
-        let write = try store.enqueue(method: method, path: path, body: body, topic: topic.description, ifMatch: ifMatch)
+    private func enqueue(_ method: String, _ path: String, _ body: Data?, ifMatch: Int64? = nil) throws -> PendingWrite
+    {
+        let write = try store.enqueue(
+            method: method, path: path, body: body, topic: topic.description, ifMatch: ifMatch)
         outboxWake.signal()
         notifyChanged()
         return write
@@ -386,18 +397,22 @@ public actor OfflineWorkSession {
             action = .delete(kind: "marker", id: event.streamID.map(Self.text) ?? "")
         case ("marker_details", let deleted):
             if let id = event.streamID,
-               var marker = try store.entities(Marker.self, kind: "marker", topic: topic).first(where: { $0.id == id }) {
+                var marker = try store.entities(Marker.self, kind: "marker", topic: topic).first(where: { $0.id == id })
+            {
                 marker.details = deleted ? nil : try event.decodeData(MarkerDetails.self)
                 action = .upsert(kind: "marker", id: Self.text(id), body: try encoder.encode(marker))
             }
         case ("work_session", false):
-            action = .upsert(kind: "work_session", id: Self.text(workSessionID), body: try encoder.encode(try event.decodeData(WorkSession.self)))
+            action = .upsert(
+                kind: "work_session", id: Self.text(workSessionID),
+                body: try encoder.encode(try event.decodeData(WorkSession.self)))
         case ("work_session", true):
             action = .delete(kind: "work_session", id: Self.text(workSessionID))
         default:
             break
         }
-        if try store.apply(CachedChange(action: action, settles: event.clientMutationID), cursor: cursor, topic: topic) {
+        if try store.apply(CachedChange(action: action, settles: event.clientMutationID), cursor: cursor, topic: topic)
+        {
             notifyChanged()
         }
     }
@@ -417,12 +432,15 @@ public actor OfflineWorkSession {
             }
             seen = outboxWake.generation
             while !Task.isCancelled {
-                guard let write = (try? store.pending(topic: topic.description))?.first(where: { !$0.sent }) else { break }
+                guard let write = (try? store.pending(topic: topic.description))?.first(where: { !$0.sent }) else {
+                    break
+                }
                 let network = client.networkGeneration
                 do {
                     let answer = try await exclusively {
-                        try await once.send(method: write.method, path: write.path, body: write.body, key: write.key,
-                                            ifMatch: write.ifMatch)
+                        try await once.send(
+                            method: write.method, path: write.path, body: write.body, key: write.key,
+                            ifMatch: write.ifMatch)
                     }
                     if answer.header("Idempotent-Replayed") == "true" {
                         // Applied by an earlier send whose answer was lost: its event is in
@@ -455,15 +473,17 @@ public actor OfflineWorkSession {
     private func refused(_ write: PendingWrite, _ error: any Error) async {
         try? store.settle(write.key)
         guard case RoboscopeError.versionConflict(let current, _)? = error as? RoboscopeError,
-              write.method == "PATCH" || write.method == "DELETE",
-              let id = UUID(uuidString: String(write.path.split(separator: "/").last ?? "")) else {
+            write.method == "PATCH" || write.method == "DELETE",
+            let id = UUID(uuidString: String(write.path.split(separator: "/").last ?? ""))
+        else {
             reportsContinuation.yield(.refused(write, (error as? RoboscopeError) ?? .transport("\(error)")))
             return
         }
         let server = try? await client.marker(id).value
         let patch = write.body.flatMap { try? WireCoding.decoder().decode(MarkerPatch.self, from: $0) }
-        let report = ConflictReport(key: write.key, markerID: id, patch: patch, server: server, currentVersion: current,
-                                    deleting: write.method == "DELETE")
+        let report = ConflictReport(
+            key: write.key, markerID: id, patch: patch, server: server, currentVersion: current,
+            deleting: write.method == "DELETE")
         switch await resolver.resolve(report) {
         case .acceptServer:
             reportsContinuation.yield(.conflict(report, resolution: "server state kept"))
@@ -492,11 +512,13 @@ public actor OfflineWorkSession {
             switch write.method {
             case "POST" where write.path == "/markers":
                 guard let body = write.body, let new = try? decoder.decode(NewMarkerBody.self, from: body),
-                      !result.contains(where: { $0.id == new.id }) else { continue }
+                    !result.contains(where: { $0.id == new.id })
+                else { continue }
                 result.append(new.optimistic)
             case "PATCH":
                 guard let id, let body = write.body, let patch = try? decoder.decode(MarkerPatch.self, from: body),
-                      let index = result.firstIndex(where: { $0.id == id }) else { continue }
+                    let index = result.firstIndex(where: { $0.id == id })
+                else { continue }
                 let changed = patch.applied(to: result[index])
                 // The server counts a change that changes something: so does the overlay.
                 result[index] = changed == result[index] ? changed : Self.bumped(changed)
@@ -558,10 +580,12 @@ struct NewMarkerBody: Decodable {
 
     var optimistic: Marker {
         let now = Date()
-        var marker = Marker(id: id, workSessionID: workSessionID, label: label, p1: p1, p2: p2, p3: p3,
-                            p4: p4, color: color, version: 1, meta: [:], customProps: [:], calibratedData: nil,
-                            createdAt: now, updatedAt: now, details: nil)
-        marker.details = MarkerDetails(markerID: id, measurements: marker.computedMeasurements, createdAt: now, updatedAt: now)
+        var marker = Marker(
+            id: id, workSessionID: workSessionID, label: label, p1: p1, p2: p2, p3: p3,
+            p4: p4, color: color, version: 1, meta: [:], customProps: [:], calibratedData: nil,
+            createdAt: now, updatedAt: now, details: nil)
+        marker.details = MarkerDetails(
+            markerID: id, measurements: marker.computedMeasurements, createdAt: now, updatedAt: now)
         return marker
     }
 }

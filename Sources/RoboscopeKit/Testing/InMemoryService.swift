@@ -119,19 +119,23 @@ public actor InMemoryService {
     /// A work session to work in (its `work_session.created` event is on its topic).
     @discardableResult
     public func addWorkSession(_ id: UUID = UUID(), spaceID: UUID = UUID()) -> WorkSession {
-        let session = WorkSession(id: id, spaceID: spaceID, sessionType: .inspection, status: .active, startedAt: epoch,
-                                  completedAt: nil, version: 1, meta: [:], createdAt: epoch, updatedAt: epoch)
+        let session = WorkSession(
+            id: id, spaceID: spaceID, sessionType: .inspection, status: .active, startedAt: epoch,
+            completedAt: nil, version: 1, meta: [:], createdAt: epoch, updatedAt: epoch)
         sessions[id] = session
-        publish(.workSession(id), type: "work_session.created", streamType: "work_session", id: id, version: 1,
-                actor: "seed", key: nil, data: Self.json(session))
+        publish(
+            .workSession(id), type: "work_session.created", streamType: "work_session", id: id, version: 1,
+            actor: "seed", key: nil, data: Self.json(session))
         return session
     }
 
     /// Another device's write: a marker created in `session`.
     @discardableResult
     public func externalCreate(in session: UUID, label: String? = nil, actor: String = "other") -> Marker {
-        createMarker(NewMarker(workSessionID: session, label: label, p1: Self.unitQuad[0], p2: Self.unitQuad[1], p3: Self.unitQuad[2],
-                               p4: Self.unitQuad[3]), actor: actor, key: nil)
+        createMarker(
+            NewMarker(
+                workSessionID: session, label: label, p1: Self.unitQuad[0], p2: Self.unitQuad[1], p3: Self.unitQuad[2],
+                p4: Self.unitQuad[3]), actor: actor, key: nil)
     }
 
     /// Another device's write: a marker relabelled.
@@ -140,8 +144,9 @@ public actor InMemoryService {
         marker.label = label
         marker.version += 1
         markers[id] = marker
-        publish(.workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
-                version: marker.version, actor: actor, key: nil, data: Self.json(marker))
+        publish(
+            .workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
+            version: marker.version, actor: actor, key: nil, data: Self.json(marker))
     }
 
     /// The session disappears for the client: deleted with its markers, or no longer
@@ -170,7 +175,9 @@ public actor InMemoryService {
     public func marker(_ id: UUID) -> Marker? { markers[id] }
     /// The session's markers in creation order, as the service holds them now.
     public func markers(in session: UUID) -> [Marker] {
-        markers.values.filter { $0.workSessionID == session }.sorted { ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString) }
+        markers.values.filter { $0.workSessionID == session }.sorted {
+            ($0.createdAt, $0.id.uuidString) < ($1.createdAt, $1.id.uuidString)
+        }
     }
 
     /// The topic's events as the feed lists them.
@@ -178,7 +185,9 @@ public actor InMemoryService {
         (topics[topic.description] ?? []).compactMap { Self.decodeEvent($0.text) }
     }
 
-    static let unitQuad = [Point3(x: 0, y: 0, z: 0), Point3(x: 1, y: 0, z: 0), Point3(x: 1, y: 0, z: 1), Point3(x: 0, y: 0, z: 1)]
+    static let unitQuad = [
+        Point3(x: 0, y: 0, z: 0), Point3(x: 1, y: 0, z: 0), Point3(x: 1, y: 0, z: 1), Point3(x: 0, y: 0, z: 1),
+    ]
 
     // MARK: HTTP
 
@@ -206,53 +215,73 @@ public actor InMemoryService {
             return replayed
         }
         let answer = route(request, actor: actor, key: key)
-        if let key, (200..<300).contains(answer.status), request.method != "GET" { answers["\(actor)\n\(key)"] = answer }
+        if let key, (200..<300).contains(answer.status), request.method != "GET" {
+            answers["\(actor)\n\(key)"] = answer
+        }
         return answer
     }
 
     private func route(_ request: HTTPRequestData, actor: String, key: String?) -> HTTPResponseData {
         let components = URLComponents(url: request.url, resolvingAgainstBaseURL: true)
         let path = components?.path ?? ""
-        let query = Dictionary((components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        let query = Dictionary(
+            (components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
         let parts = path.split(separator: "/").map(String.init)
         switch (request.method, parts.dropFirst(2).first ?? "") {
         case ("GET", "realtime"):
             return Self.ok(["websocket_url": "ws://in-memory/api/v1/ws"])
         case ("GET", "changes"):
-            guard let topic = query["topic"], let events = topics[topic] else { return Self.error(404, "no such topic") }
+            guard let topic = query["topic"], let events = topics[topic] else {
+                return Self.error(404, "no such topic")
+            }
             let since = Int64(query["since"] ?? "0") ?? 0
             let limit = Int(query["limit"] ?? "500") ?? 500
             let after = events.filter { $0.position > since }
             let page = Array(after.prefix(limit))
-            let body = "{\"data\":[" + page.map(\.text).joined(separator: ",") + "],\"next_since\":\(page.last?.position ?? since),"
+            let body =
+                "{\"data\":[" + page.map(\.text).joined(separator: ",")
+                + "],\"next_since\":\(page.last?.position ?? since),"
                 + "\"has_more\":\(after.count > limit)}"
             return HTTPResponseData(status: 200, headers: ["Content-Type": "application/json"], body: Data(body.utf8))
         case ("GET", "work-sessions"):
-            guard let id = parts.last.flatMap(UUID.init), let session = sessions[id] else { return Self.error(404, "no such session") }
+            guard let id = parts.last.flatMap(UUID.init), let session = sessions[id] else {
+                return Self.error(404, "no such session")
+            }
             return withHead(Self.ok(session), .workSession(id))
         case ("GET", "markers") where parts.count == 3:
-            guard let id = query["work_session_id"].flatMap(UUID.init) else { return Self.error(400, "work_session_id") }
+            guard let id = query["work_session_id"].flatMap(UUID.init) else {
+                return Self.error(400, "work_session_id")
+            }
             return withHead(Self.ok(markers(in: id)), .workSession(id))
         case ("GET", "markers"):
-            guard let id = parts.last.flatMap(UUID.init), let marker = markers[id] else { return Self.error(404, "no such marker") }
+            guard let id = parts.last.flatMap(UUID.init), let marker = markers[id] else {
+                return Self.error(404, "no such marker")
+            }
             return withHead(Self.ok(marker), .workSession(marker.workSessionID))
         case ("POST", "markers"):
-            guard let body = request.body, let new = try? WireCoding.decoder().decode(NewMarkerBody.self, from: body) else {
+            guard let body = request.body, let new = try? WireCoding.decoder().decode(NewMarkerBody.self, from: body)
+            else {
                 return Self.error(422, "a marker needs work_session_id and four points")
             }
             guard sessions[new.workSessionID] != nil else { return Self.error(422, "work_session_id: no such session") }
             guard markers[new.id] == nil else { return Self.error(409, "id taken", code: "already_exists") }
-            let created = createMarker(NewMarker(id: new.id, workSessionID: new.workSessionID, label: new.label,
-                                                 p1: new.p1, p2: new.p2, p3: new.p3, p4: new.p4, color: new.color), actor: actor, key: key)
+            let created = createMarker(
+                NewMarker(
+                    id: new.id, workSessionID: new.workSessionID, label: new.label,
+                    p1: new.p1, p2: new.p2, p3: new.p3, p4: new.p4, color: new.color), actor: actor, key: key)
             return Self.ok(created, status: 201)
         case ("PATCH", "markers"):
-            guard let id = parts.last.flatMap(UUID.init), var marker = markers[id] else { return Self.error(404, "no such marker") }
-            guard let body = request.body, let patch = try? WireCoding.decoder().decode(MarkerPatch.self, from: body) else {
+            guard let id = parts.last.flatMap(UUID.init), var marker = markers[id] else {
+                return Self.error(404, "no such marker")
+            }
+            guard let body = request.body, let patch = try? WireCoding.decoder().decode(MarkerPatch.self, from: body)
+            else {
                 return Self.error(400, "not a marker patch")
             }
             if let expected = patch.version, expected != marker.version {
-                return Self.error(409, "marker \(id) is at version \(marker.version), not \(expected)", code: "version_conflict",
-                                  extra: ["current_version": .integer(marker.version)])
+                return Self.error(
+                    409, "marker \(id) is at version \(marker.version), not \(expected)", code: "version_conflict",
+                    extra: ["current_version": .integer(marker.version)])
             }
             let changed = patch.applied(to: marker)
             // As the service: a change that changes nothing appends nothing.
@@ -260,53 +289,71 @@ public actor InMemoryService {
             marker = changed
             marker.version += 1
             markers[id] = marker
-            publish(.workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
-                    version: marker.version, actor: actor, key: key, data: Self.json(marker))
+            publish(
+                .workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
+                version: marker.version, actor: actor, key: key, data: Self.json(marker))
             return Self.ok(marker)
         case ("DELETE", "markers"):
             guard let id = parts.last.flatMap(UUID.init), let current = markers[id] else {
                 return Self.error(404, "no such marker")
             }
             if let expected = request.headers["If-Match"].flatMap({ Int64($0) }), expected != current.version {
-                return Self.error(409, "marker \(id) is at version \(current.version), not \(expected)", code: "version_conflict",
-                                  extra: ["current_version": .integer(current.version)])
+                return Self.error(
+                    409, "marker \(id) is at version \(current.version), not \(expected)", code: "version_conflict",
+                    extra: ["current_version": .integer(current.version)])
             }
             let marker = markers.removeValue(forKey: id)!
-            publish(.workSession(marker.workSessionID), type: "marker.deleted", streamType: "marker", id: id,
-                    version: marker.version + 1, actor: actor, key: key, data: ["id": .string(id.uuidString.lowercased())])
+            publish(
+                .workSession(marker.workSessionID), type: "marker.deleted", streamType: "marker", id: id,
+                version: marker.version + 1, actor: actor, key: key, data: ["id": .string(id.uuidString.lowercased())])
             return HTTPResponseData(status: 204)
         case ("POST", "presence"):
             guard let id = parts.dropFirst(3).first.flatMap(UUID.init),
-                  let body = request.body, let user = (try? WireCoding.decoder().decode([String: String].self, from: body))?["user_id"] else {
+                let body = request.body,
+                let user = (try? WireCoding.decoder().decode([String: String].self, from: body))?["user_id"]
+            else {
                 return Self.error(422, "user_id: required")
             }
             heartbeats.append((id, user))
             return Self.ok(["joined": true])
         case ("DELETE", "presence"):
-            guard parts.count == 5, let id = UUID(uuidString: parts[3]) else { return Self.error(404, "no such presence") }
+            guard parts.count == 5, let id = UUID(uuidString: parts[3]) else {
+                return Self.error(404, "no such presence")
+            }
             leaves.append((id, parts[4]))
             return Self.ok(["left": true])
         case ("POST", "locks") where parts.last == "extend":
             guard let id = UUID(uuidString: parts[3]), let body = request.body,
-                  let token = (try? WireCoding.decoder().decode([String: JSONValue].self, from: body))?["token"]?.stringValue else {
+                let token = (try? WireCoding.decoder().decode([String: JSONValue].self, from: body))?["token"]?
+                    .stringValue
+            else {
                 return Self.error(422, "token: required")
             }
             let held = locks[id]?.token == token
             return Self.ok(["extended": held, "acquired": held])
         case ("POST", "locks"):
-            guard let id = parts.dropFirst(3).first.flatMap(UUID.init) else { return Self.error(404, "no such session") }
+            guard let id = parts.dropFirst(3).first.flatMap(UUID.init) else {
+                return Self.error(404, "no such session")
+            }
             if let held = locks[id] {
-                return Self.ok(["acquired": .bool(false), "token": .null, "fencing_token": .null, "holder": .string(held.holder)] as JSONValue)
+                return Self.ok(
+                    ["acquired": .bool(false), "token": .null, "fencing_token": .null, "holder": .string(held.holder)]
+                        as JSONValue)
             }
             fencing += 1
             let token = UUID().uuidString.lowercased()
             locks[id] = (token, actor, fencing)
-            return Self.ok(["acquired": .bool(true), "token": .string(token), "fencing_token": .integer(fencing),
-                            "expires_at": "2026-11-22T01:25:29Z"] as JSONValue)
+            return Self.ok(
+                [
+                    "acquired": .bool(true), "token": .string(token), "fencing_token": .integer(fencing),
+                    "expires_at": "2026-11-22T01:25:29Z",
+                ] as JSONValue)
         case ("DELETE", "locks"):
             guard let id = parts.dropFirst(3).first.flatMap(UUID.init), let body = request.body,
-                  let token = (try? WireCoding.decoder().decode([String: JSONValue].self, from: body))?["token"]?.stringValue,
-                  locks[id]?.token == token else {
+                let token = (try? WireCoding.decoder().decode([String: JSONValue].self, from: body))?["token"]?
+                    .stringValue,
+                locks[id]?.token == token
+            else {
                 return Self.ok(["released": false])
             }
             locks[id] = nil
@@ -320,16 +367,22 @@ public actor InMemoryService {
         let id = new.id ?? UUID()
         // A second per event: lists come in creation order, as the service's do.
         let created = epoch.addingTimeInterval(Double(position))
-        var marker = Marker(id: id, workSessionID: new.workSessionID, label: new.label, p1: new.p1, p2: new.p2, p3: new.p3,
-                            p4: new.p4, color: new.color, version: 1, meta: new.meta ?? [:], customProps: new.customProps ?? [:],
-                            calibratedData: new.calibratedData, createdAt: created, updatedAt: created, details: nil)
-        let details = MarkerDetails(markerID: id, measurements: marker.computedMeasurements, createdAt: created, updatedAt: created)
+        var marker = Marker(
+            id: id, workSessionID: new.workSessionID, label: new.label, p1: new.p1, p2: new.p2, p3: new.p3,
+            p4: new.p4, color: new.color, version: 1, meta: new.meta ?? [:], customProps: new.customProps ?? [:],
+            calibratedData: new.calibratedData, createdAt: created, updatedAt: created, details: nil)
+        let details = MarkerDetails(
+            markerID: id, measurements: marker.computedMeasurements, createdAt: created, updatedAt: created)
         marker.details = details
         markers[id] = marker
         let topic = Topic.workSession(new.workSessionID)
-        publish(topic, type: "marker.created", streamType: "marker", id: id, version: 1, actor: actor, key: key, data: Self.json(marker))
-        publish(topic, type: "marker_details.calculated", streamType: "marker_details", id: id, version: 1, actor: actor, key: key,
-                data: Self.json(details))
+        publish(
+            topic, type: "marker.created", streamType: "marker", id: id, version: 1, actor: actor, key: key,
+            data: Self.json(marker))
+        publish(
+            topic, type: "marker_details.calculated", streamType: "marker_details", id: id, version: 1, actor: actor,
+            key: key,
+            data: Self.json(details))
         return marker
     }
 
@@ -343,8 +396,10 @@ public actor InMemoryService {
 
     // MARK: Events
 
-    private func publish(_ topic: Topic, type: String, streamType: String, id: UUID, version: Int64, actor: String,
-                         key: String?, data: JSONValue) {
+    private func publish(
+        _ topic: Topic, type: String, streamType: String, id: UUID, version: Int64, actor: String,
+        key: String?, data: JSONValue
+    ) {
         position += 1
         let name = topic.description
         let sequence = Int64((topics[name]?.count ?? 0) + 1)
@@ -422,7 +477,8 @@ public actor InMemoryService {
         }
         let catchUp = since.map { since in events.filter { $0.position > since } } ?? []
         if let catchUpLimit, catchUp.count > catchUpLimit {
-            connection.push(#"{"op":"error","code":"too_far_behind","message":"use the changes feed","topic":"\#(topic)"}"#)
+            connection.push(
+                #"{"op":"error","code":"too_far_behind","message":"use the changes feed","topic":"\#(topic)"}"#)
             return
         }
         let head = events.last
@@ -441,16 +497,20 @@ public actor InMemoryService {
     // MARK: Plumbing
 
     static func json<T: Encodable>(_ value: T) -> JSONValue {
-        (try? WireCoding.encoder().encode(value)).flatMap { try? WireCoding.decoder().decode(JSONValue.self, from: $0) } ?? .null
+        (try? WireCoding.encoder().encode(value)).flatMap { try? WireCoding.decoder().decode(JSONValue.self, from: $0) }
+            ?? .null
     }
 
     static func ok<T: Encodable>(_ value: T, status: Int = 200) -> HTTPResponseData {
-        HTTPResponseData(status: status, headers: ["Content-Type": "application/json"],
-                         body: (try? WireCoding.encoder().encode(value)) ?? Data())
+        HTTPResponseData(
+            status: status, headers: ["Content-Type": "application/json"],
+            body: (try? WireCoding.encoder().encode(value)) ?? Data())
     }
 
-    static func error(_ status: Int, _ message: String, code: String? = nil, headers: [String: String] = [:],
-                      extra: [String: JSONValue] = [:]) -> HTTPResponseData {
+    static func error(
+        _ status: Int, _ message: String, code: String? = nil, headers: [String: String] = [:],
+        extra: [String: JSONValue] = [:]
+    ) -> HTTPResponseData {
         var body = extra
         body["code"] = .string(code ?? "error_\(status)")
         body["message"] = .string(message)

@@ -90,13 +90,15 @@ package struct HTTPResponseReader {
 
     private func parseHead() throws -> Head? {
         guard let end = UpgradeParser.headEnd(buffer) else {
-            guard buffer.count < 65_536 else { throw RoboscopeError.malformedResponse("an answer's headers longer than 64 KiB") }
+            guard buffer.count < 65_536 else {
+                throw RoboscopeError.malformedResponse("an answer's headers longer than 64 KiB")
+            }
             return nil
         }
         let lines = String(decoding: buffer[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusLine = lines[0].split(separator: " ", maxSplits: 2)
         guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/1."), let status = Int(statusLine[1]),
-              (100...599).contains(status)
+            (100...599).contains(status)
         else {
             throw RoboscopeError.malformedResponse("not an HTTP/1.1 status line: \(lines[0].prefix(80))")
         }
@@ -119,7 +121,8 @@ package struct HTTPResponseReader {
         if bodyless || status == 204 || status == 304 || (100..<200).contains(status) {
             framing = .none
         } else if let coding = answer.header("Transfer-Encoding") {
-            guard coding.lowercased().split(separator: ",").last?.trimmingCharacters(in: .whitespaces) == "chunked" else {
+            guard coding.lowercased().split(separator: ",").last?.trimmingCharacters(in: .whitespaces) == "chunked"
+            else {
                 throw RoboscopeError.malformedResponse("a Transfer-Encoding other than chunked: \(coding)")
             }
             framing = .chunked(ChunkedBody())
@@ -200,7 +203,8 @@ private struct ChunkedBody {
                     if line.isEmpty { return true }
                     continue
                 }
-                let size = line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+                let size =
+                    line.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
                 guard let count = Int(size, radix: 16), count >= 0 else {
                     throw RoboscopeError.malformedResponse("a chunk size that is not hexadecimal: \(line.prefix(40))")
                 }

@@ -78,7 +78,9 @@ public struct URLSessionHTTPTransport: HTTPTransport {
         #endif
         do {
             let (data, response) = try await URLSessionCall(session: session).run(urlRequest)
-            guard let http = response as? HTTPURLResponse else { throw RoboscopeError.malformedResponse("not an HTTP response") }
+            guard let http = response as? HTTPURLResponse else {
+                throw RoboscopeError.malformedResponse("not an HTTP response")
+            }
             var headers: [String: String] = [:]
             for (name, value) in http.allHeaderFields { headers["\(name)"] = "\(value)" }
             return HTTPResponseData(status: http.statusCode, headers: headers, body: data)
@@ -94,7 +96,8 @@ public struct URLSessionHTTPTransport: HTTPTransport {
         } catch {
             if Task.isCancelled { throw RoboscopeError.cancelled }
             let code = (error as NSError).domain == NSURLErrorDomain ? (error as NSError).code : nil
-            throw RoboscopeError.transport(TransportFailure("\(error)", urlErrorCode: code, timedOut: code == URLError.timedOut.rawValue))
+            throw RoboscopeError.transport(
+                TransportFailure("\(error)", urlErrorCode: code, timedOut: code == URLError.timedOut.rawValue))
         }
     }
 }
@@ -128,7 +131,8 @@ final class URLSessionCall: @unchecked Sendable {
 
     func run(_ request: URLRequest) async throws -> (Data, URLResponse) {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let task = session.dataTask(with: request) { [self] data, response, error in
                     lock.withLock { completed = true }
                     if let data, let response {

@@ -19,7 +19,8 @@ public struct RequestCompression: Sendable, Hashable {
 
     /// The body as sent, and its `Content-Encoding` (nil: as it is).
     func encode(_ body: Data) -> (body: Data, encoding: String?) {
-        guard let threshold, body.count >= threshold, let compressed = Self.gzip(body), compressed.count < body.count else {
+        guard let threshold, body.count >= threshold, let compressed = Self.gzip(body), compressed.count < body.count
+        else {
             return (body, nil)
         }
         return (compressed, "gzip")
@@ -29,8 +30,11 @@ public struct RequestCompression: Sendable, Hashable {
     static func gzip(_ data: Data) -> Data? {
         var stream = z_stream()
         // windowBits 15 + 16: zlib writes the gzip header and trailer itself.
-        guard deflateInit2_(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
-                            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        guard
+            deflateInit2_(
+                &stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return nil }
         defer { deflateEnd(&stream) }
         var output = Data(count: Int(deflateBound(&stream, uLong(data.count))))
         let written: Int? = data.withUnsafeBytes { input in
@@ -52,7 +56,9 @@ public struct RequestCompression: Sendable, Hashable {
     /// bodies the kit compressed, as the server does).
     static func gunzip(_ data: Data) -> Data? {
         var stream = z_stream()
-        guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            return nil
+        }
         defer { inflateEnd(&stream) }
         var output = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -65,7 +71,8 @@ public struct RequestCompression: Sendable, Hashable {
                     stream.next_out = buffer.bindMemory(to: Bytef.self).baseAddress
                     stream.avail_out = uInt(buffer.count)
                     status = inflate(&stream, Z_NO_FLUSH)
-                    output.append(buffer.bindMemory(to: UInt8.self).baseAddress!, count: buffer.count - Int(stream.avail_out))
+                    output.append(
+                        buffer.bindMemory(to: UInt8.self).baseAddress!, count: buffer.count - Int(stream.avail_out))
                 }
             }
         }

@@ -79,7 +79,9 @@ public struct SelectedWebSocketTransport: WebSocketTransport {
 package enum WebSocketSupport {
     /// The first candidate the system supports: URLSession when it speaks WebSocket,
     /// else the next one (a build with URLSession alone keeps it: its errors say why).
-    package static func choose(from candidates: [SelectedWebSocketTransport.Choice], urlSessionSupported: Bool)
+    package static func choose(
+        from candidates: [SelectedWebSocketTransport.Choice], urlSessionSupported: Bool
+    )
         -> SelectedWebSocketTransport.Choice
     {
         candidates.first { $0 != .urlSession || urlSessionSupported } ?? .urlSession

@@ -32,8 +32,10 @@ public struct SocketHTTPTransport: HTTPTransport {
     public var trustedCertificatesFile: String? { tls.trustedCertificatesFile }
     private let tls: TLSContext
 
-    public init(timeout: Double = 60, maximumResponseSize: Int = 64 << 20, acceptsCompression: Bool = true,
-                trustedCertificatesFile: String? = nil) {
+    public init(
+        timeout: Double = 60, maximumResponseSize: Int = 64 << 20, acceptsCompression: Bool = true,
+        trustedCertificatesFile: String? = nil
+    ) {
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
         self.acceptsCompression = acceptsCompression
@@ -43,7 +45,8 @@ public struct SocketHTTPTransport: HTTPTransport {
     public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         let scheme = request.url.scheme?.lowercased()
         guard scheme == "http" || scheme == "https", let host = request.url.host else {
-            throw RoboscopeError.transport("SocketHTTPTransport speaks http:// and https:// only, not \(request.url.absoluteString)")
+            throw RoboscopeError.transport(
+                "SocketHTTPTransport speaks http:// and https:// only, not \(request.url.absoluteString)")
         }
         let head = try Self.head(of: request, host: host, acceptsCompression: acceptsCompression)
         let exchange = SocketExchange()
@@ -51,9 +54,10 @@ public struct SocketHTTPTransport: HTTPTransport {
         let tls = scheme == "https" ? tls : nil
         return try await withTaskCancellationHandler {
             try await onThread(named: "http-exchange") {
-                try exchange.run(host: host, port: request.url.port ?? (tls == nil ? 80 : 443), tls: tls, timeout: timeout,
-                                 bytes: head + (request.body.map(Array.init) ?? []),
-                                 reader: HTTPResponseReader(method: request.method, maximumSize: maximumSize))
+                try exchange.run(
+                    host: host, port: request.url.port ?? (tls == nil ? 80 : 443), tls: tls, timeout: timeout,
+                    bytes: head + (request.body.map(Array.init) ?? []),
+                    reader: HTTPResponseReader(method: request.method, maximumSize: maximumSize))
             }
         } onCancel: {
             exchange.cancel()
@@ -103,8 +107,10 @@ final class SocketExchange: @unchecked Sendable {
 
     /// Connects, writes and reads the answer, blocking; throws `RoboscopeError.cancelled`
     /// once `cancel()` was called.
-    func run(host: String, port: Int, tls: TLSContext?, timeout: Double, bytes: [UInt8],
-             reader: HTTPResponseReader) throws -> HTTPResponseData {
+    func run(
+        host: String, port: Int, tls: TLSContext?, timeout: Double, bytes: [UInt8],
+        reader: HTTPResponseReader
+    ) throws -> HTTPResponseData {
         defer { release() }
         var reader = reader
         do {

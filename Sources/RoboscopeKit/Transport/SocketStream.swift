@@ -33,8 +33,11 @@ final class SocketStream: @unchecked Sendable {
             if count >= 0 { return count }
             let code = errno
             if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { throw TCPSocket.failure("no answer within \(readTimeout) s", .timedOut) }
-            throw TCPSocket.failure("the connection failed (\(String(cString: strerror(code))))", .networkConnectionLost)
+            if code == EAGAIN || code == EWOULDBLOCK {
+                throw TCPSocket.failure("no answer within \(readTimeout) s", .timedOut)
+            }
+            throw TCPSocket.failure(
+                "the connection failed (\(String(cString: strerror(code))))", .networkConnectionLost)
         }
     }
 }

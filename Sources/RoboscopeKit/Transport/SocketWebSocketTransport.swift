@@ -26,8 +26,10 @@ public struct SocketWebSocketTransport: WebSocketTransport {
 
     /// Connections that accept messages up to `maximumMessageSize` (after inflation), give
     /// up connecting after `connectTimeout` seconds, and offer compression unless told not to.
-    public init(maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10, offersCompression: Bool = true,
-                trustedCertificatesFile: String? = nil) {
+    public init(
+        maximumMessageSize: Int = 16 << 20, connectTimeout: Double = 10, offersCompression: Bool = true,
+        trustedCertificatesFile: String? = nil
+    ) {
         self.maximumMessageSize = maximumMessageSize
         self.connectTimeout = connectTimeout
         self.offersCompression = offersCompression
@@ -37,7 +39,8 @@ public struct SocketWebSocketTransport: WebSocketTransport {
     public func connect(to url: URL, headers: [String: String]) async throws -> any WebSocketConnection {
         let scheme = url.scheme?.lowercased()
         guard scheme == "ws" || scheme == "wss", let host = url.host else {
-            throw RoboscopeError.transport("SocketWebSocketTransport speaks ws:// and wss:// only, not \(url.absoluteString)")
+            throw RoboscopeError.transport(
+                "SocketWebSocketTransport speaks ws:// and wss:// only, not \(url.absoluteString)")
         }
         let tls = scheme == "wss" ? tls : nil
         let port = url.port ?? (tls == nil ? 80 : 443)
@@ -46,10 +49,12 @@ public struct SocketWebSocketTransport: WebSocketTransport {
         let compression = offersCompression
         let headerLines = try headers.map { try SocketHTTPTransport.headerLine($0.key, $0.value) }.joined()
         let (stream, leftover, deflate) = try await onThread(named: "ws-connect") {
-            try SocketWebSocketTransport.open(host: host, port: port, tls: tls, target: target, headerLines: headerLines,
-                                              timeout: timeout, offersCompression: compression)
+            try SocketWebSocketTransport.open(
+                host: host, port: port, tls: tls, target: target, headerLines: headerLines,
+                timeout: timeout, offersCompression: compression)
         }
-        return SocketWebSocketConnection(stream: stream, leftover: leftover, maximumMessageSize: maximumMessageSize, deflate: deflate)
+        return SocketWebSocketConnection(
+            stream: stream, leftover: leftover, maximumMessageSize: maximumMessageSize, deflate: deflate)
     }
 
     /// Connects and upgrades, blocking: returns the connection, the bytes read past the
@@ -62,7 +67,8 @@ public struct SocketWebSocketTransport: WebSocketTransport {
         do {
             let stream = try SocketStream(fd: fd, host: host, tls: tls, timeout: timeout, readTimeout: timeout)
             let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
-            let head = "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            let head =
+                "GET \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
                 + (offersCompression ? "Sec-WebSocket-Extensions: \(PerMessageDeflate.clientOffer)\r\n" : "")
             try stream.write(Array((head + headerLines + "\r\n").utf8))
@@ -70,9 +76,13 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while UpgradeParser.headEnd(received) == nil {
                 let count = try stream.read(into: &buffer)
-                guard count > 0 else { throw RoboscopeError.transport("the connection closed during the WebSocket upgrade") }
+                guard count > 0 else {
+                    throw RoboscopeError.transport("the connection closed during the WebSocket upgrade")
+                }
                 received += buffer[..<count]
-                guard received.count < 65_536 else { throw RoboscopeError.malformedResponse("an upgrade answer without an end") }
+                guard received.count < 65_536 else {
+                    throw RoboscopeError.malformedResponse("an upgrade answer without an end")
+                }
             }
             let end = UpgradeParser.headEnd(received)!
             let answer = String(decoding: received[..<end], as: UTF8.self)
@@ -82,17 +92,20 @@ public struct SocketWebSocketTransport: WebSocketTransport {
                 throw WebSocketRefusal.upgrade(status: String(lines.first ?? ""), body: body)
             }
             let accept = HandshakeResponse.acceptValue(forKey: key)
-            guard lines.contains(where: { $0.lowercased().hasPrefix("sec-websocket-accept:") && $0.hasSuffix(accept) }) else {
+            guard lines.contains(where: { $0.lowercased().hasPrefix("sec-websocket-accept:") && $0.hasSuffix(accept) })
+            else {
                 throw RoboscopeError.malformedResponse("the WebSocket upgrade's accept key does not match")
             }
             let extensions = lines.compactMap { line -> Substring? in
-                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "sec-websocket-extensions" else { return nil }
+                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == "sec-websocket-extensions"
+                else { return nil }
                 return line[line.index(after: colon)...]
             }.joined(separator: ",")
             let deflate: PerMessageDeflate?
             switch PerMessageDeflate.accepted(response: extensions.isEmpty ? nil : extensions) {
             case .success(let agreed) where agreed == nil || offersCompression: deflate = agreed
-            case .success: throw RoboscopeError.malformedResponse("the server answered permessage-deflate, which we did not offer")
+            case .success:
+                throw RoboscopeError.malformedResponse("the server answered permessage-deflate, which we did not offer")
             case .failure(let problem): throw RoboscopeError.malformedResponse(problem.description)
             }
             // Reads wait for data for ever (the reader thread); writes fail after a minute
@@ -121,9 +134,10 @@ actor SocketWebSocketConnection: WebSocketConnection {
         messages = stream.makeAsyncIterator()
         let writer = self.writer
         let thread = Thread {
-            SocketWebSocketConnection.read(writer, leftover: leftover, maximumMessageSize: maximumMessageSize,
-                                           compression: deflate.map { .init(peerKeepsContext: $0.serverContextTakeover) },
-                                           into: continuation)
+            SocketWebSocketConnection.read(
+                writer, leftover: leftover, maximumMessageSize: maximumMessageSize,
+                compression: deflate.map { .init(peerKeepsContext: $0.serverContextTakeover) },
+                into: continuation)
         }
         thread.name = "ws-client-reader"
         thread.start()

@@ -41,7 +41,8 @@ enum TCPSocket {
         if lastError == EINPROGRESS || lastError == EAGAIN || lastError == ETIMEDOUT {
             throw failure("no connection to \(host):\(port) within \(timeout) s", .timedOut)
         }
-        throw failure("cannot connect to \(host):\(port) (\(String(cString: strerror(lastError))))", .cannotConnectToHost)
+        throw failure(
+            "cannot connect to \(host):\(port) (\(String(cString: strerror(lastError))))", .cannotConnectToHost)
     }
 
     /// How long a read (`seconds`; 0 waits for ever) and a write may block.
@@ -62,7 +63,9 @@ enum TCPSocket {
             let count = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard count > 0 else {
                 let code = errno
-                if code == EAGAIN || code == EWOULDBLOCK { throw failure("a write stayed blocked past its time limit", .timedOut) }
+                if code == EAGAIN || code == EWOULDBLOCK {
+                    throw failure("a write stayed blocked past its time limit", .timedOut)
+                }
                 throw failure("the connection is gone (\(String(cString: strerror(code))))", .networkConnectionLost)
             }
             offset += count

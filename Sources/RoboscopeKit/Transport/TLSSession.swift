@@ -31,12 +31,14 @@ final class TLSContext: @unchecked Sendable {
             }
             roboscope_tls_configure(context)
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-            let loaded = trustedCertificatesFile.map { SSL_CTX_load_verify_locations(context, $0, nil) }
+            let loaded =
+                trustedCertificatesFile.map { SSL_CTX_load_verify_locations(context, $0, nil) }
                 ?? SSL_CTX_set_default_verify_paths(context)
             guard loaded == 1 else {
                 SSL_CTX_free(context)
-                throw TCPSocket.failure("cannot load the trusted certificates \(trustedCertificatesFile ?? "of the system")",
-                                        .secureConnectionFailed)
+                throw TCPSocket.failure(
+                    "cannot load the trusted certificates \(trustedCertificatesFile ?? "of the system")",
+                    .secureConnectionFailed)
             }
             built = context
             return context
@@ -137,7 +139,8 @@ final class TLSSession: @unchecked Sendable {
             let verified = SSL_get_verify_result(session)
             if verified != X509_V_OK {
                 let reason = String(cString: X509_verify_cert_error_string(verified))
-                throw TCPSocket.failure("the certificate of \(host) is not trusted: \(reason)", .serverCertificateUntrusted)
+                throw TCPSocket.failure(
+                    "the certificate of \(host) is not trusted: \(reason)", .serverCertificateUntrusted)
             }
             let remaining = ContinuousClock.now.duration(to: deadline).components
             let left = Double(remaining.seconds) + Double(remaining.attoseconds) / 1e18
@@ -205,7 +208,8 @@ final class TLSSession: @unchecked Sendable {
             if ready > 0 { return }
             if ready == 0 { throw TCPSocket.failure("no answer within \(seconds) s", .timedOut) }
             if errno != EINTR {
-                throw TCPSocket.failure("the connection failed (\(String(cString: strerror(errno))))", .networkConnectionLost)
+                throw TCPSocket.failure(
+                    "the connection failed (\(String(cString: strerror(errno))))", .networkConnectionLost)
             }
         }
     }

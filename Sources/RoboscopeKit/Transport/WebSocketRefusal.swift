@@ -17,7 +17,8 @@ enum WebSocketRefusal {
     }
 
     static func close(code: Int?, reason: String) -> RoboscopeError {
-        let message = "closed by the server (\(code.map(String.init) ?? "no code")\(reason.isEmpty ? "" : ": \(reason)"))"
+        let message =
+            "closed by the server (\(code.map(String.init) ?? "no code")\(reason.isEmpty ? "" : ": \(reason)"))"
         switch code {
         case 4001: return .unauthorized(message: message)
         case 4003: return .forbidden(scopeNeeded: nil, message: message)

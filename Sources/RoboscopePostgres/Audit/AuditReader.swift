@@ -15,7 +15,8 @@ public struct AuditReader: Sendable {
 
     static func sql(_ query: AuditQuery) -> (String, PostgresBinds) {
         let (conditions, parameters) = query.whereClause()
-        return ("""
+        return (
+            """
             SELECT e.position,
                    to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                    e.type, e.stream_type, e.stream_id::text, e.stream_version, e.data::text, e.metadata::text,
@@ -26,7 +27,8 @@ public struct AuditReader: Sendable {
             WHERE \(conditions)
             ORDER BY e.position \(query.descending ? "DESC" : "")
             LIMIT \(query.limit + 1)
-            """, parameters)
+            """, parameters
+        )
     }
 
     /// The plan Postgres picks for a query (docs and tests show each filter uses an index).
@@ -52,17 +54,20 @@ public struct AuditReader: Sendable {
             let before = try previousType.flatMap { previous in
                 previous.hasSuffix(".deleted") ? nil : try state(streamType, previous, cells.bytes(9))
             }
-            guard let recordedAt = Timestamp(rfc3339: try cells.text(1)) else { throw cells.corrupt(1, "is not a timestamp") }
-            entries.append(AuditEntry(
-                position: position,
-                recordedAt: recordedAt,
-                type: type,
-                streamType: streamType,
-                streamID: try cells.id(4),
-                version: try cells.int64(5),
-                metadata: try cells.bytes(7).withUnsafeBytes { try StorageJSON.decode(EventMetadata.self, $0) },
-                changes: FieldChange.between(before, after)
-            ))
+            guard let recordedAt = Timestamp(rfc3339: try cells.text(1)) else {
+                throw cells.corrupt(1, "is not a timestamp")
+            }
+            entries.append(
+                AuditEntry(
+                    position: position,
+                    recordedAt: recordedAt,
+                    type: type,
+                    streamType: streamType,
+                    streamID: try cells.id(4),
+                    version: try cells.int64(5),
+                    metadata: try cells.bytes(7).withUnsafeBytes { try StorageJSON.decode(EventMetadata.self, $0) },
+                    changes: FieldChange.between(before, after)
+                ))
         }
         let more = result.rowCount > query.limit
         if query.descending {

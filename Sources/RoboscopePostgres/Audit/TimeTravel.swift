@@ -52,7 +52,8 @@ public struct TimeTravel: Sendable {
                     details[streamID] = try StorageJSON.decode(MarkerDetails.self, bytes)
                 }
             }
-            return markers
+            return
+                markers
                 .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
                 .map { MarkerWithDetails(marker: $0, details: details[$0.id.description]) }
         }
@@ -60,17 +61,24 @@ public struct TimeTravel: Sendable {
 
     // MARK: Plumbing
 
-    private func state<T: Decodable & Sendable>(_ type: T.Type, _ stream: StreamType, _ id: EntityID, _ moment: AsOf) async throws -> T {
+    private func state<T: Decodable & Sendable>(
+        _ type: T.Type, _ stream: StreamType, _ id: EntityID, _ moment: AsOf
+    ) async throws -> T {
         try await run { connection in
             let name = stream.rawValue.replacingOccurrences(of: "_", with: " ")
             guard let row = try Self.last(stream, id, moment, on: connection) else {
-                throw DomainError(.notFound, "\(name) \(id) did not exist yet at \(moment)",
-                                  details: ["id": .string(id.description), "reason": .string("not_yet_created")])
+                throw DomainError(
+                    .notFound, "\(name) \(id) did not exist yet at \(moment)",
+                    details: ["id": .string(id.description), "reason": .string("not_yet_created")])
             }
             if row.deleted {
-                throw DomainError(.notFound, "\(name) \(id) was deleted at \(row.recordedAt) (position \(row.position)), before \(moment)",
-                                  details: ["id": .string(id.description), "reason": .string("deleted"),
-                                            "deleted_at": .string(row.recordedAt), "deleted_position": .integer(row.position)])
+                throw DomainError(
+                    .notFound,
+                    "\(name) \(id) was deleted at \(row.recordedAt) (position \(row.position)), before \(moment)",
+                    details: [
+                        "id": .string(id.description), "reason": .string("deleted"),
+                        "deleted_at": .string(row.recordedAt), "deleted_position": .integer(row.position),
+                    ])
             }
             return try StorageJSON.decode(T.self, row.data)
         }
@@ -85,9 +93,12 @@ public struct TimeTravel: Sendable {
     }
 
     /// The stream's last event at the moment: an index scan backwards from the newest version.
-    static func last(_ stream: StreamType, _ id: EntityID, _ moment: AsOf, on connection: PGConnection) throws -> LastEvent? {
+    static func last(
+        _ stream: StreamType, _ id: EntityID, _ moment: AsOf, on connection: PGConnection
+    ) throws -> LastEvent? {
         let (bound, parameter) = bound(moment, "$3")
-        let result = try connection.query("""
+        let result = try connection.query(
+            """
             SELECT e.position, e.type, to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), e.data::text
             FROM eventlog.events e
             WHERE e.stream_type = $1 AND e.stream_id = $2::uuid AND \(bound)

@@ -165,7 +165,7 @@ final class AppendCombiner: Sendable {
             let own = Set(request.batch.events.map(\.stream))
             let locks = request.batch.locks
             guard streams.isDisjoint(with: own), request.claim.map({ keys.contains($0.identity) }) != true,
-                  locks.allSatisfy({ !exclusive.contains($0.name) && !($0.exclusive && shared.contains($0.name)) })
+                locks.allSatisfy({ !exclusive.contains($0.name) && !($0.exclusive && shared.contains($0.name)) })
             else { return false }
             events += request.batch.events.count
             streams.formUnion(own)
@@ -196,11 +196,16 @@ final class AppendCombiner: Sendable {
         Self.transactions.increment()
         Self.requests.increment(by: requests.count)
         guard requests.count > 1 else {
-            return [Result { try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection) }]
+            return [
+                Result {
+                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
+                }
+            ]
         }
         let appended: [EventStore.Appended]
         do {
-            appended = try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
+            appended = try EventStore.append(
+                StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
         } catch let error as DomainError where error.code == .unavailable {
             throw error
         } catch {
@@ -208,7 +213,9 @@ final class AppendCombiner: Sendable {
             Self.transactions.increment(by: requests.count)
             Self.requests.increment(by: requests.count)
             return requests.map { request in
-                Result { try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), on: connection) }
+                Result {
+                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), on: connection)
+                }
             }
         }
         var outcomes: [Result<[EventStore.Appended], any Error>] = []

@@ -84,13 +84,16 @@ struct BatchDocument: JSONWritable {
             // (a bulk's details name their marker's creation): written once for the batch,
             // with each event's own `causation_id` where it differs, a bulk batch's
             // document is a third smaller for the server to parse.
-            let base = metadataOnEveryEvent ? nil : events.first.map(\.metadata).flatMap { first in
-                events.allSatisfy { event in
-                    var metadata = event.metadata
-                    metadata.causationID = first.causationID
-                    return metadata == first
-                } ? first : nil
-            }
+            let base =
+                metadataOnEveryEvent
+                ? nil
+                : events.first.map(\.metadata).flatMap { first in
+                    events.allSatisfy { event in
+                        var metadata = event.metadata
+                        metadata.causationID = first.causationID
+                        return metadata == first
+                    } ? first : nil
+                }
             if let base {
                 writer.key("metadata"); writer.value(base)
             }
@@ -111,7 +114,9 @@ struct BatchDocument: JSONWritable {
                     if let base {
                         if event.metadata.causationID != base.causationID {
                             writer.key("metadata")
-                            writer.object { $0.key("causation_id"); $0.value(event.metadata.causationID?.description) }
+                            writer.object {
+                                $0.key("causation_id"); $0.value(event.metadata.causationID?.description)
+                            }
                         }
                     } else {
                         writer.key("metadata"); writer.value(event.metadata)

@@ -44,7 +44,9 @@ public struct EventStore: Sendable {
     /// key answered before is refused as the append would refuse it). Under load, the
     /// transaction may hold other requests' appends too (`AppendCombiner`).
     @discardableResult
-    public func append(_ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil) async throws -> [Appended] {
+    public func append(
+        _ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil
+    ) async throws -> [Appended] {
         guard !batch.events.isEmpty else {
             if let claim { try await IdempotencyKeys(pool: pool).refuseAnswered(claim) }
             return []
@@ -98,7 +100,9 @@ public struct EventStore: Sendable {
             if !appended.isEmpty { committed(appended) }
             return answer
         }
-        let (answer, batch) = try await pool.translatingErrors { try Self.decide(after: read, decide, claim: claim, on: $0) }
+        let (answer, batch) = try await pool.translatingErrors {
+            try Self.decide(after: read, decide, claim: claim, on: $0)
+        }
         guard !batch.events.isEmpty else { return answer }
         committed(try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer)))
         return answer
@@ -129,7 +133,8 @@ public struct EventStore: Sendable {
 
     static func append(_ document: String, on connection: PGConnection) throws -> [Appended] {
         do {
-            let result = try connection.query(prepared: "SELECT event_position, event_version FROM eventlog.append($1::jsonb)", [document])
+            let result = try connection.query(
+                prepared: "SELECT event_position, event_version FROM eventlog.append($1::jsonb)", [document])
             return try (0..<result.rowCount).map { index in
                 let row = RowReader(result, row: index, source: "eventlog.append")
                 return Appended(position: try row.int64(0), version: try row.int64(1))

@@ -31,7 +31,8 @@ public enum HashChain {
     }
 
     public static func check(_ scope: Scope, on connection: PGConnection) throws -> Report {
-        var session: EntityID?, space: EntityID?
+        var session: EntityID?
+        var space: EntityID?
         switch scope {
         case .workSession(let id): session = id
         case .space(let id): space = id
@@ -46,8 +47,9 @@ public enum HashChain {
         let row = RowReader(result, row: 0, source: "eventlog.chain_check")
         var link: BrokenLink?
         if let position = try row.optionalInt64(2) {
-            link = BrokenLink(position: position, streamType: try row.text(3), streamID: try row.text(4),
-                              version: try row.int64(5), problem: try row.text(6))
+            link = BrokenLink(
+                position: position, streamType: try row.text(3), streamID: try row.text(4),
+                version: try row.int64(5), problem: try row.text(6))
         }
         return Report(checkedEvents: try row.int64(0), streams: try row.int64(1), brokenLink: link)
     }

@@ -23,13 +23,20 @@ public enum StoreErrors {
             details["expires_at"] = detail["expires_at"]
             return DomainError(.locked, "\(error.message); send the holder's X-Lock-Token", details: details)
         case ("RBIKP", _):
-            return DomainError(.idempotencyKeyInProgress, "a request with this Idempotency-Key is still being processed; retry shortly",
-                               field: "Idempotency-Key")
+            return DomainError(
+                .idempotencyKeyInProgress,
+                "a request with this Idempotency-Key is still being processed; retry shortly",
+                field: "Idempotency-Key")
         case ("RBIKA", _):
             return IdempotencyKeys.answered
         case ("RB404", _):
-            let type = detail["stream_type"].flatMap { if case .string(let text) = $0 { return text } else { return nil } }
-            return DomainError(.notFound, "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)")
+            let type = detail["stream_type"].flatMap {
+                if case .string(let text) = $0 { return text } else { return nil }
+            }
+            return DomainError(
+                .notFound,
+                "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)"
+            )
         case ("23505", "spaces_tenant_key_key"), ("23505", "spaces_key_key"):
             return DomainError(.alreadyExists, "key: another space has this key", field: "key")
         case ("23505", "events_stream_version_key"):

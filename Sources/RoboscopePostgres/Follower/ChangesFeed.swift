@@ -20,7 +20,8 @@ public struct ChangesFeed: Sendable {
         guard let standby else { return pool }
         let primaryHead = try await pool.translatingErrors { try DeliveryReader.head(of: topic, on: $0) }
         if let standbyHead = try? await standby.translatingErrors({ try DeliveryReader.head(of: topic, on: $0) }),
-           StandbyReads.mayRead(primaryHead: primaryHead, standbyHead: standbyHead) {
+            StandbyReads.mayRead(primaryHead: primaryHead, standbyHead: standbyHead)
+        {
             StandbyReads.count("changes", .standby)
             return standby
         }
@@ -43,23 +44,25 @@ public struct ChangesFeed: Sendable {
     ) async throws -> (page: Page, last: Int64?, hasMore: Bool)? {
         let source = try await source(for: topic)
         let (batches, sink) = AsyncThrowingStream<RowBatch, any Error>.makeStream()
-        async let read = Self.finishing(sink, source.translatingErrors { connection -> (count: Int, exists: Bool) in
-            var count = 0
-            var batch: [TopicRow] = []
-            try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in
-                count += 1
-                guard count <= limit else { return }
-                batch.append(row)
-                if batch.count == Self.batchSize {
-                    sink.yield(RowBatch(rows: batch))
-                    batch = []
+        async let read = Self.finishing(
+            sink,
+            source.translatingErrors { connection -> (count: Int, exists: Bool) in
+                var count = 0
+                var batch: [TopicRow] = []
+                try DeliveryReader.rows(of: topic, after: since, limit: limit + 1, on: connection) { row in
+                    count += 1
+                    guard count <= limit else { return }
+                    batch.append(row)
+                    if batch.count == Self.batchSize {
+                        sink.yield(RowBatch(rows: batch))
+                        batch = []
+                    }
                 }
-            }
-            if !batch.isEmpty { sink.yield(RowBatch(rows: batch)) }
-            sink.finish()
-            let exists = try count > 0 || DeliveryReader.head(of: topic, on: connection) != nil
-            return (count, exists)
-        })
+                if !batch.isEmpty { sink.yield(RowBatch(rows: batch)) }
+                sink.finish()
+                let exists = try count > 0 || DeliveryReader.head(of: topic, on: connection) != nil
+                return (count, exists)
+            })
         var page = page
         var last: Int64?
         do {
@@ -102,13 +105,17 @@ public struct ChangesFeed: Sendable {
         let sessions = topics.filter { $0.kind == .workSession }.map(\.id.description)
         let spaces = topics.filter { $0.kind == .space }.map(\.id.description)
         return try await pool.translatingErrors { connection in
-            let result = try connection.query(prepared: Self.headsStatement, [
-                "{" + sessions.joined(separator: ",") + "}", "{" + spaces.joined(separator: ",") + "}",
-            ])
+            let result = try connection.query(
+                prepared: Self.headsStatement,
+                [
+                    "{" + sessions.joined(separator: ",") + "}", "{" + spaces.joined(separator: ",") + "}",
+                ])
             var heads: [Topic: Int64] = [:]
             for index in 0..<result.rowCount {
                 let row = RowReader(result, row: index, source: "eventlog.events")
-                guard let text = result.string(index, 0), let topic = Topic(text), result.string(index, 1) != nil else { continue }
+                guard let text = result.string(index, 0), let topic = Topic(text), result.string(index, 1) != nil else {
+                    continue
+                }
                 heads[topic] = try row.int64(1)
             }
             return heads

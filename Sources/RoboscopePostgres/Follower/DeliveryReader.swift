@@ -13,10 +13,11 @@ public enum DeliveryReader {
 
     /// Up to `limit` events after `cursor` that no running transaction can precede.
     public static func live(after cursor: LogCursor, limit: Int, on connection: PGConnection) throws -> [Delivery] {
-        try decode(connection.query(
-            "SELECT \(columns) FROM eventlog.deliveries($1::text::xid8, $2::bigint, $3::integer)",
-            [cursor.transactionID, cursor.position, limit]
-        ))
+        try decode(
+            connection.query(
+                "SELECT \(columns) FROM eventlog.deliveries($1::text::xid8, $2::bigint, $3::integer)",
+                [cursor.transactionID, cursor.position, limit]
+            ))
     }
 
     /// Up to `limit` events of `topic` with a position after `after`, in topic order;
@@ -72,12 +73,17 @@ public enum DeliveryReader {
             // space's page has no marker to look up and skips the walk to its end.
             var lastTransactionID: UInt64?
             if topic.kind == .workSession {
-                let last = try connection.query(prepared: lastTransactionStatement(topic, cursor: until != nil),
-                                                [topic.id, after, limit] + (until == nil ? [] : bound))
-                if last.rowCount == 1 { lastTransactionID = try RowReader(last, row: 0, source: "eventlog.events").uint64(0) }
+                let last = try connection.query(
+                    prepared: lastTransactionStatement(topic, cursor: until != nil),
+                    [topic.id, after, limit] + (until == nil ? [] : bound))
+                if last.rowCount == 1 {
+                    lastTransactionID = try RowReader(last, row: 0, source: "eventlog.events").uint64(0)
+                }
             }
             var page = PageDetails<PGResult>()
-            try connection.stream(prepared: topicStatement(topic), [topic.id, after, limit] + bound + [lastTransactionID]) { row in
+            try connection.stream(
+                prepared: topicStatement(topic), [topic.id, after, limit] + bound + [lastTransactionID]
+            ) { row in
                 let transactionID = try RowReader(row, row: 0, source: "eventlog.delivery_rows").uint64(1)
                 let event = detailsEvent(of: row, lookedUp: transactionID == lastTransactionID)
                 try page.add(row, transactionID: transactionID, event: event) {
@@ -111,7 +117,8 @@ public enum DeliveryReader {
     /// The view's details of each of `rows` (marker events of a page), in their order.
     static func details(of rows: [PGResult], on connection: PGConnection) throws -> [[UInt8]?] {
         let positions = try rows.map { try RowReader($0, row: 0, source: "eventlog.delivery_rows").int64(0) }
-        let result = try connection.query(prepared: detailsLookUpStatement, ["{" + positions.map(String.init).joined(separator: ",") + "}"])
+        let result = try connection.query(
+            prepared: detailsLookUpStatement, ["{" + positions.map(String.init).joined(separator: ",") + "}"])
         var answers: [Int64: [UInt8]] = [:]
         for index in 0..<result.rowCount {
             let row = RowReader(result, row: index, source: "eventlog.delivery_rows")
@@ -132,7 +139,8 @@ public enum DeliveryReader {
     /// a reader can start on the page after this one before this one is read. Every event
     /// of the topic up to the newest is committed and a later commit gets a later
     /// position, so the answer is the last position a read of the page gives, then or later.
-    public static func pageEnd(of topic: Topic, after: Int64, count: Int, on connection: PGConnection) throws -> Int64? {
+    public static func pageEnd(of topic: Topic, after: Int64, count: Int, on connection: PGConnection) throws -> Int64?
+    {
         let result = try connection.transaction(topicPlanSettings) {
             try connection.query(prepared: pageEndStatement(topic), [topic.id, after, count])
         }
@@ -201,7 +209,8 @@ public enum DeliveryReader {
     /// fraction of the time parsing and planning it takes (`GET /markers/{id}` took 0.13
     /// ms longer, of 0.84). Its generic plan walks the topic's index back like its custom
     /// ones (TopicPlanTests), since only that index gives its order without a sort.
-    public static func head(of topic: Topic, until: LogCursor? = nil, on connection: PGConnection) throws -> TopicHead? {
+    public static func head(of topic: Topic, until: LogCursor? = nil, on connection: PGConnection) throws -> TopicHead?
+    {
         let bound: PostgresBinds = until.map { [$0.transactionID, $0.position] } ?? [nil, nil]
         let result = try connection.query(prepared: headStatement(topic), [topic.id] + bound)
         guard result.rowCount == 1 else { return nil }
@@ -213,7 +222,9 @@ public enum DeliveryReader {
     /// the topic has none there): how many events a catch-up from `position` skips, so that
     /// the head's number minus it is the catch-up's size (a topic is numbered without gaps).
     /// One probe of the topic's index, walked back from `position`.
-    public static func sequence(of topic: Topic, atOrBefore position: Int64, on connection: PGConnection) throws -> Int64? {
+    public static func sequence(
+        of topic: Topic, atOrBefore position: Int64, on connection: PGConnection
+    ) throws -> Int64? {
         let result = try connection.query(prepared: sequenceStatement(topic), [topic.id, position])
         guard result.rowCount == 1 else { return nil }
         return try RowReader(result, row: 0, source: "eventlog.events").int64(0)
@@ -304,7 +315,9 @@ public enum DeliveryReader {
         row.key = "position \(position)"
         var topics: [TopicPlace] = []
         if let session = try row.optionalID(10) {
-            guard let sequence = try row.optionalInt64(12) else { throw row.corrupt(12, "is null on a work session's event") }
+            guard let sequence = try row.optionalInt64(12) else {
+                throw row.corrupt(12, "is null on a work session's event")
+            }
             topics.append(TopicPlace(Topic(.workSession, session), sequence))
         }
         if let sequence = try row.optionalInt64(13) {

@@ -25,10 +25,15 @@ public enum StandbyReads {
     }
 
     /// Made once: a page of the feed counts one read, and no counter is built per page.
-    private static let counters = Dictionary(uniqueKeysWithValues: ["changes", "websocket"].flatMap { reader in
-        [Source.standby, .primary].map { source in
-            ("\(reader)/\(source.rawValue)",
-             Counter(label: "roboscope_catch_up_reads_total", dimensions: [("reader", reader), ("source", source.rawValue)]))
-        }
-    })
+    private static let counters = Dictionary(
+        uniqueKeysWithValues: ["changes", "websocket"].flatMap { reader in
+            [Source.standby, .primary].map { source in
+                (
+                    "\(reader)/\(source.rawValue)",
+                    Counter(
+                        label: "roboscope_catch_up_reads_total",
+                        dimensions: [("reader", reader), ("source", source.rawValue)])
+                )
+            }
+        })
 }

@@ -50,7 +50,8 @@ public struct IdempotencyKeys: Sendable {
     /// The key's record, read on a connection the caller holds.
     static func record(actor: String, key: String, on connection: PGConnection) throws -> IdempotencyRecord? {
         let result = try connection.query(
-            prepared: "SELECT fingerprint, status, body FROM idempotency_keys WHERE actor = $1 AND key = $2", [actor, key]
+            prepared: "SELECT fingerprint, status, body FROM idempotency_keys WHERE actor = $1 AND key = $2",
+            [actor, key]
         )
         guard result.rowCount == 1 else { return nil }
         let row = RowReader(result, row: 0, source: "idempotency_keys")

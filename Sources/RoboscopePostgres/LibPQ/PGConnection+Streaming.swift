@@ -16,7 +16,9 @@ extension PGConnection {
 
     /// `stream(_:_:row:)` of a statement of fixed text prepared on this connection, as
     /// `query(prepared:_:)` prepares it: parsed and planned once per connection.
-    public func stream(prepared sql: String, _ parameters: PostgresBinds = [], row body: (PGResult) throws -> Void) throws {
+    public func stream(
+        prepared sql: String, _ parameters: PostgresBinds = [], row body: (PGResult) throws -> Void
+    ) throws {
         guard let name = try preparedName(sql, parameterCount: parameters.count) else {
             return try stream(sql, parameters, row: body)
         }
@@ -40,7 +42,7 @@ extension PGConnection {
             case PGRES_SINGLE_TUPLE:
                 do { try body(PGResult(result)) } catch { failure = error }
             case PGRES_TUPLES_OK:
-                PQclear(result) // the end of the rows
+                PQclear(result)  // the end of the rows
             default:
                 do { _ = try check(result) } catch { failure = error }
             }

@@ -82,7 +82,8 @@ public final class PGConnection {
     }
 
     /// Runs `body` with the parameters as the C strings libpq takes, nil for SQL NULL.
-    func withParameterValues<T>(_ parameters: PostgresBinds, _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
+    func withParameterValues<T>(_ parameters: PostgresBinds, _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T
+    {
         let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.flatMap { strdup($0.postgresText) } }
         defer { copies.forEach { free($0) } }
         return copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress) }

@@ -15,7 +15,9 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     public var detail: String?
     public var constraint: String?
 
-    public init(_ kind: Kind, _ message: String, sqlState: String? = nil, detail: String? = nil, constraint: String? = nil) {
+    public init(
+        _ kind: Kind, _ message: String, sqlState: String? = nil, detail: String? = nil, constraint: String? = nil
+    ) {
         self.kind = kind
         self.message = message
         self.sqlState = sqlState

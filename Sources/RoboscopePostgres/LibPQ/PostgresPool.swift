@@ -28,16 +28,20 @@ public final class PostgresPool: Service, Sendable {
 
     /// `tenantShare`: the part of the connections one tenant's requests may hold at once
     /// (`BlockingPool`'s `ownerShare`).
-    public init(url: String, size: Int, statementTimeout: Duration? = nil, tenantShare: Double = 1,
-                plans: TenantPlans? = nil, name: String = "postgres", logger: Logger) {
+    public init(
+        url: String, size: Int, statementTimeout: Duration? = nil, tenantShare: Double = 1,
+        plans: TenantPlans? = nil, name: String = "postgres", logger: Logger
+    ) {
         self.url = url
         self.statementTimeout = statementTimeout.map(Self.milliseconds)
         var shareOf: (@Sendable (String) -> Double?)?
         if let plans {
             shareOf = { @Sendable tenant in plans.plan(for: tenant).dbShare }
         }
-        pool = BlockingPool(name: name, size: size, logger: logger, ownerShare: tenantShare, shareOf: shareOf,
-                            tenantTime: .shared) {
+        pool = BlockingPool(
+            name: name, size: size, logger: logger, ownerShare: tenantShare, shareOf: shareOf,
+            tenantTime: .shared
+        ) {
             let connection = try PGConnection(url)
             try connection.execute("SET TIME ZONE 'UTC'")
             return connection

@@ -102,7 +102,9 @@ public struct CorruptRow: Error, CustomStringConvertible {
 extension PGResult {
     /// The one integer a `count(*)` or `coalesce(max(…), 0)` answers; anything else throws.
     func scalar(_ source: String) throws -> Int64 {
-        guard rowCount == 1 else { throw CorruptRow(source: source, column: "1", key: nil, problem: "answered \(rowCount) rows, not one") }
+        guard rowCount == 1 else {
+            throw CorruptRow(source: source, column: "1", key: nil, problem: "answered \(rowCount) rows, not one")
+        }
         return try RowReader(self, row: 0, source: source).int64(0)
     }
 }

@@ -52,7 +52,8 @@ public struct Migrator {
                 return "migration \(migration) was applied with checksum \(recorded.prefix(12)) but its file now has "
                     + "\(now.prefix(12)): applied migrations must not be edited; add a new one"
             case .unresolvable(let names):
-                return "schema/functions: cannot order \(names.joined(separator: ", ")) (a missing or circular `-- requires:`)"
+                return
+                    "schema/functions: cannot order \(names.joined(separator: ", ")) (a missing or circular `-- requires:`)"
             }
         }
     }
@@ -106,7 +107,8 @@ public struct Migrator {
         let outcome = try connection.transaction {
             try connection.query("SELECT pg_advisory_xact_lock(7293010001)")
             try connection.query("SELECT set_config('roboscope.legacy_tenant', $1, true)", [legacyTenant])
-            try connection.execute("""
+            try connection.execute(
+                """
                 CREATE TABLE IF NOT EXISTS public.schema_migrations (
                     version text PRIMARY KEY,
                     applied_at timestamptz NOT NULL DEFAULT now()
@@ -130,12 +132,14 @@ public struct Migrator {
                 case .some(.none):
                     // Recorded before checksums were: trusted as it reads now.
                     try connection.query(
-                        "UPDATE public.schema_migrations SET checksum = $2 WHERE version = $1", [migration.name, checksum]
+                        "UPDATE public.schema_migrations SET checksum = $2 WHERE version = $1",
+                        [migration.name, checksum]
                     )
                 case .none:
                     try connection.execute(migration.sql)
                     try connection.query(
-                        "INSERT INTO public.schema_migrations (version, checksum) VALUES ($1, $2)", [migration.name, checksum]
+                        "INSERT INTO public.schema_migrations (version, checksum) VALUES ($1, $2)",
+                        [migration.name, checksum]
                     )
                     outcome.migrations.append(migration.name)
                 }
@@ -159,13 +163,17 @@ public struct Migrator {
             }
             if let serviceRole {
                 try connection.query("SELECT set_config('roboscope.service_role', $1, true)", [serviceRole])
-                try connection.execute(try String(contentsOf: directory.appendingPathComponent("grants/service_role.sql"), encoding: .utf8))
+                try connection.execute(
+                    try String(contentsOf: directory.appendingPathComponent("grants/service_role.sql"), encoding: .utf8)
+                )
             }
             return outcome
         }
         for name in outcome.migrations { logger.info("applied migration", metadata: ["version": "\(name)"]) }
         for name in outcome.functions { logger.info("applied function", metadata: ["name": "\(name)"]) }
-        if let serviceRole { logger.info("granted the service role its privileges", metadata: ["role": "\(serviceRole)"]) }
+        if let serviceRole {
+            logger.info("granted the service role its privileges", metadata: ["role": "\(serviceRole)"])
+        }
         return outcome
     }
 
@@ -181,7 +189,8 @@ public struct Migrator {
 
     /// SHA-256 of a script's text, hex (computed by Postgres: this module links no hash library).
     static func checksum(_ sql: String, _ connection: PGConnection) throws -> String {
-        guard let hex = try connection.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", [sql]).string(0, 0) else {
+        guard let hex = try connection.query("SELECT encode(sha256(convert_to($1, 'UTF8')), 'hex')", [sql]).string(0, 0)
+        else {
             throw PGError(.statement, "sha256 returned nothing")
         }
         return hex
@@ -196,12 +205,14 @@ public struct Migrator {
             candidates.append(fromEnvironment)
         }
         candidates.append(FileManager.default.currentDirectoryPath + "/schema")
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         candidates.append(executable.appendingPathComponent("../../schema").standardized.path)
         candidates.append(executable.appendingPathComponent("../../../schema").standardized.path)
         candidates.append(executable.appendingPathComponent("../share/roboscope/schema").standardized.path)
         var isDirectory: ObjCBool = false
-        for candidate in candidates where FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && isDirectory.boolValue {
+        for candidate in candidates
+        where FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && isDirectory.boolValue {
             if candidate.hasSuffix("schema") || explicit != nil {
                 return URL(fileURLWithPath: candidate)
             }

@@ -6,7 +6,8 @@ enum ProjectionReplay {
     /// Returns how many events were folded; `progress` hears where the fold stands
     /// before and after (one statement does it all: there is no step in between).
     static func replay(on connection: PGConnection, progress: (ReplayProgress) -> Void = { _ in }) throws -> Int64 {
-        let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").scalar("eventlog.events")
+        let head = try connection.query("SELECT coalesce(max(position), 0) FROM eventlog.events").scalar(
+            "eventlog.events")
         progress(ReplayProgress(eventsFolded: 0, positionsDone: 0, positionsTotal: head))
         let folded = try connection.query("SELECT eventlog.project_all()").scalar("eventlog.project_all")
         progress(ReplayProgress(eventsFolded: folded, positionsDone: head, positionsTotal: head))

@@ -58,7 +58,8 @@ public struct ProjectionVerifier {
             var differences: [Difference] = []
             var counts: [String: Int64] = [:]
             for table in ProjectionTables.all {
-                let result = try connection.query("""
+                let result = try connection.query(
+                    """
                     SELECT coalesce(l.\(table.key), r.\(table.key))::text, to_jsonb(l), to_jsonb(r)
                     FROM public.\(table.name) l FULL JOIN pg_temp.\(table.name) r ON l.\(table.key) = r.\(table.key)
                     WHERE to_jsonb(l) IS DISTINCT FROM to_jsonb(r)
@@ -68,21 +69,29 @@ public struct ProjectionVerifier {
                     let decode = { (column: Int) -> JSONObject? in
                         result.bytes(row, column).flatMap { try? JSONParser.parse($0).objectValue }
                     }
-                    differences.append(Difference(table: table.name, key: result.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
+                    differences.append(
+                        Difference(
+                            table: table.name, key: result.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
                 }
-                counts[table.name] = try connection.query("SELECT count(*) FROM public.\(table.name)").scalar(table.name)
+                counts[table.name] = try connection.query("SELECT count(*) FROM public.\(table.name)").scalar(
+                    table.name)
             }
             // The audit trail is read from the log itself; what it stores besides the
             // events is each event's route (its work session and space) and its number
             // on each topic, each checked against what the streams and positions give.
-            for (check, table) in [("misrouted_events", "eventlog.events (audit routes)"),
-                                   ("topic_sequence_breaks", "eventlog.events (topic numbers)")] {
-                let found = try connection.query("SELECT position::text, stored::text, expected::text FROM eventlog.\(check)()")
+            for (check, table) in [
+                ("misrouted_events", "eventlog.events (audit routes)"),
+                ("topic_sequence_breaks", "eventlog.events (topic numbers)"),
+            ] {
+                let found = try connection.query(
+                    "SELECT position::text, stored::text, expected::text FROM eventlog.\(check)()")
                 for row in 0..<found.rowCount {
                     let decode = { (column: Int) -> JSONObject? in
                         found.bytes(row, column).flatMap { try? JSONParser.parse($0).objectValue }
                     }
-                    differences.append(Difference(table: table, key: found.string(row, 0) ?? "?", live: decode(1), replayed: decode(2)))
+                    differences.append(
+                        Difference(table: table, key: found.string(row, 0) ?? "?", live: decode(1), replayed: decode(2))
+                    )
                 }
             }
             counts["eventlog.events (audit routes)"] = replayed

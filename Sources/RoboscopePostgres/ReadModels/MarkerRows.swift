@@ -36,7 +36,9 @@ enum MarkerRows {
                 p1: try cells.point(3), p2: try cells.point(4), p3: try cells.point(5), p4: try cells.point(6),
                 color: result.string(row, 7), version: try cells.int64(8), meta: try cells.object(9),
                 customProps: try cells.object(10),
-                calibratedData: try result.bytes(row, 11).map { try JSONValueDecoder().decode(CalibratedData.self, from: $0) },
+                calibratedData: try result.bytes(row, 11).map {
+                    try JSONValueDecoder().decode(CalibratedData.self, from: $0)
+                },
                 createdAt: Timestamp(microsecondsSinceEpoch: try cells.int64(12)),
                 updatedAt: Timestamp(microsecondsSinceEpoch: try cells.int64(13))
             )
@@ -45,7 +47,8 @@ enum MarkerRows {
                 markerID: try cells.id(14),
                 measurements: MarkerMeasurements(
                     centerLocationLong: try cells.double(15), centerLocationCross: try cells.double(16),
-                    leftDistance: try cells.double(17), rightDistance: try cells.double(18), farDistance: try cells.double(19),
+                    leftDistance: try cells.double(17), rightDistance: try cells.double(18),
+                    farDistance: try cells.double(19),
                     nearDistance: try cells.double(20), longSize: try cells.double(21), crossSize: try cells.double(22)
                 ),
                 customProps: try cells.object(23),
@@ -63,34 +66,46 @@ enum MarkerRows {
         let row: Int
 
         func text(_ column: Int) throws -> String {
-            guard let text = result.string(row, column) else { throw StoredRowError(column: column, problem: "is null") }
+            guard let text = result.string(row, column) else {
+                throw StoredRowError(column: column, problem: "is null")
+            }
             return text
         }
 
         func id(_ column: Int) throws -> EntityID {
-            guard let id = EntityID(try text(column)) else { throw StoredRowError(column: column, problem: "is not a UUID") }
+            guard let id = EntityID(try text(column)) else {
+                throw StoredRowError(column: column, problem: "is not a UUID")
+            }
             return id
         }
 
         func int64(_ column: Int) throws -> Int64 {
             guard result.bytes(row, column) != nil else { throw StoredRowError(column: column, problem: "is null") }
-            guard let value = result.int64(row, column) else { throw StoredRowError(column: column, problem: "is not an integer") }
+            guard let value = result.int64(row, column) else {
+                throw StoredRowError(column: column, problem: "is not an integer")
+            }
             return value
         }
 
         func double(_ column: Int) throws -> Double {
-            guard let value = Double(try text(column)) else { throw StoredRowError(column: column, problem: "is not a number") }
+            guard let value = Double(try text(column)) else {
+                throw StoredRowError(column: column, problem: "is not a number")
+            }
             return value
         }
 
         func point(_ column: Int) throws -> Point3 {
-            guard let bytes = result.bytes(row, column) else { throw StoredRowError(column: column, problem: "is null") }
+            guard let bytes = result.bytes(row, column) else {
+                throw StoredRowError(column: column, problem: "is null")
+            }
             return try FieldReader.point(try JSONParser.parse(bytes), field: "column \(column)")
         }
 
         /// `meta` and `custom_props` are nearly always empty: no parse for `{}`.
         func object(_ column: Int) throws -> JSONObject {
-            guard let bytes = result.bytes(row, column) else { throw StoredRowError(column: column, problem: "is null") }
+            guard let bytes = result.bytes(row, column) else {
+                throw StoredRowError(column: column, problem: "is null")
+            }
             if bytes.count == 2, bytes[0] == UInt8(ascii: "{"), bytes[1] == UInt8(ascii: "}") { return [:] }
             guard case .object(let members) = try JSONParser.parse(bytes) else {
                 throw StoredRowError(column: column, problem: "is not a JSON object")

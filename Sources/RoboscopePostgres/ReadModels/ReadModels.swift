@@ -27,7 +27,9 @@ public struct ReadModels: Sendable {
         try rows(Space.self, "SELECT to_jsonb(s) FROM spaces s WHERE id = $1", [id], on: connection).first
     }
 
-    public func spaces(key: String?, includeInactive: Bool, page: Page = .all, visible: Visibility) async throws -> [Space] {
+    public func spaces(
+        key: String?, includeInactive: Bool, page: Page = .all, visible: Visibility
+    ) async throws -> [Space] {
         try await query { connection in
             let after = try Self.createdAt(of: page.after, .space, visible: visible, on: connection)
             return try Self.rows(
@@ -59,7 +61,10 @@ public struct ReadModels: Sendable {
     }
 
     public static func workSession(_ id: EntityID, on connection: PGConnection) throws -> WorkSession? {
-        try rows(WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], prepared: true, on: connection).first
+        try rows(
+            WorkSession.self, "SELECT to_jsonb(w) FROM work_sessions w WHERE id = $1", [id], prepared: true,
+            on: connection
+        ).first
     }
 
     /// The sessions of every space `visible` shows.
@@ -67,7 +72,8 @@ public struct ReadModels: Sendable {
         status: WorkSession.Status?, sessionType: WorkSession.SessionType?, page: Page = .all, visible: Visibility
     ) async throws -> [WorkSession] {
         try await query { connection in
-            try Self.workSessions(spaceID: nil, status: status, sessionType: sessionType, page: page, visible: visible, on: connection)
+            try Self.workSessions(
+                spaceID: nil, status: status, sessionType: sessionType, page: page, visible: visible, on: connection)
         }
     }
 
@@ -77,8 +83,12 @@ public struct ReadModels: Sendable {
         visible: Visibility
     ) async throws -> Snapshot<[WorkSession]> {
         try await snapshot { connection in
-            (try Self.workSessions(spaceID: spaceID, status: status, sessionType: sessionType, page: page, visible: visible, on: connection),
-             Topic(.space, spaceID))
+            (
+                try Self.workSessions(
+                    spaceID: spaceID, status: status, sessionType: sessionType, page: page, visible: visible,
+                    on: connection),
+                Topic(.space, spaceID)
+            )
         }
     }
 
@@ -97,7 +107,8 @@ public struct ReadModels: Sendable {
               AND \(visible?.condition(spaceColumn: "w.space_id", first: 7) ?? "true")
             ORDER BY created_at, id LIMIT $6
             """,
-            [spaceID, status?.rawValue, sessionType?.rawValue, after, page.after, page.limit] + (visible?.parameters ?? []),
+            [spaceID, status?.rawValue, sessionType?.rawValue, after, page.after, page.limit]
+                + (visible?.parameters ?? []),
             on: connection
         )
     }
@@ -172,17 +183,23 @@ public struct ReadModels: Sendable {
             conditions.append("m.center <@ circle(\(centre), \(parameter(range))::float8)")
             order = "m.center <-> \(centre)"
         case .box(let minX, let minZ, let maxX, let maxZ)?:
-            conditions.append("""
+            conditions.append(
+                """
                 m.center <@ box(point(\(parameter(minX))::float8, \(parameter(minZ))::float8),
                                 point(\(parameter(maxX))::float8, \(parameter(maxZ))::float8))
                 """)
         case nil:
             break
         }
-        if let after = filter.page.after, let createdAt = try createdAt(of: after, .marker, visible: filter.visible, on: connection) {
-            conditions.append("(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after))::uuid)")
+        if let after = filter.page.after,
+            let createdAt = try createdAt(of: after, .marker, visible: filter.visible, on: connection)
+        {
+            conditions.append(
+                "(m.created_at, m.id) > (\(parameter(createdAt))::timestamptz, \(parameter(after))::uuid)")
         }
-        let filtered = "WHERE " + conditions.joined(separator: " AND ") + " ORDER BY \(order) LIMIT \(parameter(filter.page.limit))"
+        let filtered =
+            "WHERE " + conditions.joined(separator: " AND ")
+            + " ORDER BY \(order) LIMIT \(parameter(filter.page.limit))"
         // A box on the floor plan is sorted, every match first (no index gives its order:
         // a work session's list comes from its index, and `near` from the place index's
         // nearest-first walk, both stopping at the limit). So a box chooses its page by the
@@ -192,7 +209,10 @@ public struct ReadModels: Sendable {
         // of 10,000 through the API, 290-300 ms so (benchmarks/analysis.md). A space's list
         // without a box was measured no faster this way (328 against 359 ms), and is left.
         guard case .box? = filter.place else { return (filtered, parameters) }
-        return ("JOIN (SELECT m.ctid AS row FROM markers m \(filtered)) AS page ON m.ctid = page.row ORDER BY \(order)", parameters)
+        return (
+            "JOIN (SELECT m.ctid AS row FROM markers m \(filtered)) AS page ON m.ctid = page.row ORDER BY \(order)",
+            parameters
+        )
     }
 
     // MARK: What writes decide on
@@ -201,22 +221,29 @@ public struct ReadModels: Sendable {
     // job (`EventStore.append(after:_:claim:)`).
 
     /// A marker and its work session's place, for writes to it: one row.
-    public static func markerInPlace(_ id: EntityID, on connection: PGConnection) throws -> (MarkerWithDetails, WorkSessionPlace)? {
+    public static func markerInPlace(
+        _ id: EntityID, on connection: PGConnection
+    ) throws -> (MarkerWithDetails, WorkSessionPlace)? {
         let result = try connection.query(prepared: MarkerRows.selectWithSpace + " WHERE m.id = $1", [id])
-        guard let marker = try MarkerRows.decode(result).first, let place = try MarkerRows.places(result).first else { return nil }
+        guard let marker = try MarkerRows.decode(result).first, let place = try MarkerRows.places(result).first else {
+            return nil
+        }
         return (marker, place)
     }
 
     /// A work session with its markers: what deleting it must remove.
     public static func contents(ofSession id: EntityID, on connection: PGConnection) throws -> SessionContents? {
         guard let session = try workSession(id, on: connection) else { return nil }
-        return SessionContents(session: session, markers: try markers(MarkerFilter(scope: .workSession(id)), on: connection))
+        return SessionContents(
+            session: session, markers: try markers(MarkerFilter(scope: .workSession(id)), on: connection))
     }
 
     /// Every work session of a space with its markers.
     public static func contents(ofSpace id: EntityID, on connection: PGConnection) throws -> [SessionContents] {
-        try workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, visible: nil, on: connection).map { session in
-            SessionContents(session: session, markers: try markers(MarkerFilter(scope: .workSession(session.id)), on: connection))
+        try workSessions(spaceID: id, status: nil, sessionType: nil, page: .all, visible: nil, on: connection).map {
+            session in
+            SessionContents(
+                session: session, markers: try markers(MarkerFilter(scope: .workSession(session.id)), on: connection))
         }
     }
 
@@ -226,7 +253,9 @@ public struct ReadModels: Sendable {
     /// it is found even when the entity has been deleted since the page was read.
     /// Where a page starts: the creation time of the list's item `id`, which must be one
     /// `visible` shows (else it is as unknown as an id never created).
-    static func createdAt(of id: EntityID?, _ stream: StreamType, visible: Visibility?, on connection: PGConnection) throws -> String? {
+    static func createdAt(
+        of id: EntityID?, _ stream: StreamType, visible: Visibility?, on connection: PGConnection
+    ) throws -> String? {
         guard let id else { return nil }
         let result = try connection.query(
             """
@@ -237,8 +266,10 @@ public struct ReadModels: Sendable {
             [stream, id] + (visible?.parameters ?? [])
         )
         guard result.rowCount == 1 else {
-            throw DomainError(.malformedRequest, "query after: no \(stream.rawValue.replacingOccurrences(of: "_", with: " ")) \(id) was ever created",
-                              field: "after")
+            throw DomainError(
+                .malformedRequest,
+                "query after: no \(stream.rawValue.replacingOccurrences(of: "_", with: " ")) \(id) was ever created",
+                field: "after")
         }
         return try RowReader(result, row: 0, source: "eventlog.events").text(0)
     }
@@ -259,7 +290,9 @@ public struct ReadModels: Sendable {
 
     /// Prepared: the conditions are a handful of fixed texts (by id, by scope, place and
     /// page), and parsing and planning the wide select cost more than running it.
-    static func markerRows(_ condition: String, _ parameters: PostgresBinds, on connection: PGConnection) throws -> [MarkerWithDetails] {
+    static func markerRows(
+        _ condition: String, _ parameters: PostgresBinds, on connection: PGConnection
+    ) throws -> [MarkerWithDetails] {
         try MarkerRows.decode(try connection.query(prepared: MarkerRows.select + " " + condition, parameters))
     }
 

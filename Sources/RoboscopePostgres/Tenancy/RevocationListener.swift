@@ -15,8 +15,10 @@ public final class RevocationListener: Sendable {
     private let logger: Logger
     private let thread: ReconnectingThread<PGConnection>
 
-    public init(url: String, logger: Logger, reloadInterval: Duration = .seconds(30),
-                publish: @escaping @Sendable ([Revocation]) -> Void) {
+    public init(
+        url: String, logger: Logger, reloadInterval: Duration = .seconds(30),
+        publish: @escaping @Sendable ([Revocation]) -> Void
+    ) {
         self.url = url
         self.publish = publish
         self.logger = logger
@@ -28,7 +30,8 @@ public final class RevocationListener: Sendable {
             var loadedAt = ContinuousClock.now
             publish(try RevocationStore.inForce(on: connection))
             while !stop.isStopped {
-                let announced = try connection.waitReadable(timeoutMilliseconds: 250)
+                let announced =
+                    try connection.waitReadable(timeoutMilliseconds: 250)
                     && !(try connection.drainNotifications().isEmpty)
                 if announced || ContinuousClock.now - loadedAt >= reloadInterval {
                     loadedAt = ContinuousClock.now
@@ -47,8 +50,9 @@ public final class RevocationListener: Sendable {
             publish(try RevocationStore.inForce(on: connection))
             return true
         } catch {
-            logger.warning("revocations could not be read at start; retrying in the background",
-                           metadata: ["error": "\(error)"])
+            logger.warning(
+                "revocations could not be read at start; retrying in the background",
+                metadata: ["error": "\(error)"])
             return false
         }
     }

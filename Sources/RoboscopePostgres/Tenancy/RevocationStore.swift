@@ -34,12 +34,15 @@ public struct RevocationStore: Sendable {
                     VALUES ($1::uuid, $2, $3, $4, to_timestamp($5::bigint / 1000000.0), $6, $7)
                     RETURNING \(Self.columns)
                     """,
-                    [revocation.id, revocation.tenant, revocation.subject, revocation.keyID,
-                     revocation.issuedBefore.microsecondsSinceEpoch, revocation.reason, revocation.createdBy]
+                    [
+                        revocation.id, revocation.tenant, revocation.subject, revocation.keyID,
+                        revocation.issuedBefore.microsecondsSinceEpoch, revocation.reason, revocation.createdBy,
+                    ]
                 )
                 let stored = try Self.row(result, 0)
-                try EventStore.append(RevocationCommands.recorded(stored, .tokenRevocationCreated, context),
-                                      claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
+                try EventStore.append(
+                    RevocationCommands.recorded(stored, .tokenRevocationCreated, context),
+                    claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
                 return stored
             }
         }
@@ -78,8 +81,9 @@ public struct RevocationStore: Sendable {
                 )
                 if lifted.rowCount == 1 {
                     let stored = try Self.row(lifted, 0)
-                    try EventStore.append(RevocationCommands.recorded(stored, .tokenRevocationLifted, context),
-                                          claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
+                    try EventStore.append(
+                        RevocationCommands.recorded(stored, .tokenRevocationLifted, context),
+                        claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
                     return stored
                 }
                 if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
@@ -107,7 +111,8 @@ public struct RevocationStore: Sendable {
             issuedBefore: try row.timestamp(4), reason: try row.text(5), createdAt: try row.timestamp(6),
             createdBy: try row.text(7)
         )
-        return StoredRevocation(revocation: revocation, liftedAt: try row.optionalInt64(8).map(Timestamp.init),
-                                liftedBy: row.optionalText(9))
+        return StoredRevocation(
+            revocation: revocation, liftedAt: try row.optionalInt64(8).map(Timestamp.init),
+            liftedBy: row.optionalText(9))
     }
 }

@@ -12,7 +12,8 @@ public struct Visibility: Hashable, Sendable {
     }
 
     public init(_ principal: Principal) {
-        self.init(tenant: principal.tenant, spaces: principal.spaces.map { $0.sorted { $0.description < $1.description } })
+        self.init(
+            tenant: principal.tenant, spaces: principal.spaces.map { $0.sorted { $0.description < $1.description } })
     }
 
     /// The `spaces` narrowing as a Postgres array literal (`{…}`), nil without one.

@@ -33,11 +33,15 @@ import Glibc
 
     /// One exchange, its blocking socket calls on a thread of their own: a long poll held
     /// on the cooperative pool (two threads) starved every other suite of the process.
-    static func exchange(_ port: Int, _ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []) async throws -> RawReply {
+    static func exchange(
+        _ port: Int, _ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []
+    ) async throws -> RawReply {
         try await onOwnThread { try blockingExchange(port, method, path, headers: headers, body: body) }
     }
 
-    static func blockingExchange(_ port: Int, _ method: String, _ path: String, headers: [String], body: [UInt8]) throws -> RawReply {
+    static func blockingExchange(
+        _ port: Int, _ method: String, _ path: String, headers: [String], body: [UInt8]
+    ) throws -> RawReply {
         let socket = try WebSocketClient.connect(port: port)
         defer { close(socket) }
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-User-Id: gz\r\n"
@@ -71,7 +75,9 @@ import Glibc
         var out: [UInt8] = []
         var index = 0
         while let lineEnd = bytes[index...].firstRange(of: [13, 10])?.lowerBound {
-            guard let size = Int(String(decoding: bytes[index..<lineEnd], as: UTF8.self), radix: 16) else { throw TestFailure("bad chunk") }
+            guard let size = Int(String(decoding: bytes[index..<lineEnd], as: UTF8.self), radix: 16) else {
+                throw TestFailure("bad chunk")
+            }
             if size == 0 { return out }
             out += bytes[(lineEnd + 2)..<(lineEnd + 2 + size)]
             index = lineEnd + 2 + size + 2
@@ -92,7 +98,8 @@ import Glibc
         let markers = (0..<count).map { index in
             "{\"work_session_id\":\"\(id)\",\"label\":\"marker \(index) of a compression test\",\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]}"
         }
-        let bulk = try await server.client.send("POST", "/api/v1/markers/bulk", body: Data("{\"markers\":[\(markers.joined(separator: ","))]}".utf8))
+        let bulk = try await server.client.send(
+            "POST", "/api/v1/markers/bulk", body: Data("{\"markers\":[\(markers.joined(separator: ","))]}".utf8))
         #expect(bulk.status == 201)
         return id
     }
@@ -104,16 +111,20 @@ import Glibc
         let plain = try await Self.exchange(server.port, "GET", path)
         #expect(plain.header("Content-Encoding") == nil)
         #expect(plain.header("Vary")?.contains("Accept-Encoding") == true)
-        for (coding, name) in [("gzip", "gzip"), ("deflate", "deflate"), ("br;q=1, gzip;q=0.5", "gzip"), ("*", "gzip")] {
+        for (coding, name) in [("gzip", "gzip"), ("deflate", "deflate"), ("br;q=1, gzip;q=0.5", "gzip"), ("*", "gzip")]
+        {
             let packed = try await Self.exchange(server.port, "GET", path, headers: ["Accept-Encoding: \(coding)"])
             #expect(packed.status == 200)
             #expect(packed.header("Content-Encoding") == name, "\(coding)")
             #expect(packed.header("Vary")?.contains("Accept-Encoding") == true)
             #expect(Int(packed.header("Content-Length") ?? "") == packed.body.count)
             #expect(try packed.inflated() == plain.body, "the same JSON, \(coding)")
-            #expect(packed.body.count * 4 < plain.body.count, "\(coding): \(packed.body.count) of \(plain.body.count) bytes")
+            #expect(
+                packed.body.count * 4 < plain.body.count, "\(coding): \(packed.body.count) of \(plain.body.count) bytes"
+            )
         }
-        let refused = try await Self.exchange(server.port, "GET", path, headers: ["Accept-Encoding: gzip;q=0, identity"])
+        let refused = try await Self.exchange(
+            server.port, "GET", path, headers: ["Accept-Encoding: gzip;q=0, identity"])
         #expect(refused.header("Content-Encoding") == nil)
     }
 
@@ -133,15 +144,21 @@ import Glibc
         let since = try #require(try JSONParser.parse(head.body)["next_since"]?.int)
         let port = server.port
         let poll = Task {
-            try await Self.exchange(port, "GET", "/api/v1/changes?topic=work_session:\(session)&since=\(since)&wait=30",
-                                    headers: ["Accept-Encoding: gzip"])
+            try await Self.exchange(
+                port, "GET", "/api/v1/changes?topic=work_session:\(session)&since=\(since)&wait=30",
+                headers: ["Accept-Encoding: gzip"])
         }
         try await eventually("the poll is waiting") { try await server.metric("roboscope_changes_waiting") == 1 }
         let started = ContinuousClock.now
-        _ = try await server.client.post("/api/v1/markers", ["work_session_id": .string(session), "label": "wakes the poll",
-                                                             "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]])
+        _ = try await server.client.post(
+            "/api/v1/markers",
+            [
+                "work_session_id": .string(session), "label": "wakes the poll",
+                "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
+            ])
         let reply = try await poll.value
-        #expect(ContinuousClock.now - started < .seconds(20), "answered when the event came, not at the poll's 30 s end")
+        #expect(
+            ContinuousClock.now - started < .seconds(20), "answered when the event came, not at the poll's 30 s end")
         #expect(reply.header("Content-Encoding") == "gzip")
         let page = try JSONParser.parse(try reply.inflated())
         #expect(page["data"]?.array?.isEmpty == false)
@@ -154,9 +171,10 @@ import Glibc
             "{\"work_session_id\":\"\(session)\",\"label\":\"uploaded \(index)\",\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]}"
         }
         let body = Array("{\"markers\":[\(markers.joined(separator: ","))]}".utf8)
-        let reply = try await Self.exchange(server.port, "POST", "/api/v1/markers/bulk",
-                                      headers: ["Content-Type: application/json", "Content-Encoding: gzip", "Idempotency-Key: gz-\(UUID())"],
-                                      body: try Self.gzip(body))
+        let reply = try await Self.exchange(
+            server.port, "POST", "/api/v1/markers/bulk",
+            headers: ["Content-Type: application/json", "Content-Encoding: gzip", "Idempotency-Key: gz-\(UUID())"],
+            body: try Self.gzip(body))
         #expect(reply.status == 201, "\(String(decoding: reply.body, as: UTF8.self))")
         let list = try await server.client.get("/api/v1/markers?work_session_id=\(session)&limit=500")
         #expect(list.json.array?.count == 100)
@@ -169,16 +187,19 @@ import Glibc
         let server = try await Self.server.get().server
         let bomb = try Self.gzip([UInt8](repeating: 0x20, count: 10_000_000))
         #expect(bomb.count < 65_536)
-        let big = try await Self.exchange(server.port, "POST", "/api/v1/spaces",
-                                    headers: ["Content-Type: application/json", "Content-Encoding: gzip"], body: bomb)
+        let big = try await Self.exchange(
+            server.port, "POST", "/api/v1/spaces",
+            headers: ["Content-Type: application/json", "Content-Encoding: gzip"], body: bomb)
         #expect(big.status == 413)
-        let corrupt = try await Self.exchange(server.port, "POST", "/api/v1/spaces",
-                                        headers: ["Content-Type: application/json", "Content-Encoding: gzip"],
-                                        body: Array("not gzip at all".utf8))
+        let corrupt = try await Self.exchange(
+            server.port, "POST", "/api/v1/spaces",
+            headers: ["Content-Type: application/json", "Content-Encoding: gzip"],
+            body: Array("not gzip at all".utf8))
         #expect(corrupt.status == 400)
         #expect(String(decoding: corrupt.body, as: UTF8.self).contains("Content-Encoding"))
-        let unknown = try await Self.exchange(server.port, "POST", "/api/v1/spaces",
-                                        headers: ["Content-Type: application/json", "Content-Encoding: br"], body: Array("{}".utf8))
+        let unknown = try await Self.exchange(
+            server.port, "POST", "/api/v1/spaces",
+            headers: ["Content-Type: application/json", "Content-Encoding: br"], body: Array("{}".utf8))
         #expect(unknown.status == 415)
         #expect(String(decoding: unknown.body, as: UTF8.self).contains("Content-Encoding"))
         // The service is fine afterwards.

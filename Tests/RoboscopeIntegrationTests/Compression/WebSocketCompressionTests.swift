@@ -25,7 +25,9 @@ import WebSocketCodec
     }
 
     /// Subscribes with `since: 0` and reads the catch-up: every event, and the bytes it took.
-    static func catchUp(_ socket: WebSocketClient, session: JSONValue, events: Int) async throws -> (events: [JSONValue], bytes: Int) {
+    static func catchUp(
+        _ socket: WebSocketClient, session: JSONValue, events: Int
+    ) async throws -> (events: [JSONValue], bytes: Int) {
         try socket.send(["op": "subscribe", "topic": .string("work_session:\(Fixtures.id(session))"), "since": 0])
         _ = try await socket.next(op: "subscribed")
         var seen: [JSONValue] = []
@@ -36,7 +38,8 @@ import WebSocketCodec
     @Test func aCatchUpArrivesAsOneCompressedStreamAndReadsTheSame() async throws {
         let (server, _) = try await Self.server.get()
         // The session's creation, and per marker its creation and its details.
-        let session = try await Self.session(with: 300, through: server.client), events = 601
+        let session = try await Self.session(with: 300, through: server.client)
+        let events = 601
         // Each socket opened just before its catch-up: one left idle through another's
         // (slow on a loaded machine) would miss the gateway's pings and be closed.
         let plain = try WebSocketClient(port: server.wsPort)
@@ -46,13 +49,15 @@ import WebSocketCodec
         #expect(stream.deflate == PerMessageDeflate(serverContextTakeover: true, clientContextTakeover: false))
         let asStream = try await Self.catchUp(stream, session: session, events: events)
         let separate = try WebSocketClient(
-            port: server.wsPort, extensions: "permessage-deflate; server_no_context_takeover; client_no_context_takeover")
+            port: server.wsPort,
+            extensions: "permessage-deflate; server_no_context_takeover; client_no_context_takeover")
         #expect(separate.deflate == PerMessageDeflate(serverContextTakeover: false, clientContextTakeover: false))
         let oneByOne = try await Self.catchUp(separate, session: session, events: events)
         #expect(asStream.events == uncompressed.events && oneByOne.events == uncompressed.events)
         let streamRatio = Double(asStream.bytes) / Double(uncompressed.bytes)
         let separateRatio = Double(oneByOne.bytes) / Double(uncompressed.bytes)
-        #expect(streamRatio < 0.25, "a catch-up compressed as one stream: \(streamRatio) of \(uncompressed.bytes) bytes")
+        #expect(
+            streamRatio < 0.25, "a catch-up compressed as one stream: \(streamRatio) of \(uncompressed.bytes) bytes")
         #expect(separateRatio < 0.75 && separateRatio > streamRatio, "each event on its own: \(separateRatio)")
         #expect(try await server.metric("roboscope_ws_deflate_runs_total{kind=\"catch_up\"}") >= events)
     }
@@ -61,7 +66,10 @@ import WebSocketCodec
         let (server, _) = try await Self.server.get()
         let space = try await Fixtures(client: server.client).space()
         let topic: JSONValue = .string("space:\(Fixtures.id(space))")
-        let offers = Array(repeating: PerMessageDeflate.clientOffer, count: 5) + ["permessage-deflate; server_max_window_bits=10", nil]
+        let offers =
+            Array(repeating: PerMessageDeflate.clientOffer, count: 5) + [
+                "permessage-deflate; server_max_window_bits=10", nil,
+            ]
         var sockets: [WebSocketClient] = []
         for offer in offers {
             let socket = try WebSocketClient(port: server.wsPort, extensions: offer)
@@ -76,7 +84,8 @@ import WebSocketCodec
         }
         let runs = try await server.metric("roboscope_ws_deflate_runs_total{kind=\"shared\"}")
         let description = String(repeating: "A hull section with frames and stringers. ", count: 40)
-        let patched = try await server.client.patch("/api/v1/spaces/\(Fixtures.id(space))", ["description": .string(description)])
+        let patched = try await server.client.patch(
+            "/api/v1/spaces/\(Fixtures.id(space))", ["description": .string(description)])
         #expect(patched.status == 200)
         for socket in sockets {
             let event = try await socket.next(op: "event")
@@ -85,35 +94,43 @@ import WebSocketCodec
         // One event, two windows (15 for five subscribers, 10 for one), the uncompressed
         // subscriber none: two runs, whatever the number of subscribers.
         #expect(try await server.metric("roboscope_ws_deflate_runs_total{kind=\"shared\"}") - runs == 2)
-        #expect(sockets[0].bytesRead < sockets[6].bytesRead / 3, "\(sockets[0].bytesRead) of \(sockets[6].bytesRead) bytes")
+        #expect(
+            sockets[0].bytesRead < sockets[6].bytesRead / 3, "\(sockets[0].bytesRead) of \(sockets[6].bytesRead) bytes")
     }
 
     @Test func aDeflateBombIsClosedWith1009AndACorruptMessageWith1007() async throws {
         let (server, _) = try await Self.server.get()
         let bomb = try WebSocketClient(port: server.wsPort, extensions: PerMessageDeflate.clientOffer)
         let zeros = [UInt8](repeating: 0x20, count: 4 << 20)
-        try bomb.sendRaw(FrameEncoder.frame(.text, MessageDeflater(windowBits: 15, keepsContext: false).compress(zeros),
-                                            maskKey: WebSocketClient.maskKey, compressed: true))
+        try bomb.sendRaw(
+            FrameEncoder.frame(
+                .text, MessageDeflater(windowBits: 15, keepsContext: false).compress(zeros),
+                maskKey: WebSocketClient.maskKey, compressed: true))
         #expect(try await bomb.closeFrame()?.code == .messageTooBig)
 
         let corrupt = try WebSocketClient(port: server.wsPort, extensions: PerMessageDeflate.clientOffer)
-        try corrupt.sendRaw(FrameEncoder.frame(.text, [0xFF, 0xFF, 0xFF], maskKey: WebSocketClient.maskKey, compressed: true))
+        try corrupt.sendRaw(
+            FrameEncoder.frame(.text, [0xFF, 0xFF, 0xFF], maskKey: WebSocketClient.maskKey, compressed: true))
         #expect(try await corrupt.closeFrame()?.code == .invalidPayload)
 
         // A client that agreed sends a compressed op; the gateway reads it.
         let session = try await Self.session(with: 0, through: server.client)
         let client = try WebSocketClient(port: server.wsPort, extensions: PerMessageDeflate.clientOffer)
         let op = Array(#"{"op":"subscribe","topic":"work_session:\#(Fixtures.id(session))"}"#.utf8)
-        try client.sendRaw(FrameEncoder.frame(.text, MessageDeflater(windowBits: 15, keepsContext: false).compress(op),
-                                              maskKey: WebSocketClient.maskKey, compressed: true))
+        try client.sendRaw(
+            FrameEncoder.frame(
+                .text, MessageDeflater(windowBits: 15, keepsContext: false).compress(op),
+                maskKey: WebSocketClient.maskKey, compressed: true))
         #expect(try await client.next(op: "subscribed")["topic"] != nil)
     }
 
     @Test func turnedOffTheGatewayAnswersNoExtension() async throws {
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("wsdeflateoff"), extraArguments: ["--ws-deflate", "off"])
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("wsdeflateoff"), extraArguments: ["--ws-deflate", "off"])
         let socket = try WebSocketClient(port: server.wsPort, extensions: PerMessageDeflate.clientOffer)
         #expect(socket.deflate == nil)
-        let rsv1 = FrameEncoder.frame(.text, [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], maskKey: WebSocketClient.maskKey, compressed: true)
+        let rsv1 = FrameEncoder.frame(
+            .text, [0xF2, 0x48, 0xCD, 0xC9, 0xC9, 0x07, 0x00], maskKey: WebSocketClient.maskKey, compressed: true)
         try socket.sendRaw(rsv1)
         #expect(try await socket.closeFrame()?.code == .protocolError)
     }

@@ -10,22 +10,25 @@ import Testing
 @Suite struct DescriptorCeilingTests {
     static func cpuSeconds(_ pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // utime and stime are fields 14 and 15 of stat; 12 and 13 after the command.
         return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     @Test func atTheCeilingTheGatewayStopsAcceptingWithoutSpinningAndHTTPStillAnswers() async throws {
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("fd_ceiling"),
-                                             extraArguments: ["--ws-max-connections-per-client", "100000"],
-                                             wrapper: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("fd_ceiling"),
+            extraArguments: ["--ws-max-connections-per-client", "100000"],
+            wrapper: ["/usr/bin/prlimit", "--nofile=256:256", "--"])
         var sockets: [Int32] = []
         defer { sockets.forEach { Glibc.close($0) } }
         // Each sends its upgrade at once: those accepted become sockets that stay (a bare
         // connection would be closed by the upgrade timeout on a loaded machine), those
         // waiting in the backlog are upgraded when taken in.
-        let upgrade = Array("""
+        let upgrade = Array(
+            """
             GET /api/v1/ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
             """.utf8)

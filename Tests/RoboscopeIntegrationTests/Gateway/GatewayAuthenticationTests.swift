@@ -11,9 +11,13 @@ import WebSocketCodec
         Tokens.serverArguments() + ["--auth-leeway", "0", "--ws-max-connections-per-client", "2000"]
     }
 
-    func jwt(_ tenant: String = "acme", _ scope: String = "read write", sub: String = "fitter-1", spaces: [String]? = nil,
-             lifetime: Double = 300) throws -> String {
-        var claims: [String: Any] = ["sub": sub, "tenant": tenant, "scope": scope, "exp": Date().timeIntervalSince1970 + lifetime]
+    func jwt(
+        _ tenant: String = "acme", _ scope: String = "read write", sub: String = "fitter-1", spaces: [String]? = nil,
+        lifetime: Double = 300
+    ) throws -> String {
+        var claims: [String: Any] = [
+            "sub": sub, "tenant": tenant, "scope": scope, "exp": Date().timeIntervalSince1970 + lifetime,
+        ]
         if let spaces { claims["spaces"] = spaces }
         return try Tokens.jwt(claims)
     }
@@ -21,10 +25,12 @@ import WebSocketCodec
     /// A space with one work session, made by an admin of `tenant`; their ids.
     func session(_ server: ServerProcess, tenant: String = "acme") async throws -> (space: String, session: String) {
         let admin = Tokens.bearer(try Tokens.token(tenant, "admin"))
-        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": .string("k-\(UUID())"), "name": "n"], headers: admin)
+        let space = try await server.client.send(
+            "POST", "/api/v1/spaces", json: ["key": .string("k-\(UUID())"), "name": "n"], headers: admin)
         let spaceID = try #require(space.json["id"]?.string)
         let session = try await server.client.send(
-            "POST", "/api/v1/work-sessions", json: ["space_id": .string(spaceID), "session_type": "inspection"], headers: admin)
+            "POST", "/api/v1/work-sessions", json: ["space_id": .string(spaceID), "session_type": "inspection"],
+            headers: admin)
         return (spaceID, try #require(session.json["id"]?.string))
     }
 
@@ -69,8 +75,12 @@ import WebSocketCodec
         let server = try await Self.shared.get().server
         for (token, why) in [
             (try Tokens.jwt(["sub": "x", "tenant": "acme", "exp": Date().timeIntervalSince1970 - 5]), "expired"),
-            (try Tokens.jwt(["sub": "x", "tenant": "acme", "exp": Date().timeIntervalSince1970 + 60], secret: String(repeating: "z", count: 40)),
-             "signature"),
+            (
+                try Tokens.jwt(
+                    ["sub": "x", "tenant": "acme", "exp": Date().timeIntervalSince1970 + 60],
+                    secret: String(repeating: "z", count: 40)),
+                "signature"
+            ),
             ("garbage", "token"),
         ] {
             let socket = try WebSocketClient(port: server.wsPort)
@@ -80,7 +90,9 @@ import WebSocketCodec
             #expect(closed?.reason.contains(why) == true, "\(why): \(closed?.reason ?? "")")
         }
         // A bad header is still refused at the upgrade.
-        #expect(throws: TestFailure.self) { try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer garbage"]) }
+        #expect(throws: TestFailure.self) {
+            try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer garbage"])
+        }
     }
 
     @Test func noAuthOpWithinTenSecondsIs4001() async throws {
@@ -93,7 +105,8 @@ import WebSocketCodec
 
     @Test func aTokenThatExpiresClosesTheSocketWith4001() async throws {
         let server = try await Self.shared.get().server
-        let socket = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try jwt(lifetime: 2))"])
+        let socket = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try jwt(lifetime: 2))"])
         let closed = try await socket.closeFrame(timeout: 10)
         #expect(closed?.code == .unauthorized)
         #expect(closed?.reason == "token expired")
@@ -111,9 +124,12 @@ import WebSocketCodec
         // Past the first token's exp (what this test is about: time itself): still open, still subscribed.
         try await Task.sleep(until: firstExpiry + .seconds(1))
         let writer = Tokens.bearer(try jwt())
-        let marker = try await server.client.send("POST", "/api/v1/markers", json: [
-            "work_session_id": .string(session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
-        ], headers: writer)
+        let marker = try await server.client.send(
+            "POST", "/api/v1/markers",
+            json: [
+                "work_session_id": .string(session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
+                "p4": [0, 0, 4],
+            ], headers: writer)
         #expect(marker.status == 201)
         let event = try await socket.nextEvent(streamType: "marker")
         #expect(event["type"] == "marker.created")
@@ -163,9 +179,12 @@ import WebSocketCodec
         }
         // The topic it keeps still delivers; the one it lost cannot be taken again.
         #expect(try await subscribe(socket, "work_session:\(dropped.session)")["code"] == "not_found")
-        let marker = try await server.client.send("POST", "/api/v1/markers", json: [
-            "work_session_id": .string(kept.session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
-        ], headers: reader.merging(Tokens.bearer(try jwt())) { $1 })
+        let marker = try await server.client.send(
+            "POST", "/api/v1/markers",
+            json: [
+                "work_session_id": .string(kept.session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
+                "p4": [0, 0, 4],
+            ], headers: reader.merging(Tokens.bearer(try jwt())) { $1 })
         #expect(marker.status == 201)
         #expect(try await socket.nextEvent(streamType: "marker")["topic"]?.string == "work_session:\(kept.session)")
     }
@@ -198,7 +217,9 @@ import WebSocketCodec
         }
         for (index, socket) in sockets.enumerated() {
             let answer = try await socket.nextJSON(timeout: 30)
-            #expect(answer["op"] == "authenticated" && answer["subject"]?.string == "device-\(index)", "\(index): \(answer)")
+            #expect(
+                answer["op"] == "authenticated" && answer["subject"]?.string == "device-\(index)", "\(index): \(answer)"
+            )
         }
         print("1,000 WebSocket token refreshes answered in \(clock.now - start)")
     }

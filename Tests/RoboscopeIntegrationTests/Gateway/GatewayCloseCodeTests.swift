@@ -10,7 +10,9 @@ import WebSocketCodec
         return try WebSocketClient(port: server.wsPort)
     }
 
-    func expectClose(_ socket: WebSocketClient, _ code: CloseCode, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectClose(
+        _ socket: WebSocketClient, _ code: CloseCode, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let close = try await socket.closeFrame()
         #expect(close?.code == code, sourceLocation: sourceLocation)
     }
@@ -21,13 +23,14 @@ import WebSocketCodec
         try await expectClose(socket, .protocolError)
     }
 
-    @Test(arguments: [
-        [0xC1, 0x80, 1, 2, 3, 4],  // RSV1 without an extension
-        [0x83, 0x80, 1, 2, 3, 4],  // reserved data opcode
-        [0x8B, 0x80, 1, 2, 3, 4],  // reserved control opcode
-        [0x09, 0x80, 1, 2, 3, 4],  // fragmented ping
-        [0x80, 0x80, 1, 2, 3, 4],  // continuation with nothing to continue
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xC1, 0x80, 1, 2, 3, 4],  // RSV1 without an extension
+            [0x83, 0x80, 1, 2, 3, 4],  // reserved data opcode
+            [0x8B, 0x80, 1, 2, 3, 4],  // reserved control opcode
+            [0x09, 0x80, 1, 2, 3, 4],  // fragmented ping
+            [0x80, 0x80, 1, 2, 3, 4],  // continuation with nothing to continue
+        ] as [[UInt8]])
     func malformedFramesClose1002(frame: [UInt8]) async throws {
         let socket = try await socket()
         try socket.sendRaw(frame)
@@ -87,19 +90,24 @@ import WebSocketCodec
             "GET /api/v1/ws HTTP/1.1", "Host: localhost", "Upgrade: websocket", "Connection: Upgrade",
             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
         ]
-        let oldVersion = try WebSocketClient.rawRequest(port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "Version: 13", with: "Version: 8") }))
+        let oldVersion = try WebSocketClient.rawRequest(
+            port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "Version: 13", with: "Version: 8") }))
         #expect(oldVersion.hasPrefix("HTTP/1.1 426 "))
         #expect(oldVersion.contains("Sec-WebSocket-Version: 13"))
-        let plain = try WebSocketClient.rawRequest(port: server.wsPort,
-                                                   head(["GET /api/v1/ws HTTP/1.1", "Host: localhost"]))
+        let plain = try WebSocketClient.rawRequest(
+            port: server.wsPort,
+            head(["GET /api/v1/ws HTTP/1.1", "Host: localhost"]))
         #expect(plain.hasPrefix("HTTP/1.1 426 "))
-        let badKey = try WebSocketClient.rawRequest(port: server.wsPort, head(good.map { $0.hasPrefix("Sec-WebSocket-Key") ? "Sec-WebSocket-Key: abc" : $0 }))
+        let badKey = try WebSocketClient.rawRequest(
+            port: server.wsPort, head(good.map { $0.hasPrefix("Sec-WebSocket-Key") ? "Sec-WebSocket-Key: abc" : $0 }))
         #expect(badKey.hasPrefix("HTTP/1.1 400 "))
         #expect(badKey.contains("Sec-WebSocket-Key"))
-        let wrongPath = try WebSocketClient.rawRequest(port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "/api/v1/ws", with: "/nope") }))
+        let wrongPath = try WebSocketClient.rawRequest(
+            port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "/api/v1/ws", with: "/nope") }))
         #expect(wrongPath.hasPrefix("HTTP/1.1 404 "))
         // The echo endpoint is off unless --ws-echo.
-        let echo = try WebSocketClient.rawRequest(port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "/api/v1/ws", with: "/api/v1/ws/echo") }))
+        let echo = try WebSocketClient.rawRequest(
+            port: server.wsPort, head(good.map { $0.replacingOccurrences(of: "/api/v1/ws", with: "/api/v1/ws/echo") }))
         #expect(echo.hasPrefix("HTTP/1.1 404 "))
         let garbage = try WebSocketClient.rawRequest(port: server.wsPort, "\u{16}\u{03}\u{01}\r\n\r\n")
         #expect(garbage.hasPrefix("HTTP/1.1 400 "))

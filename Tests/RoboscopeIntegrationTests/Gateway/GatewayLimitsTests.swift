@@ -15,11 +15,16 @@ import Glibc
         )
         let fixtures = Fixtures(client: server.client)
         let space = try await fixtures.space()
-        let sessions = [try await fixtures.session(in: space), try await fixtures.session(in: space), try await fixtures.session(in: space)]
+        let sessions = [
+            try await fixtures.session(in: space), try await fixtures.session(in: space),
+            try await fixtures.session(in: space),
+        ]
         let first = try WebSocketClient(port: server.wsPort)
         let second = try WebSocketClient(port: server.wsPort)
         #expect(throws: TestFailure.self) { _ = try WebSocketClient(port: server.wsPort) }
-        let refused = try WebSocketClient.rawRequest(port: server.wsPort, """
+        let refused = try WebSocketClient.rawRequest(
+            port: server.wsPort,
+            """
             GET /api/v1/ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n
             """)
@@ -43,7 +48,9 @@ import Glibc
         )
         let first = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"])
         let second = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"])
-        #expect(throws: TestFailure.self) { _ = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"]) }
+        #expect(throws: TestFailure.self) {
+            _ = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 203.0.113.7"])
+        }
         let other = try WebSocketClient(port: server.wsPort, headers: ["X-Forwarded-For: 198.51.100.9"])
         let direct = try WebSocketClient(port: server.wsPort)
         _ = (first, second, other, direct)

@@ -16,7 +16,9 @@ import RoboscopeDomain
         if let since { message["since"] = .integer(since) }
         try socket.send(.object(message))
         let reply = try await socket.next(op: "subscribed")
-        guard reply["op"] == "subscribed", reply["topic"]?.string == topic else { throw TestFailure("subscribe: \(reply)") }
+        guard reply["op"] == "subscribed", reply["topic"]?.string == topic else {
+            throw TestFailure("subscribe: \(reply)")
+        }
         return reply
     }
 
@@ -45,7 +47,8 @@ import RoboscopeDomain
         #expect(details["type"] == "marker_details.calculated")
         #expect(details["data"] == marker["details"])
 
-        let patched = try await server.client.patch("/api/v1/markers/\(Fixtures.id(marker))", ["label": "pump", "p1": [0, 0, 0]])
+        let patched = try await server.client.patch(
+            "/api/v1/markers/\(Fixtures.id(marker))", ["label": "pump", "p1": [0, 0, 0]])
         #expect(patched.status == 200)
         let updated = try await socket.next(op: "event")
         #expect(updated["type"] == "marker.updated")
@@ -110,7 +113,9 @@ import RoboscopeDomain
         #expect(try await socket.nextJSON()["code"] == "malformed_request")
         try socket.send(["op": "subscribe", "topic": .string("work_session:\(EntityID.random())")])
         #expect(try await socket.nextJSON()["code"] == "not_found")
-        try socket.send(["op": "subscribe", "topic": .string("work_session:\(Fixtures.id(session))"), "since": 999_999_999])
+        try socket.send([
+            "op": "subscribe", "topic": .string("work_session:\(Fixtures.id(session))"), "since": 999_999_999,
+        ])
         #expect(try await socket.nextJSON()["field"] == "since")
         try socket.send(["op": "unsubscribe", "topic": .string("work_session:\(Fixtures.id(session))")])
         #expect(try await socket.nextJSON()["code"] == "not_subscribed")

@@ -27,7 +27,9 @@ import Testing
             answer = (write.status, message, write.header("Retry-After"))
             return true
         }
-        #expect(answer?.status == 503, "a read-only server is a failover under way, not a server error: \(String(describing: answer))")
+        #expect(
+            answer?.status == 503,
+            "a read-only server is a failover under way, not a server error: \(String(describing: answer))")
         #expect(answer?.retryAfter != nil)
 
         // Writable again (the new primary): the read-only sessions stay read-only for as

@@ -5,8 +5,10 @@ import Testing
 /// service do, probed over real sockets (docs/security.md "Browsers and proxies").
 @Suite struct BrowserProbeTests {
     static let server = LazyServer("browsers") {
-        ["--allowed-origins", "https://app.example.com", "--trusted-proxies", "127.0.0.0/8",
-         "--allowed-hosts", "rt.example.com,127.0.0.1"]
+        [
+            "--allowed-origins", "https://app.example.com", "--trusted-proxies", "127.0.0.0/8",
+            "--allowed-hosts", "rt.example.com,127.0.0.1",
+        ]
     }
 
     func space(_ client: HTTPClient) async throws -> String {
@@ -19,13 +21,15 @@ import Testing
         let server = try await Self.server.get().server
         let body = Data(#"{"key":"plain","name":"n"}"#.utf8)
         for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
-            let reply = try await server.client.send("POST", "/api/v1/spaces", body: body, headers: ["Content-Type": type])
+            let reply = try await server.client.send(
+                "POST", "/api/v1/spaces", body: body, headers: ["Content-Type": type])
             #expect(reply.status == 415, "\(type)")
             #expect(reply.json["error"]?["code"] == "unsupported_media_type")
             #expect(reply.json["error"]?["field"] == "Content-Type")
         }
-        let charset = try await server.client.send("POST", "/api/v1/spaces", body: Data(#"{"key":"utf","name":"n"}"#.utf8),
-                                                    headers: ["Content-Type": "Application/JSON; charset=utf-8"])
+        let charset = try await server.client.send(
+            "POST", "/api/v1/spaces", body: Data(#"{"key":"utf","name":"n"}"#.utf8),
+            headers: ["Content-Type": "Application/JSON; charset=utf-8"])
         #expect(charset.status == 201)
         // No body, no type: a lock release or a delete needs neither.
         let id = try await space(server.client)
@@ -34,23 +38,30 @@ import Testing
 
     @Test func aForeignOriginMayNotWriteAndTheListedOneMay() async throws {
         let server = try await Self.server.get().server
-        let foreign = try await server.client.post("/api/v1/spaces", ["key": "evil", "name": "n"],
-                                                   headers: ["Origin": "https://evil.example"])
+        let foreign = try await server.client.post(
+            "/api/v1/spaces", ["key": "evil", "name": "n"],
+            headers: ["Origin": "https://evil.example"])
         #expect(foreign.status == 403)
         #expect(foreign.json["error"]?["field"] == "Origin")
-        let listed = try await server.client.post("/api/v1/spaces", ["key": .string("app-\(UUID())"), "name": "n"],
-                                                  headers: ["Origin": "https://app.example.com"])
+        let listed = try await server.client.post(
+            "/api/v1/spaces", ["key": .string("app-\(UUID())"), "name": "n"],
+            headers: ["Origin": "https://app.example.com"])
         #expect(listed.status == 201)
-        let sameOrigin = try await server.client.post("/api/v1/spaces", ["key": .string("same-\(UUID())"), "name": "n"],
-                                                      headers: ["Origin": "http://127.0.0.1:\(server.port)"])
+        let sameOrigin = try await server.client.post(
+            "/api/v1/spaces", ["key": .string("same-\(UUID())"), "name": "n"],
+            headers: ["Origin": "http://127.0.0.1:\(server.port)"])
         #expect(sameOrigin.status == 201, "the console's own page")
         // Reads are not concerned: CORS keeps their answers from the foreign page.
-        #expect(try await server.client.send("GET", "/api/v1/spaces", headers: ["Origin": "https://evil.example"]).status == 200)
+        #expect(
+            try await server.client.send("GET", "/api/v1/spaces", headers: ["Origin": "https://evil.example"]).status
+                == 200)
     }
 
     @Test func aForeignOriginCannotOpenTheWebSocket() async throws {
         let server = try await Self.server.get().server
-        let reply = try WebSocketClient.rawRequest(port: server.wsPort, """
+        let reply = try WebSocketClient.rawRequest(
+            port: server.wsPort,
+            """
             GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1:\(server.wsPort)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: https://evil.example\r\n\r\n
             """)
@@ -65,8 +76,9 @@ import Testing
 
     @Test func theRealtimeURLNeverEchoesAnUnlistedHost() async throws {
         let server = try await Self.server.get().server
-        let evil = try WebSocketClient.rawRequest(port: server.port,
-                                                  "GET /api/v1/realtime HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
+        let evil = try WebSocketClient.rawRequest(
+            port: server.port,
+            "GET /api/v1/realtime HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
         // Authentication is off here: an unlisted Host is not answered at all (below).
         #expect(evil.hasPrefix("HTTP/1.1 421"))
         #expect(!evil.contains("attacker"))
@@ -83,7 +95,9 @@ import Testing
     @Test func aRebindingPagesRequestsAreNotAnswered() async throws {
         let server = try await Self.server.get().server
         let body = #"{"key":"rebound","name":"n"}"#
-        let write = try WebSocketClient.rawRequest(port: server.port, """
+        let write = try WebSocketClient.rawRequest(
+            port: server.port,
+            """
             POST /api/v1/spaces HTTP/1.1\r\nHost: rebind.evil.example:\(server.port)\r\n\
             Origin: http://rebind.evil.example:\(server.port)\r\n\
             Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)
@@ -98,7 +112,9 @@ import Testing
         let probe = try WebSocketClient.rawRequest(
             port: server.port, "GET /healthz HTTP/1.1\r\nHost: 10.1.2.3:8080\r\nConnection: close\r\n\r\n")
         #expect(probe.hasPrefix("HTTP/1.1 200"))
-        let upgrade = try WebSocketClient.rawRequest(port: server.wsPort, """
+        let upgrade = try WebSocketClient.rawRequest(
+            port: server.wsPort,
+            """
             GET /api/v1/ws HTTP/1.1\r\nHost: rebind.evil.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
             Origin: http://rebind.evil.example\r\n\r\n
@@ -112,8 +128,9 @@ import Testing
         let server = try await Self.server.get().server
         // The test talks from 127.0.0.1, listed as a proxy: its X-Forwarded-For is believed,
         // and of a forged chain only the hop the proxy appended counts.
-        let reply = try await server.client.post("/api/v1/spaces", ["key": .string("fwd-\(UUID())"), "name": "n"],
-                                                 headers: ["X-Forwarded-For": "6.6.6.6, 203.0.113.9", "X-Request-Id": "<b>x</b>"])
+        let reply = try await server.client.post(
+            "/api/v1/spaces", ["key": .string("fwd-\(UUID())"), "name": "n"],
+            headers: ["X-Forwarded-For": "6.6.6.6, 203.0.113.9", "X-Request-Id": "<b>x</b>"])
         #expect(reply.status == 201)
         #expect(reply.header("X-Request-Id") != "<b>x</b>", "an id with unsafe characters is replaced")
         let id = try #require(reply.json["id"]?.string)
@@ -124,8 +141,9 @@ import Testing
 
     @Test func anUntrustedPeersForwardedForIsIgnored() async throws {
         let server = try await LazyServer("browsers_untrusted").get().server
-        let reply = try await server.client.post("/api/v1/spaces", ["key": .string("fwd-\(UUID())"), "name": "n"],
-                                                 headers: ["X-Forwarded-For": "203.0.113.9", "X-Request-Id": "trace-01:ab/cd+e="])
+        let reply = try await server.client.post(
+            "/api/v1/spaces", ["key": .string("fwd-\(UUID())"), "name": "n"],
+            headers: ["X-Forwarded-For": "203.0.113.9", "X-Request-Id": "trace-01:ab/cd+e="])
         #expect(reply.header("X-Request-Id") == "trace-01:ab/cd+e=")
         let id = try #require(reply.json["id"]?.string)
         let audit = try await server.client.get("/api/v1/audit?space_id=\(id)")

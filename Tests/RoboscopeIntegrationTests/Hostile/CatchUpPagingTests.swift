@@ -16,7 +16,10 @@ import Testing
         let quiet = try await fixtures.session(in: space)
         let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": busy["id"]!]) { $1 })
         for _ in 0..<3 {
-            #expect(try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))]).status == 201)
+            #expect(
+                try await server.client.post(
+                    "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))]
+                ).status == 201)
         }
         let busyTopic = "work_session:\(Fixtures.id(busy))"
         // The gateway learns of writes from its tailer, a moment after they were

@@ -17,8 +17,10 @@ import Testing
         let opsPort = try FreePort.pick()
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("connection_caps"),
-            extraArguments: ["--http-max-connections", "8", "--http-max-connections-per-client", "5",
-                             "--ops-port", String(opsPort)]
+            extraArguments: [
+                "--http-max-connections", "8", "--http-max-connections-per-client", "5",
+                "--ops-port", String(opsPort),
+            ]
         )
         var sockets: [Int32] = []
         defer { sockets.forEach { close($0) } }

@@ -11,11 +11,13 @@ import Testing
     /// A space of `tenant` with one work session: (space id, session id).
     static func place(_ server: ServerProcess, tenant: String) async throws -> (String, String) {
         let admin = Tokens.bearer(try Tokens.token(tenant, "admin"))
-        let space = try await server.client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"],
-                                                  headers: admin)
-        let session = try await server.client.post("/api/v1/work-sessions",
-                                                   ["space_id": space.json["id"]!, "session_type": "repair"],
-                                                   headers: admin)
+        let space = try await server.client.post(
+            "/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"],
+            headers: admin)
+        let session = try await server.client.post(
+            "/api/v1/work-sessions",
+            ["space_id": space.json["id"]!, "session_type": "repair"],
+            headers: admin)
         return (space.json["id"]!.string!, session.json["id"]!.string!)
     }
 
@@ -24,9 +26,11 @@ import Testing
         let server = try await ServerProcess(
             databaseURL: databaseURL,
             extraArguments: Tokens.serverArguments()
-                + ["--db-pool-size", "2", "--tenant-db-share", "0.5", "--db-statement-timeout", "60",
-                   // The database's share alone: the lists here are heavy requests too.
-                   "--tenant-heavy-requests", "100"]
+                + [
+                    "--db-pool-size", "2", "--tenant-db-share", "0.5", "--db-statement-timeout", "60",
+                    // The database's share alone: the lists here are heavy requests too.
+                    "--tenant-heavy-requests", "100",
+                ]
         )
         let (_, acmeSession) = try await Self.place(server, tenant: "acme")
         let (globexSpace, _) = try await Self.place(server, tenant: "globex")
@@ -42,8 +46,9 @@ import Testing
         try await eventually("one of acme's reads runs, two wait in acme's line", within: 20) {
             try await server.metric("roboscope_pool_jobs_waiting{pool=\"postgres\"}") == 2
         }
-        #expect(try await QueryBoundsTests.waitingOnLocks(databaseURL, in: Self.markersStatement) == 1,
-                "acme holds one connection of two, its share")
+        #expect(
+            try await QueryBoundsTests.waitingOnLocks(databaseURL, in: Self.markersStatement) == 1,
+            "acme holds one connection of two, its share")
 
         // Answered on the connection acme may not take, long before acme's 60-s timeout.
         let started = ContinuousClock.now

@@ -6,7 +6,9 @@ import Testing
 /// Long polls of the changes feed that cannot make the service slow for others: woken
 /// per topic, capped per subject and per process, over real sockets (docs/sync.md).
 @Suite(.serialized) struct LongPollFloodTests {
-    static let server = LazyServer("poll_flood") { ["--changes-max-waiting-per-subject", "10", "--changes-max-waiting", "15"] }
+    static let server = LazyServer("poll_flood") {
+        ["--changes-max-waiting-per-subject", "10", "--changes-max-waiting", "15"]
+    }
 
     static func waiting(_ server: ServerProcess) async throws -> Int {
         try await server.metric("roboscope_changes_waiting")
@@ -32,7 +34,11 @@ import Testing
         let head = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0").json["next_since"]!.int!
         let client = server.client
         let polls = (0..<15).map { index in
-            Task { try await client.send("GET", "/api/v1/changes?topic=\(topic)&since=\(head)&wait=30", headers: ["X-User-Id": "poller-\(index % 5)"]) }
+            Task {
+                try await client.send(
+                    "GET", "/api/v1/changes?topic=\(topic)&since=\(head)&wait=30",
+                    headers: ["X-User-Id": "poller-\(index % 5)"])
+            }
         }
         try await eventually("fifteen polls are waiting", within: 20) { try await Self.waiting(server) == 15 }
 
@@ -46,8 +52,10 @@ import Testing
         try await eventually("the polls looked at the heads", within: 10) {
             try await server.metric("roboscope_changes_head_checks_total") > checks
         }
-        #expect(try await server.metric("roboscope_changes_head_checks_total") - checks <= 10, "two bumps a write at most")
-        #expect(try await server.metric("roboscope_changes_wakeups_total") == woken, "no poll of the quiet topic was woken")
+        #expect(
+            try await server.metric("roboscope_changes_head_checks_total") - checks <= 10, "two bumps a write at most")
+        #expect(
+            try await server.metric("roboscope_changes_wakeups_total") == woken, "no poll of the quiet topic was woken")
 
         // A write to the quiet topic answers those still waiting with it (and nobody else
         // gets anything but an empty page).
@@ -67,7 +75,9 @@ import Testing
         #expect(refused.status == 429)
         #expect(refused.json["error"]?["code"] == "rate_limited")
         #expect(refused.header("Retry-After") == "1")
-        let others = (0..<5).map { index in Task { try await client.send("GET", path, headers: ["X-User-Id": "other-\(index)"]) } }
+        let others = (0..<5).map { index in
+            Task { try await client.send("GET", path, headers: ["X-User-Id": "other-\(index)"]) }
+        }
         try await eventually("the process is full", within: 20) { try await Self.waiting(server) == 15 }
         let full = try await client.send("GET", path, headers: ["X-User-Id": "late"])
         #expect(full.status == 503)
@@ -90,8 +100,9 @@ import Testing
         func poll(_ tenant: String) async throws -> (path: String, session: String) {
             let admin = Tokens.bearer(try Tokens.token(tenant, "admin"))
             let client = server.client
-            let space = try await client.post("/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"],
-                                              headers: admin)
+            let space = try await client.post(
+                "/api/v1/spaces", ["key": .string(Fixtures.uniqueKey()), "name": "s"],
+                headers: admin)
             let session = try await client.post(
                 "/api/v1/work-sessions", ["space_id": space.json["id"]!, "session_type": "repair"], headers: admin
             )
@@ -157,7 +168,6 @@ import Testing
         try await eventually("nobody waits", within: 10) { try await Self.waiting(server) == 0 }
     }
 }
-
 
 /// A count several tasks add to.
 final class Tally: Sendable {

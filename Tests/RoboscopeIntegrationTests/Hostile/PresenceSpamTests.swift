@@ -27,7 +27,8 @@ import WebSocketCodec
             burst += FrameEncoder.frame(.text, Array(op.utf8), maskKey: WebSocketClient.maskKey)
         }
         try socket.sendRaw(burst)
-        var present = 0, refused = 0
+        var present = 0
+        var refused = 0
         while present + refused < 150 {
             let message = try await socket.nextJSON(timeout: 20)
             if message["op"] == "present" { present += 1 }
@@ -56,13 +57,16 @@ import WebSocketCodec
         let server = try await Self.server.get().server
         let session = try await session(server)
         for user in ["a", "b", "c"] {
-            #expect(try await server.client.post("/api/v1/presence/\(session)", ["user_id": .string(user)]).status == 200)
+            #expect(
+                try await server.client.post("/api/v1/presence/\(session)", ["user_id": .string(user)]).status == 200)
         }
         let refused = try await server.client.post("/api/v1/presence/\(session)", ["user_id": "d"])
         #expect(refused.status == 429)
         #expect(refused.json["error"]?["code"] == "presence_full")
         #expect(refused.header("Retry-After") != nil)
-        #expect(try await server.client.post("/api/v1/presence/\(session)", ["user_id": "a"]).status == 200, "a present user keeps beating")
+        #expect(
+            try await server.client.post("/api/v1/presence/\(session)", ["user_id": "a"]).status == 200,
+            "a present user keeps beating")
         let socket = try WebSocketClient(port: server.wsPort)
         try socket.send(["op": "presence", "work_session_id": .string(session), "user_id": "e"])
         #expect(try await socket.next(op: "error")["code"] == "presence_full")
@@ -101,11 +105,14 @@ import WebSocketCodec
     @Test func withAuthenticationAConnectionIsPresentAsItsSubjectOnly() async throws {
         let server = try await LazyServer("presence_subject") { Tokens.serverArguments() }.get().server
         let admin = try Tokens.token("acme", "admin")
-        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: Tokens.bearer(admin))
-        let session = try await server.client.send("POST", "/api/v1/work-sessions", json: ["space_id": space.json["id"]!],
-                                                   headers: Tokens.bearer(admin))
+        let space = try await server.client.send(
+            "POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: Tokens.bearer(admin))
+        let session = try await server.client.send(
+            "POST", "/api/v1/work-sessions", json: ["space_id": space.json["id"]!],
+            headers: Tokens.bearer(admin))
         let id = try #require(session.json["id"]?.string)
-        let socket = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "write", sub: "fitter"))"])
+        let socket = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "write", sub: "fitter"))"])
         try socket.send(["op": "presence", "work_session_id": .string(id), "user_id": "somebody-else"])
         #expect(try await socket.next(op: "error")["code"] == "forbidden")
         try socket.send(["op": "presence", "work_session_id": .string(id)])

@@ -32,7 +32,9 @@ import Testing
     /// contains `marker` (the server's other work, the gateway's tailer, waits too).
     static func waitingOnLocks(_ databaseURL: String, in marker: String) async throws -> Int64 {
         try await onOwnThread {
-            try PGConnectionForTests.query(databaseURL, """
+            try PGConnectionForTests.query(
+                databaseURL,
+                """
                 SELECT count(*) FROM pg_stat_activity
                 WHERE datname = current_database() AND wait_event_type = 'Lock' AND strpos(query, $1) > 0
                 """, [marker])

@@ -20,7 +20,8 @@ import Testing
             let admin = try TestDatabase.connect(TestDatabase.url(of: "postgres"))
             // Roles belong to the cluster: made once, kept for the next run.
             for role in [role, ownerRole] {
-                try admin.execute("""
+                try admin.execute(
+                    """
                     DO $$ BEGIN
                         IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '\(role)') THEN
                             CREATE ROLE \(role) LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
@@ -48,7 +49,8 @@ import Testing
         defer { server.stopWithoutWaiting() }
         let space = try await server.client.post("/api/v1/spaces", ["key": "hull-7", "name": "Hull 7"])
         #expect(space.status == 201, "the service works as its role: \(space.json)")
-        let renamed = try await server.client.patch("/api/v1/spaces/\(space.json["id"]?.string ?? "")", ["name": "Hull 7b"])
+        let renamed = try await server.client.patch(
+            "/api/v1/spaces/\(space.json["id"]?.string ?? "")", ["name": "Hull 7b"])
         #expect(renamed.status == 200)
 
         let refusals = try await onOwnThread { () throws -> [String: String] in
@@ -74,10 +76,13 @@ import Testing
             return refusals
         }
         for (statement, outcome) in refusals {
-            #expect(outcome.contains("permission denied") || outcome.contains("must be owner"), "\(statement): \(outcome)")
+            #expect(
+                outcome.contains("permission denied") || outcome.contains("must be owner"), "\(statement): \(outcome)")
         }
         // The two changes are in the log, untouched.
-        let events = try await onOwnThread { try PGConnectionForTests.query(owner, "SELECT count(*) FROM eventlog.events", []) }
+        let events = try await onOwnThread {
+            try PGConnectionForTests.query(owner, "SELECT count(*) FROM eventlog.events", [])
+        }
         #expect(events == 2)
     }
 
@@ -85,10 +90,14 @@ import Testing
         let (owner, _) = try await Self.database.value
         let failures = try await onOwnThread { () throws -> [String] in
             let connection = try TestDatabase.connect(owner)
-            let superuser = try TestDatabase.connect(TestDatabase.url(of: "postgres")).query("SELECT current_user").string(0, 0) ?? ""
+            let superuser =
+                try TestDatabase.connect(TestDatabase.url(of: "postgres")).query("SELECT current_user").string(0, 0)
+                ?? ""
             return ["rbtest_no_such_role", superuser, Self.ownerRole].map { role in
                 do {
-                    try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test"), serviceRole: role).migrate(connection)
+                    try Migrator(
+                        directory: TestDatabase.schemaDirectory, logger: Logger(label: "test"), serviceRole: role
+                    ).migrate(connection)
                     return "ACCEPTED"
                 } catch {
                     return "\(error)"

@@ -9,7 +9,9 @@ import WebSocketCodec
     /// A high op rate, so that only the bound on grants in flight answers the churn.
     /// Pings after 300 s: a client reading a catch-up of thousands of events on a loaded
     /// machine answered the server's ping too late, and was closed as dead.
-    static let churn = LazyServer("ws_churn") { ["--ws-op-rate", "10000", "--ws-max-pending-subscribes", "4", "--ws-ping-interval", "300"] }
+    static let churn = LazyServer("ws_churn") {
+        ["--ws-op-rate", "10000", "--ws-max-pending-subscribes", "4", "--ws-ping-interval", "300"]
+    }
 
     /// Every message until `count` of those matching `op` arrived.
     static func collect(_ socket: WebSocketClient, until done: ([JSONValue]) -> Bool) async throws -> [JSONValue] {
@@ -23,7 +25,8 @@ import WebSocketCodec
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
-        let bulk = try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))])
+        let bulk = try await server.client.post(
+            "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))])
         #expect(bulk.status == 201)
         let topic = "work_session:\(Fixtures.id(session))"
         let granted = "roboscope_ws_subscribe_answers_total{outcome=\"granted\"}"
@@ -103,22 +106,28 @@ import WebSocketCodec
             Tokens.serverArguments() + ["--ws-op-rate", "1000", "--ws-subject-op-rate", "0.1"]
         }.get().server
         let token = try Tokens.token("acme", "read", sub: "busy")
-        let sockets = try (0..<3).map { _ in try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(token)"]) }
+        let sockets = try (0..<3).map { _ in
+            try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(token)"])
+        }
         var answers: [JSONValue] = []
         for socket in sockets {
             var burst: [UInt8] = []
             for _ in 0..<10 {
-                burst += FrameEncoder.frame(.text, Array(#"{"op":"unsubscribe","topic":"space:\#(UUID())"}"#.utf8), maskKey: WebSocketClient.maskKey)
+                burst += FrameEncoder.frame(
+                    .text, Array(#"{"op":"unsubscribe","topic":"space:\#(UUID())"}"#.utf8),
+                    maskKey: WebSocketClient.maskKey)
             }
             try socket.sendRaw(burst)
         }
         for socket in sockets { answers += try await Self.collect(socket) { $0.count >= 10 } }
         let limited = answers.filter { $0["code"] == "rate_limited" }
         // The subject's burst is one op (refilled every 10 s); each connection alone could send 1,000 a second.
-        #expect((27...29).contains(limited.count), "30 ops against a burst of 1 for the subject: \(limited.count) refused")
+        #expect(
+            (27...29).contains(limited.count), "30 ops against a burst of 1 for the subject: \(limited.count) refused")
         #expect(limited.allSatisfy { $0["limit"] == "subject" })
         // Another subject is not concerned.
-        let other = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "calm"))"])
+        let other = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "calm"))"])
         try other.send(["op": "subscribe", "topic": .string("space:\(UUID())")])
         #expect(try await other.next(op: "error")["code"] == "not_found")
         await server.terminate()
@@ -126,11 +135,15 @@ import WebSocketCodec
 
     @Test func aCatchUpCostsItsSizeInTheOpBudget() async throws {
         // A burst of two ops, one a second.
-        let server = try await LazyServer("ws_catch_up_cost") { ["--ws-op-rate", "1", "--ws-ping-interval", "300"] }.get().server
+        let server = try await LazyServer("ws_catch_up_cost") { ["--ws-op-rate", "1", "--ws-ping-interval", "300"] }
+            .get().server
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
-        #expect(try await server.client.post("/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))]).status == 201)
+        #expect(
+            try await server.client.post(
+                "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))]
+            ).status == 201)
         let socket = try WebSocketClient(port: server.wsPort)
         let topic = "work_session:\(Fixtures.id(session))"
         try socket.send(["op": "subscribe", "topic": .string(topic), "since": 0])
@@ -154,9 +167,12 @@ import WebSocketCodec
             Tokens.serverArguments()
                 + ["--ws-op-rate", "1000", "--ws-subject-op-rate", "1000", "--ws-tenant-op-rate", "0.1"]
         }.get().server
-        let first = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "one"))"])
-        let second = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "two"))"])
-        let other = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("globex", "read", sub: "three"))"])
+        let first = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "one"))"])
+        let second = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "two"))"])
+        let other = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("globex", "read", sub: "three"))"])
         try first.send(["op": "unsubscribe", "topic": .string("space:\(UUID())")])
         #expect(try await first.next(op: "error")["code"] == "not_subscribed")
         try second.send(["op": "unsubscribe", "topic": .string("space:\(UUID())")])

@@ -37,7 +37,8 @@ import Glibc
     /// reads it); `closing`: the server closes the connection after it.
     static func unreadRequest(_ server: ServerProcess, _ path: String, closing: Bool = false) throws -> Int32 {
         let socket = try Loopback.connect(port: server.port, receiveBuffer: 4096)
-        let head = "GET \(path) HTTP/1.1\r\nHost: localhost\r\nX-User-Id: hoarder\r\n"
+        let head =
+            "GET \(path) HTTP/1.1\r\nHost: localhost\r\nX-User-Id: hoarder\r\n"
             + (closing ? "Connection: close\r\n" : "") + "\r\n"
         let request = Array(head.utf8)
         guard write(socket, request, request.count) == request.count else { throw TestFailure("request not sent") }
@@ -113,8 +114,9 @@ import Glibc
         #expect(refused.json["error"]?["code"] == "overloaded")
         #expect(refused.header("Retry-After") == "1")
         #expect(try await server.metric("roboscope_http_answers_refused_total") >= refusedBefore + 1)
-        #expect(try await server.client.get("/api/v1/spaces/\(Fixtures.id(space))").status == 200,
-                "a small answer is always sent")
+        #expect(
+            try await server.client.get("/api/v1/spaces/\(Fixtures.id(space))").status == 200,
+            "a small answer is always sent")
 
         // The hoarder leaves: its answer's memory is given back, and large reads are served again.
         for socket in sockets { close(socket) }

@@ -31,7 +31,10 @@ import Glibc
         let finished = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             guard finished.wait(timeout: .now() + 120) == .timedOut else { return }
-            FileHandle.standardError.write(Data("CancelRaceTests: the rounds did not end within 120 s: the transport is wedged, or the pool starved\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "CancelRaceTests: the rounds did not end within 120 s: the transport is wedged, or the pool starved\n"
+                        .utf8))
             exit(70)
         }
         defer { finished.signal() }
@@ -105,8 +108,10 @@ import Glibc
     /// Cancels `call` once `server` holds its request, and checks that it ends cancelled,
     /// within 2 s: the bound is a guard for a loaded CI machine (the parallel suite made
     /// it 0.14 s once), not the figure, which it returns for the caller to print.
-    static func cancelWhileHeld(_ call: Task<HTTPResponseData, any Error>, by server: HoldingServer,
-                                _ what: String) async throws -> Duration {
+    static func cancelWhileHeld(
+        _ call: Task<HTTPResponseData, any Error>, by server: HoldingServer,
+        _ what: String
+    ) async throws -> Duration {
         try await eventually(what) { server.answered }
         let cancelled = ContinuousClock.now
         call.cancel()
@@ -123,7 +128,8 @@ import Glibc
     @Test func aCancelMidBodyIsACancelNotAShortAnswer() async throws {
         let server = try HoldingServer(answer: "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npart of")
         let call = Task {
-            try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/")!))
+            try await SocketHTTPTransport().send(
+                HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(server.port)/")!))
         }
         _ = try await Self.cancelWhileHeld(call, by: server, "the half answer sent")
     }
@@ -132,7 +138,9 @@ import Glibc
         let silent = try HoldingServer()
         let transport = SocketHTTPTransport()
         let call = Task {
-            try await transport.send(HTTPRequestData(method: "POST", url: URL(string: "http://127.0.0.1:\(silent.port)/x")!, body: Data("{}".utf8)))
+            try await transport.send(
+                HTTPRequestData(
+                    method: "POST", url: URL(string: "http://127.0.0.1:\(silent.port)/x")!, body: Data("{}".utf8)))
         }
         // Without the cancel it would wait 60 s; unloaded, the cancel takes well under a millisecond.
         let took = try await Self.cancelWhileHeld(call, by: silent, "the request at the silent server")
@@ -142,21 +150,25 @@ import Glibc
     @Test func aSilentServerTimesOutAndARefusedOneFailsAtOnceWithTheirURLErrorCodes() async throws {
         let silent = try HoldingServer()
         let quick = SocketHTTPTransport(timeout: 0.3)
-        await #expect(throws: RoboscopeError.transport(TransportFailure(
-            "no answer within 0.3 s", urlErrorCode: URLError.Code.timedOut.rawValue, timedOut: true))
+        await #expect(
+            throws: RoboscopeError.transport(
+                TransportFailure(
+                    "no answer within 0.3 s", urlErrorCode: URLError.Code.timedOut.rawValue, timedOut: true))
         ) {
             try await quick.send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(silent.port)/")!))
         }
         let closed = try FreePort.pick()
         do {
-            _ = try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(closed)/")!))
+            _ = try await SocketHTTPTransport().send(
+                HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(closed)/")!))
             Issue.record("expected a refused connection")
         } catch RoboscopeError.transport(let failure) {
             #expect(failure.urlError?.code == .cannotConnectToHost, "\(failure)")
         }
         // https alike: the refusal comes before any TLS.
         do {
-            _ = try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(closed)/")!))
+            _ = try await SocketHTTPTransport().send(
+                HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(closed)/")!))
             Issue.record("expected a refused connection")
         } catch RoboscopeError.transport(let failure) {
             #expect(failure.urlError?.code == .cannotConnectToHost, "\(failure)")

@@ -11,8 +11,10 @@ import Glibc
     static let quad = "\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]"
 
     static func kit(_ server: ServerProcess) -> RoboscopeClient {
-        RoboscopeClient(RoboscopeConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit",
-                                               retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 40)))
+        RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit",
+                retry: RetryPolicy(base: .milliseconds(100), cap: .seconds(1), attempts: 40)))
     }
 
     static func session(_ client: RoboscopeClient) async throws -> WorkSession {
@@ -21,8 +23,9 @@ import Glibc
     }
 
     static func marker(_ session: UUID, _ label: String) -> NewMarker {
-        NewMarker(workSessionID: session, label: label, p1: Point3(x: 0, y: 0, z: 1), p2: Point3(x: 2, y: 0, z: 1),
-                  p3: Point3(x: 2, y: 0, z: 4), p4: Point3(x: 0, y: 0, z: 4))
+        NewMarker(
+            workSessionID: session, label: label, p1: Point3(x: 0, y: 0, z: 1), p2: Point3(x: 2, y: 0, z: 1),
+            p3: Point3(x: 2, y: 0, z: 4), p4: Point3(x: 0, y: 0, z: 4))
     }
 
     /// `watch` prints every event once, in order, while the server is killed (SIGKILL) and
@@ -36,7 +39,9 @@ import Glibc
         let session = try await Self.session(client)
         let topic = "work_session:\(session.id.uuidString.lowercased())"
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("watch-\(UUID())").path
-        let watch = try ClientProcess(["watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--since", "0", "--state", state])
+        let watch = try ClientProcess([
+            "watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--since", "0", "--state", state,
+        ])
 
         for index in 0..<30 {
             if index == 10 {
@@ -64,7 +69,9 @@ import Glibc
         #expect(watch.lines == all.map(\.raw), "the messages as received")
 
         // Restarted with its state: only what is new.
-        let again = try ClientProcess(["watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--state", state])
+        let again = try ClientProcess([
+            "watch", "--url", "http://127.0.0.1:\(ports.http)", "--topic", topic, "--state", state,
+        ])
         let marker = try await client.createMarker(Self.marker(session.id, "after the restart"))
         try await eventually("the resumed watch printed the new events") { again.lines.count >= 2 }
         #expect(await again.stop(SIGINT) == 0)
@@ -82,7 +89,9 @@ import Glibc
 
     /// `apply` fed `input`, killed (SIGKILL) once some lines settled, then started again
     /// with the same state and input and awaited to its exit.
-    static func applyKilledAndResumed(url: String, state: String, input: String) async throws -> (killed: ClientProcess, resumed: ClientProcess) {
+    static func applyKilledAndResumed(
+        url: String, state: String, input: String
+    ) async throws -> (killed: ClientProcess, resumed: ClientProcess) {
         let killed = try ClientProcess(["apply", "--url", url, "--state", state])
         killed.write(input)
         try await eventually("some lines settled") { killed.lines.count >= 5 }
@@ -107,7 +116,9 @@ import Glibc
 
     /// A work session made through a server that is then stopped, and the ports it
     /// served on (for the server a test starts again there).
-    static func sessionOnAStoppedServer(_ databaseURL: String) async throws -> (WorkSession, ports: (http: Int, ws: Int)) {
+    static func sessionOnAStoppedServer(
+        _ databaseURL: String
+    ) async throws -> (WorkSession, ports: (http: Int, ws: Int)) {
         let seed = try await ServerProcess(databaseURL: databaseURL)
         let made = try await session(kit(seed))
         #expect(await seed.terminate() == 0)
@@ -129,14 +140,18 @@ import Glibc
         apply.write(Self.createLines(session.id, 1...5))
         apply.write("this is not a mutation\n")
         apply.closeInput()
-        try await eventually("the bad line is named") { apply.lines.contains { $0.contains("\"line\":6") && $0.contains("error") } }
+        try await eventually("the bad line is named") {
+            apply.lines.contains { $0.contains("\"line\":6") && $0.contains("error") }
+        }
         let server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
         defer { server.stopWithoutWaiting() }
         _ = await apply.process.exitStatus()
         #expect(apply.process.terminationStatus == 1, "a line was not a mutation")
         let settled = apply.lines.filter { $0.contains("\"status\":201") }
         #expect(settled.count == 5)
-        for (index, line) in settled.enumerated() { #expect(line.hasPrefix("{\"body\":") && line.contains("\"line\":\(index + 1)")) }
+        for (index, line) in settled.enumerated() {
+            #expect(line.hasPrefix("{\"body\":") && line.contains("\"line\":\(index + 1)"))
+        }
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 5)
     }
 
@@ -146,7 +161,9 @@ import Glibc
         let databaseURL = try await TestDatabase.fresh("kit_apply_lost_outbox")
         let (session, ports) = try await Self.sessionOnAStoppedServer(databaseURL)
         let state = Self.newState()
-        let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state, "--log-requests"])
+        let apply = try ClientProcess([
+            "apply", "--url", "http://127.0.0.1:\(ports.http)", "--state", state, "--log-requests",
+        ])
         apply.write(Self.createLines(session.id, 1...1))
         // Queued and tried once (the server is down), then its folder goes.
         try await eventually("line 1 tried") { apply.errorLines.contains { $0.contains("\"event\":\"failed\"") } }
@@ -170,13 +187,15 @@ import Glibc
         let session = try await Self.session(Self.kit(server))
         let state = Self.newState()
         let input = Self.createLines(session.id, 1...40)
-        let (first, second) = try await Self.applyKilledAndResumed(url: "http://127.0.0.1:\(server.port)", state: state, input: input)
+        let (first, second) = try await Self.applyKilledAndResumed(
+            url: "http://127.0.0.1:\(server.port)", state: state, input: input)
         #expect(second.process.terminationStatus == 0)
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 40)
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 40)
-        let lines = Set((first.lines + second.lines).compactMap { line in
-            line.range(of: #""line":(\d+)"#, options: .regularExpression).map { String(line[$0]) }
-        })
+        let lines = Set(
+            (first.lines + second.lines).compactMap { line in
+                line.range(of: #""line":(\d+)"#, options: .regularExpression).map { String(line[$0]) }
+            })
         #expect(lines.count == 40, "every line settled in one run or the other")
     }
 
@@ -208,7 +227,8 @@ import Glibc
         // restarted with the same state and input: nothing applied twice, nothing lost.
         let more = Self.createLines(session.id, 51...90)
         let second = Self.newState()
-        let (_, resumed) = try await Self.applyKilledAndResumed(url: "http://127.0.0.1:\(relay.port)", state: second, input: more)
+        let (_, resumed) = try await Self.applyKilledAndResumed(
+            url: "http://127.0.0.1:\(relay.port)", state: second, input: more)
         #expect(resumed.process.terminationStatus == 0)
         #expect(try scalar(databaseURL, "SELECT count(*) FROM markers") == 90)
         #expect(try scalar(databaseURL, "SELECT count(DISTINCT label) FROM markers") == 90)
@@ -238,11 +258,15 @@ import Glibc
         let counted = try #require(await offline.markers(refresh: false).value.first { $0.id == kept.id }).version
         try await offline.delete(doomed.id!)
         await offline.start()
-        try await eventually("every write settled", within: 30) { await offline.markers(refresh: false).pendingWrites == 0 }
+        try await eventually("every write settled", within: 30) {
+            await offline.markers(refresh: false).pendingWrites == 0
+        }
         let onServer = try await client.markers(workSessionID: session.id).items
         #expect(onServer.map(\.label) == ["kept, edited"])
         #expect(onServer.first?.version == counted, "the kit counted the server's versions")
-        try await eventually("the store caught up", within: 30) { await offline.markers(refresh: false).value == onServer }
+        try await eventually("the store caught up", within: 30) {
+            await offline.markers(refresh: false).value == onServer
+        }
         #expect(try scalar(databaseURL, "SELECT count(*) FROM eventlog.events WHERE type = 'marker.deleted'") == 1)
         await offline.stop()
     }
@@ -259,7 +283,8 @@ import Glibc
         let poll = Task { try await client.changes(.workSession(session.id), since: head, wait: .seconds(20)) }
         let metrics = server.client
         try await eventually("the poll is waiting") {
-            String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains("roboscope_changes_waiting 1")
+            String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains(
+                "roboscope_changes_waiting 1")
         }
         poll.cancel()
         do {
@@ -267,7 +292,8 @@ import Glibc
             Issue.record("expected cancelled")
         } catch RoboscopeError.cancelled {}
         try await eventually("the server saw the connection close", within: 10) {
-            String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains("roboscope_changes_waiting 0")
+            String(decoding: try await metrics.get("/metrics").body, as: UTF8.self).contains(
+                "roboscope_changes_waiting 0")
         }
     }
 

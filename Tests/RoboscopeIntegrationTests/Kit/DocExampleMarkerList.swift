@@ -15,23 +15,23 @@ import RoboscopeKit
         session = OfflineWorkSession(client: client, store: store, workSessionID: sessionID)
     }
 
-    func run() async {                      // .task { await list.run() } in the view
+    func run() async {  // .task { await list.run() } in the view
         await session.start()
-        for await state in session.observe() {    // each write, settlement, live event
+        for await state in session.observe() {  // each write, settlement, live event
             (markers, fromCache, pending) = (state.markers, state.fromCache, state.pendingWrites)
         }
         await session.stop()
     }
 
     func add(_ marker: NewMarker) async throws {
-        try await session.create(marker)          // on disk when this returns
+        try await session.create(marker)  // on disk when this returns
     }
 
     func move(_ marker: Marker, to corners: [Point3]) async throws {
         try await session.update(marker.id, MarkerPatch(corners: corners, version: marker.version))
     }
 
-    func networkIsBack() {                        // from NWPathMonitor
+    func networkIsBack() {  // from NWPathMonitor
         session.reconnectNow()
     }
 }

@@ -9,15 +9,22 @@ import RoboscopeKit
         .deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func theDocsShowTheCompiledExample() throws {
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/RoboscopeIntegrationTests/Kit/DocExampleMarkerList.swift"),
-                                encoding: .utf8)
-        let example = try #require(source.components(separatedBy: "// example:begin\n").last?.components(separatedBy: "// example:end").first)
+        let source = try String(
+            contentsOf: Self.root.appendingPathComponent(
+                "Tests/RoboscopeIntegrationTests/Kit/DocExampleMarkerList.swift"),
+            encoding: .utf8)
+        let example = try #require(
+            source.components(separatedBy: "// example:begin\n").last?.components(separatedBy: "// example:end").first)
         let docs = try String(contentsOf: Self.root.appendingPathComponent("docs/client-kit.md"), encoding: .utf8)
-        #expect(docs.contains("```swift\n" + example + "```"), "docs/client-kit.md shows DocExampleMarkerList.swift between example:begin and example:end")
+        #expect(
+            docs.contains("```swift\n" + example + "```"),
+            "docs/client-kit.md shows DocExampleMarkerList.swift between example:begin and example:end")
     }
 
     /// Waits, on the main actor, until `condition` holds (checked every 10 ms).
-    @MainActor static func until(_ what: String, within seconds: Double = 10, _ condition: @MainActor () -> Bool) async throws {
+    @MainActor static func until(
+        _ what: String, within seconds: Double = 10, _ condition: @MainActor () -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
         while !condition() {
             guard ContinuousClock.now < deadline else { throw TestFailure("\(what): not within \(seconds) s") }
@@ -40,7 +47,9 @@ import RoboscopeKit
         try await list.add(marker)
         try await Self.until("shown at once") { list.markers.map(\.label) == ["valve"] }
         try await Self.until("settled and live", within: 30) { list.pending == 0 && !list.fromCache }
-        let corners = [Point3(x: 0, y: 0, z: 2), Point3(x: 2, y: 0, z: 2), Point3(x: 2, y: 0, z: 5), Point3(x: 0, y: 0, z: 5)]
+        let corners = [
+            Point3(x: 0, y: 0, z: 2), Point3(x: 2, y: 0, z: 2), Point3(x: 2, y: 0, z: 5), Point3(x: 0, y: 0, z: 5),
+        ]
         try await list.move(try #require(list.markers.first), to: corners)
         try await Self.until("the move applied", within: 30) {
             list.pending == 0 && list.markers.first?.version == 2 && list.markers.first?.corners == corners

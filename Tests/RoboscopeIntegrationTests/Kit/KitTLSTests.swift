@@ -11,8 +11,9 @@ import Testing
     /// its own, with nothing listening behind it: it shakes hands and then closes.
     static func terminatorWithNothingBehind() throws -> (certificates: TestCertificates, terminator: TCPProxy) {
         let certificates = try TestCertificates()
-        let terminator = try TCPProxy(to: ("127.0.0.1", try FreePort.pick()),
-                                      terminatingTLS: try certificates.server("localhost", names: ["DNS:localhost"]))
+        let terminator = try TCPProxy(
+            to: ("127.0.0.1", try FreePort.pick()),
+            terminatingTLS: try certificates.server("localhost", names: ["DNS:localhost"]))
         try terminator.start()
         return (certificates, terminator)
     }
@@ -26,18 +27,20 @@ import Testing
         let wss = try TCPProxy(to: ("127.0.0.1", ports.ws), terminatingTLS: localhost)
         // The service names the terminator's URL, as a deployment behind an ingress does;
         // the kit asks for it over https.
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("kit_tls"),
-                                             extraArguments: ["--realtime-url", "wss://localhost:\(wss.port)/api/v1/ws"], ports: ports)
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("kit_tls"),
+            extraArguments: ["--realtime-url", "wss://localhost:\(wss.port)/api/v1/ws"], ports: ports)
         defer { server.stopWithoutWaiting() }
         try https.start()
         defer { https.stop() }
         try wss.start()
         defer { wss.stop() }
 
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "https://localhost:\(https.port)")!, userID: "kit",
-            http: SocketHTTPTransport(trustedCertificatesFile: certificates.authority),
-            webSocket: SocketWebSocketTransport(trustedCertificatesFile: certificates.authority)))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "https://localhost:\(https.port)")!, userID: "kit",
+                http: SocketHTTPTransport(trustedCertificatesFile: certificates.authority),
+                webSocket: SocketWebSocketTransport(trustedCertificatesFile: certificates.authority)))
         #expect(try await client.webSocketURL().absoluteString == "wss://localhost:\(wss.port)/api/v1/ws")
         let session = try await ClientKitEndToEndTests.session(client)
         let live = client.follow(.workSession(session.id), from: TopicCursor(position: 0, topicSeq: 0))
@@ -51,11 +54,13 @@ import Testing
         }
         // Answers of many TLS records (a bulk of 500 comes back whole), and a catch-up of
         // as many events on the socket.
-        let created = try await client.createMarkers((0..<500).map { ClientKitEndToEndTests.marker(session.id, "tls \($0)") })
+        let created = try await client.createMarkers(
+            (0..<500).map { ClientKitEndToEndTests.marker(session.id, "tls \($0)") })
         #expect(created.count == 500)
         _ = try await client.createMarker(ClientKitEndToEndTests.marker(session.id, "one more"))
         let types = try await FirstOutcome<[String]>.bounded(
-            by: .seconds(60), on: SystemClock(), timeout: { TestFailure("the events did not come over wss within 60 s") },
+            by: .seconds(60), on: SystemClock(),
+            timeout: { TestFailure("the events did not come over wss within 60 s") },
             cancelled: { CancellationError() }
         ) { try await events.value }
         #expect(types.first == "work_session.created")
@@ -66,9 +71,12 @@ import Testing
         // `roboscope-client` trusts a private authority through OpenSSL's SSL_CERT_FILE:
         // `watch` over https and wss prints the session's events from the start.
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("watch-tls-\(UUID())").path
-        let watch = try ClientProcess(["watch", "--url", "https://localhost:\(https.port)", "--user", "kit",
-                                       "--topic", "work_session:\(session.id.uuidString.lowercased())", "--since", "0", "--state", state],
-                                      environment: ["SSL_CERT_FILE": certificates.authority])
+        let watch = try ClientProcess(
+            [
+                "watch", "--url", "https://localhost:\(https.port)", "--user", "kit",
+                "--topic", "work_session:\(session.id.uuidString.lowercased())", "--since", "0", "--state", state,
+            ],
+            environment: ["SSL_CERT_FILE": certificates.authority])
         try await eventually("watch printed every event over TLS", within: 60) { watch.lines.count >= types.count }
         #expect(await watch.stop() == 0, "\(watch.errorLines.suffix(5))")
         let printed = try watch.lines.map { try WireCoding.decoder().decode(TopicEvent.self, from: Data($0.utf8)) }
@@ -96,19 +104,24 @@ import Testing
         }
         // The system does not trust the test's authority.
         let untrusted = await refusal {
-            _ = try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "https://localhost:\(terminator.port)/")!))
+            _ = try await SocketHTTPTransport().send(
+                HTTPRequestData(method: "GET", url: URL(string: "https://localhost:\(terminator.port)/")!))
         }
         #expect(untrusted?.urlError?.code == .serverCertificateUntrusted, "\(String(describing: untrusted))")
-        #expect(untrusted?.message.contains("unable to get local issuer certificate") == true, "\(String(describing: untrusted))")
+        #expect(
+            untrusted?.message.contains("unable to get local issuer certificate") == true,
+            "\(String(describing: untrusted))")
         // Trusted, but issued for another name than the one asked for.
         let trusting = SocketHTTPTransport(trustedCertificatesFile: certificates.authority)
         let misnamed = await refusal {
-            _ = try await trusting.send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(terminator.port)/")!))
+            _ = try await trusting.send(
+                HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(terminator.port)/")!))
         }
         #expect(misnamed?.urlError?.code == .serverCertificateUntrusted, "\(String(describing: misnamed))")
         // And the WebSocket transport alike.
         let socket = await refusal {
-            _ = try await SocketWebSocketTransport().connect(to: URL(string: "wss://localhost:\(terminator.port)/api/v1/ws")!, headers: [:])
+            _ = try await SocketWebSocketTransport().connect(
+                to: URL(string: "wss://localhost:\(terminator.port)/api/v1/ws")!, headers: [:])
         }
         #expect(socket?.urlError?.code == .serverCertificateUntrusted, "\(String(describing: socket))")
         // An authority file that is not there is said at the first connection.
@@ -167,7 +180,8 @@ import Testing
         let silent = try CancelRaceTests.HoldingServer()
         let quick = SocketHTTPTransport(timeout: 0.3)
         do {
-            _ = try await quick.send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(silent.port)/")!))
+            _ = try await quick.send(
+                HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(silent.port)/")!))
             Issue.record("expected a time-out")
         } catch RoboscopeError.transport(let failure) {
             #expect(failure.urlError?.code == .timedOut, "\(failure)")
@@ -175,7 +189,8 @@ import Testing
 
         let held = try CancelRaceTests.HoldingServer()
         let call = Task {
-            try await SocketHTTPTransport().send(HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(held.port)/")!))
+            try await SocketHTTPTransport().send(
+                HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(held.port)/")!))
         }
         let took = try await CancelRaceTests.cancelWhileHeld(call, by: held, "the client's hello at the silent server")
         print("KitTLSTests: a cancel ended a silent handshake in \(took)")

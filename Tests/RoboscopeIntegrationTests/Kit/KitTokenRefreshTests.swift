@@ -16,8 +16,12 @@ import RoboscopeKit
         func next() throws -> (token: String, expiresAt: Date) {
             issued += 1
             let expiry = Date().addingTimeInterval(10)
-            return (try Tokens.jwt(["sub": "kit-device", "tenant": "acme", "scope": "admin", "exp": expiry.timeIntervalSince1970,
-                                    "jti": "\(issued)"]), expiry)
+            return (
+                try Tokens.jwt([
+                    "sub": "kit-device", "tenant": "acme", "scope": "admin", "exp": expiry.timeIntervalSince1970,
+                    "jti": "\(issued)",
+                ]), expiry
+            )
         }
     }
 
@@ -25,8 +29,9 @@ import RoboscopeKit
         let server = try await Self.shared.get().server
         let tokens = ShortTokens()
         let provider = RefreshingTokenProvider(refreshMargin: .milliseconds(500)) { try await tokens.next() }
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, tokenProvider: provider))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, tokenProvider: provider))
         let space = try await client.createSpace(NewSpace(key: "kit-auth-\(UUID())", name: "Kit"))
         let session = try await client.createWorkSession(NewWorkSession(spaceID: space.id))
         let live = client.follow(.workSession(session.id), from: TopicCursor(position: 0, topicSeq: 0))
@@ -46,8 +51,11 @@ import RoboscopeKit
         // Four refreshes went out on the socket (at about 8, 16, 24 and 32 s): by then the
         // first token's socket would have been closed at 30 s, had the refreshes not landed.
         try await eventually("the kit refreshed its token four times", within: 90) { await tokens.issued >= 5 }
-        let marker = try NewMarker(workSessionID: session.id, label: "after refreshes", corners: [
-            Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4)])
+        let marker = try NewMarker(
+            workSessionID: session.id, label: "after refreshes",
+            corners: [
+                Point3(x: 0, y: 0, z: 1), Point3(x: 2, y: 0, z: 1), Point3(x: 2, y: 0, z: 4), Point3(x: 0, y: 0, z: 4),
+            ])
         _ = try await client.createMarker(marker)
         let types = try await events.value
         #expect(types.first == "work_session.created")

@@ -19,8 +19,9 @@ import RoboscopeKit
     @Test func aBulkUploadGoesGzippedAndEveryMarkerArrives() async throws {
         let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("kit_gzip"))
         let recording = Recording()
-        let client = RoboscopeClient(RoboscopeConfiguration(
-            baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit", http: recording))
+        let client = RoboscopeClient(
+            RoboscopeConfiguration(
+                baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit", http: recording))
         let session = try await ClientKitEndToEndTests.session(client)
         let markers = (0..<1000).map { ClientKitEndToEndTests.marker(session.id, "bulk \($0)") }
         let created = try await client.createMarkers(markers)
@@ -37,9 +38,11 @@ import RoboscopeKit
         #expect(space.headers["Content-Encoding"] == nil)
 
         // Off: the same upload goes as it is.
-        var configuration = RoboscopeConfiguration(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit", http: recording)
+        var configuration = RoboscopeConfiguration(
+            baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, userID: "kit", http: recording)
         configuration.requestCompression = .off
-        _ = try await RoboscopeClient(configuration).createMarkers((0..<100).map { ClientKitEndToEndTests.marker(session.id, "plain \($0)") })
+        _ = try await RoboscopeClient(configuration).createMarkers(
+            (0..<100).map { ClientKitEndToEndTests.marker(session.id, "plain \($0)") })
         #expect(recording.sent.withLock { $0.last?.headers["Content-Encoding"] } == nil)
         _ = await server.terminate()
     }

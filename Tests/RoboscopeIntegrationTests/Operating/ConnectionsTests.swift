@@ -13,14 +13,19 @@ import WebSocketCodec
         let second = try await ServerProcess(databaseURL: database, extraArguments: Tokens.serverArguments())
         let tenant = "conn-\(UUID().uuidString.prefix(8).lowercased())"
         let admin = Tokens.bearer(try Tokens.token(tenant, "admin", sub: "boss"))
-        let space = try await first.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: admin)
+        let space = try await first.client.send(
+            "POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: admin)
         let spaceID = try #require(space.json["id"]?.string)
-        let fitter = try WebSocketClient(port: first.wsPort, headers: [
-            "Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "fitter"))", "User-Agent: RoboscopeKit/1.0 (Linux; test)",
-        ])
+        let fitter = try WebSocketClient(
+            port: first.wsPort,
+            headers: [
+                "Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "fitter"))",
+                "User-Agent: RoboscopeKit/1.0 (Linux; test)",
+            ])
         try fitter.send(["op": "subscribe", "topic": .string("space:\(spaceID)")])
         _ = try await fitter.next(op: "subscribed")
-        let welder = try WebSocketClient(port: second.wsPort, headers: ["Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "welder"))"])
+        let welder = try WebSocketClient(
+            port: second.wsPort, headers: ["Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "welder"))"])
 
         func listed(_ query: String = "", as headers: [String: String]) async throws -> [JSONValue] {
             let reply = try await second.client.send("GET", "/api/v1/admin/connections\(query)", headers: headers)
@@ -40,7 +45,9 @@ import WebSocketCodec
         // Another tenant's administrator sees none of them and may not ask for them.
         let stranger = Tokens.bearer(try Tokens.token("conn-other", "admin", sub: "x"))
         #expect(try await listed(as: stranger).allSatisfy { $0["tenant"]?.string == "conn-other" })
-        #expect(try await second.client.send("GET", "/api/v1/admin/connections?tenant=\(tenant)", headers: stranger).status == 403)
+        #expect(
+            try await second.client.send("GET", "/api/v1/admin/connections?tenant=\(tenant)", headers: stranger).status
+                == 403)
         // The operator's view of everyone; a disconnect of everyone is refused.
         let operatorToken = Tokens.bearer(try Tokens.token("ops", "operator", sub: "o"))
         #expect(try await listed("?tenant=\(tenant)", as: operatorToken).count == 2)

@@ -31,8 +31,9 @@ import WebSocketCodec
         let otherSocket = try WebSocketClient(port: second.wsPort, headers: ["Authorization: Bearer \(other)"])
 
         let admin = Tokens.bearer(try token("acme", "admin", sub: "acme-admin"))
-        let made = try await first.client.send("POST", "/api/v1/admin/revocations",
-                                               json: ["subject": "fitter-1", "reason": "lost device"], headers: admin)
+        let made = try await first.client.send(
+            "POST", "/api/v1/admin/revocations",
+            json: ["subject": "fitter-1", "reason": "lost device"], headers: admin)
         #expect(made.status == 201, "\(made.json)")
         #expect(made.json["tenant"] == "acme" && made.json["subject"] == "fitter-1" && made.json["lifted_at"] == .null)
         #expect(made.json["created_by"] == "acme/acme-admin")
@@ -52,7 +53,8 @@ import WebSocketCodec
         // A token issued after the revocation holds.
         #expect(try await status(second, try token("acme", "write", sub: "fitter-1", issuedAgo: -5)).0 == 200)
         // A token without iat always matches.
-        #expect(try await status(second, try token("acme", "write", sub: "fitter-1", issuedAgo: nil)).1 == "token_revoked")
+        #expect(
+            try await status(second, try token("acme", "write", sub: "fitter-1", issuedAgo: nil)).1 == "token_revoked")
         try await eventually("the refusal is counted", within: 5) {
             try await second.metric(#"roboscope_ws_refusals_total{reason="revoked"}"#) == 1
         }
@@ -64,19 +66,23 @@ import WebSocketCodec
 
         // Lifted: in force nowhere; the record stays, saying who lifted it.
         let lifted = try await second.client.send("DELETE", "/api/v1/admin/revocations/\(id)", headers: admin)
-        #expect(lifted.status == 200 && lifted.json["lifted_by"] == "acme/acme-admin" && lifted.json["lifted_at"] != .null)
+        #expect(
+            lifted.status == 200 && lifted.json["lifted_by"] == "acme/acme-admin" && lifted.json["lifted_at"] != .null)
         try await eventually("the lifted revocation holds nowhere", within: 5) {
             try await status(first, lost).0 == 200
         }
         let listed = try await first.client.send("GET", "/api/v1/admin/revocations", headers: admin)
-        #expect(listed.json["revocations"]?[0]?["id"]?.string == id && listed.json["revocations"]?[0]?["lifted_at"] != .null)
+        #expect(
+            listed.json["revocations"]?[0]?["id"]?.string == id && listed.json["revocations"]?[0]?["lifted_at"] != .null
+        )
         #expect(await first.terminate() == 0)
         #expect(await second.terminate() == 0)
     }
 
     @Test func anAdministratorRevokesItsOwnTenantAndAnOperatorAnyone() async throws {
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("revocation_rules"),
-                                             extraArguments: Tokens.serverArguments())
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("revocation_rules"),
+            extraArguments: Tokens.serverArguments())
         func post(_ body: JSONValue, as token: String) async throws -> HTTPClient.Reply {
             try await server.client.send("POST", "/api/v1/admin/revocations", json: body, headers: Tokens.bearer(token))
         }
@@ -91,17 +97,22 @@ import WebSocketCodec
         #expect(foreign.status == 403 && foreign.json["error"]?["scope_needed"] == "operator")
         #expect(try await post(["kid": "k1", "reason": "x"], as: acmeAdmin).status == 403)
         // Bad input names its field.
-        for (body, field) in [(["tenant": "acme"] as JSONValue, "reason"), (["reason": "x", "issued_before": "yesterday"], "issued_before"),
-                              (["tenant": "not a tenant!", "reason": "x"], "tenant"), (["reason": "x"], "tenant"),
-                              (["kid": "k1", "tenant": "acme", "reason": "x"], "kid")] {
+        for (body, field) in [
+            (["tenant": "acme"] as JSONValue, "reason"),
+            (["reason": "x", "issued_before": "yesterday"], "issued_before"),
+            (["tenant": "not a tenant!", "reason": "x"], "tenant"), (["reason": "x"], "tenant"),
+            (["kid": "k1", "tenant": "acme", "reason": "x"], "kid"),
+        ] {
             let reply = try await post(body, as: body["kid"] == nil && field != "tenant" ? acmeAdmin : operatorToken)
             #expect(reply.status == 422 && reply.json["error"]?["field"]?.string == field, "\(body): \(reply.json)")
         }
         let acmes = try await post(["reason": "offboarding"], as: acmeAdmin)
         #expect(acmes.status == 201 && acmes.json["tenant"] == "acme" && acmes.json["subject"] == .null)
-        let globexes = try await post(["tenant": "globex", "subject": "s", "reason": "x", "issued_before": "2020-01-01T00:00:00Z"],
-                                      as: operatorToken)
-        #expect(globexes.status == 201 && globexes.json["issued_before"]?.string?.hasPrefix("2020-01-01T00:00:00") == true)
+        let globexes = try await post(
+            ["tenant": "globex", "subject": "s", "reason": "x", "issued_before": "2020-01-01T00:00:00Z"],
+            as: operatorToken)
+        #expect(
+            globexes.status == 201 && globexes.json["issued_before"]?.string?.hasPrefix("2020-01-01T00:00:00") == true)
         let key = try await post(["kid": "k1", "reason": "leaked"], as: operatorToken)
         #expect(key.status == 201 && key.json["tenant"] == .null && key.json["kid"] == "k1")
 
@@ -109,14 +120,19 @@ import WebSocketCodec
         let mine = try await server.client.send("GET", "/api/v1/admin/revocations", headers: Tokens.bearer(globexAdmin))
         #expect(mine.json["revocations"]?.array?.count == 1)
         let acmeID = try #require(acmes.json["id"]?.string)
-        let unknown = try await server.client.send("DELETE", "/api/v1/admin/revocations/\(acmeID)", headers: Tokens.bearer(globexAdmin))
-        let never = try await server.client.send("DELETE", "/api/v1/admin/revocations/\(UUID())", headers: Tokens.bearer(globexAdmin))
+        let unknown = try await server.client.send(
+            "DELETE", "/api/v1/admin/revocations/\(acmeID)", headers: Tokens.bearer(globexAdmin))
+        let never = try await server.client.send(
+            "DELETE", "/api/v1/admin/revocations/\(UUID())", headers: Tokens.bearer(globexAdmin))
         #expect(unknown.status == 404 && never.status == 404)
-        #expect(unknown.json["error"]?["message"]?.string?.replacingOccurrences(of: acmeID, with: "<id>")
+        #expect(
+            unknown.json["error"]?["message"]?.string?.replacingOccurrences(of: acmeID, with: "<id>")
                 == never.json["error"]?["message"]?.string.map { _ in "revocation <id> not found" })
-        let all = try await server.client.send("GET", "/api/v1/admin/revocations", headers: Tokens.bearer(operatorToken))
+        let all = try await server.client.send(
+            "GET", "/api/v1/admin/revocations", headers: Tokens.bearer(operatorToken))
         #expect(all.json["revocations"]?.array?.count == 3)
-        let filtered = try await server.client.send("GET", "/api/v1/admin/revocations?tenant=globex", headers: Tokens.bearer(operatorToken))
+        let filtered = try await server.client.send(
+            "GET", "/api/v1/admin/revocations?tenant=globex", headers: Tokens.bearer(operatorToken))
         #expect(filtered.json["revocations"]?.array?.count == 1)
         #expect(await server.terminate() == 0)
     }
@@ -132,18 +148,22 @@ import WebSocketCodec
         let acmeAdmin = Tokens.bearer(try token("acme", "admin audit", sub: "acme-admin"))
         let operatorToken = Tokens.bearer(try token("ops", "operator audit", sub: "on-call"))
         func trail(_ headers: [String: String]) async throws -> [JSONValue] {
-            let page = try await server.client.send("GET", "/api/v1/audit?entity_type=token_revocation", headers: headers)
+            let page = try await server.client.send(
+                "GET", "/api/v1/audit?entity_type=token_revocation", headers: headers)
             #expect(page.status == 200, "\(page.json)")
             return page.json["data"]?.array ?? []
         }
 
         let keyed = acmeAdmin.merging(["Idempotency-Key": "revoke-fitter-1"]) { $1 }
-        let made = try await server.client.send("POST", "/api/v1/admin/revocations",
-                                               json: ["subject": "fitter-1", "reason": "lost device"], headers: keyed)
+        let made = try await server.client.send(
+            "POST", "/api/v1/admin/revocations",
+            json: ["subject": "fitter-1", "reason": "lost device"], headers: keyed)
         #expect(made.status == 201, "\(made.json)")
-        let again = try await server.client.send("POST", "/api/v1/admin/revocations",
-                                                json: ["subject": "fitter-1", "reason": "lost device"], headers: keyed)
-        #expect(again.status == 201 && again.header("Idempotent-Replayed") == "true" && again.json["id"] == made.json["id"])
+        let again = try await server.client.send(
+            "POST", "/api/v1/admin/revocations",
+            json: ["subject": "fitter-1", "reason": "lost device"], headers: keyed)
+        #expect(
+            again.status == 201 && again.header("Idempotent-Replayed") == "true" && again.json["id"] == made.json["id"])
         let id = try #require(made.json["id"]?.string)
         let listed = try await server.client.send("GET", "/api/v1/admin/revocations", headers: acmeAdmin)
         #expect(listed.json["revocations"]?.array?.count == 1, "a retry with one key revokes once")
@@ -154,7 +174,8 @@ import WebSocketCodec
         #expect(relifted.status == 200, "lifting a lifted revocation changes nothing")
 
         let acmes = try await trail(acmeAdmin)
-        #expect(acmes.map { $0["type"]?.string } == ["token_revocation.created", "token_revocation.lifted"], "\(acmes)")
+        #expect(
+            acmes.map { $0["type"]?.string } == ["token_revocation.created", "token_revocation.lifted"], "\(acmes)")
         let created = try #require(acmes.first)
         #expect(created["actor"] == "acme-admin" && created["tenant"] == "acme" && created["scope"] != .null)
         #expect(created["entity"]?["type"] == "token_revocation" && created["entity"]?["id"]?.string == id)
@@ -164,10 +185,12 @@ import WebSocketCodec
 
         // An operator's revocation of another tenant is in that tenant's trail; a key's, in
         // the operator's own tenant's; neither in anyone else's.
-        let globex = try await server.client.send("POST", "/api/v1/admin/revocations",
-                                                 json: ["tenant": "globex", "reason": "unpaid"], headers: operatorToken)
-        let key = try await server.client.send("POST", "/api/v1/admin/revocations",
-                                              json: ["kid": "k-old", "reason": "leaked"], headers: operatorToken)
+        let globex = try await server.client.send(
+            "POST", "/api/v1/admin/revocations",
+            json: ["tenant": "globex", "reason": "unpaid"], headers: operatorToken)
+        let key = try await server.client.send(
+            "POST", "/api/v1/admin/revocations",
+            json: ["kid": "k-old", "reason": "leaked"], headers: operatorToken)
         #expect(globex.status == 201 && key.status == 201)
         // Issued after the revocation of every globex token.
         let globexAuditor = Tokens.bearer(try token("globex", "audit", sub: "auditor", issuedAgo: -5))
@@ -179,22 +202,28 @@ import WebSocketCodec
         #expect(try await trail(acmeAdmin).count == 2)
 
         // The gateway's tailer passes over events that are on no topic.
-        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: acmeAdmin)
-        let session = try await server.client.send("POST", "/api/v1/work-sessions",
-                                                   json: ["space_id": space.json["id"]!, "session_type": "inspection"],
-                                                   headers: acmeAdmin)
+        let space = try await server.client.send(
+            "POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: acmeAdmin)
+        let session = try await server.client.send(
+            "POST", "/api/v1/work-sessions",
+            json: ["space_id": space.json["id"]!, "session_type": "inspection"],
+            headers: acmeAdmin)
         let topic = "work_session:\(try #require(session.json["id"]?.string))"
-        let watcher = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try token("acme", "read", sub: "w"))"])
+        let watcher = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try token("acme", "read", sub: "w"))"])
         try watcher.send(["op": "subscribe", "topic": .string(topic), "since": 0])
         #expect(try await watcher.next(op: "event")["type"] == "work_session.created")
-        _ = try await server.client.send("POST", "/api/v1/admin/revocations", json: ["subject": "gone", "reason": "x"],
-                                         headers: acmeAdmin)
-        let done = try await server.client.send("PATCH", "/api/v1/work-sessions/\(session.json["id"]!.string!)",
-                                                json: ["status": "done"], headers: acmeAdmin)
+        _ = try await server.client.send(
+            "POST", "/api/v1/admin/revocations", json: ["subject": "gone", "reason": "x"],
+            headers: acmeAdmin)
+        let done = try await server.client.send(
+            "PATCH", "/api/v1/work-sessions/\(session.json["id"]!.string!)",
+            json: ["status": "done"], headers: acmeAdmin)
         #expect(done.status == 200, "\(done.json)")
         #expect(try await watcher.next(op: "event")["type"] == "work_session.updated")
         let acmeReader = Tokens.bearer(try token("acme", "audit", sub: "reader"))
-        let pieces = try await server.client.send("GET", "/api/v1/audit?type=token_revocation.lifted", headers: acmeReader)
+        let pieces = try await server.client.send(
+            "GET", "/api/v1/audit?type=token_revocation.lifted", headers: acmeReader)
         #expect(pieces.json["data"]?.array?.count == 1)
 
         #expect(await server.terminate() == 0)
@@ -208,7 +237,8 @@ import WebSocketCodec
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("jwks-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let file = folder.appendingPathComponent("jwks.json")
-        let old = ES256Key(kid: "old"), new = ES256Key(kid: "new")
+        let old = ES256Key(kid: "old")
+        let new = ES256Key(kid: "new")
         try ES256Key.writeSet([old, new], to: file)
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("key_retired"),
@@ -217,8 +247,10 @@ import WebSocketCodec
         func claims(_ sub: String) -> [String: Any] {
             ["sub": sub, "tenant": "acme", "scope": "read", "exp": Date().timeIntervalSince1970 + 600]
         }
-        let retiring = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try old.jwt(claims("a")))"])
-        let staying = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try new.jwt(claims("b")))"])
+        let retiring = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try old.jwt(claims("a")))"])
+        let staying = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try new.jwt(claims("b")))"])
         try ES256Key.writeSet([new], to: file)
         let closed = try await retiring.closeFrame(timeout: 10)
         #expect(closed?.code == .unauthorized && closed?.reason == "key retired")

@@ -26,10 +26,13 @@ import WebSocketCodec
                 + ["--rate-limit", "0.2", "--rate-burst", "5", "--log-format", "json", "--log-level", "info"]
         )
         let quietAdmin = Tokens.bearer(try Tokens.token("quiet", "admin", sub: "quiet-admin"))
-        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "q-1", "name": "n"], headers: quietAdmin)
+        let space = try await server.client.send(
+            "POST", "/api/v1/spaces", json: ["key": "q-1", "name": "n"], headers: quietAdmin)
         #expect(space.status == 201)
         let reader = Tokens.bearer(try Tokens.token("quiet", "read", sub: "quiet-reader"))
-        #expect(try await server.client.send("POST", "/api/v1/spaces", json: ["key": "q-2", "name": "n"], headers: reader).status == 403)
+        #expect(
+            try await server.client.send("POST", "/api/v1/spaces", json: ["key": "q-2", "name": "n"], headers: reader)
+                .status == 403)
         // The noisy tenant's one subject far past its burst of 5 (one more every 5 s: a slow
         // machine does not refill it between requests).
         let noisy = Tokens.bearer(try Tokens.token("noisy", "read", sub: "noisy-1"))
@@ -38,11 +41,15 @@ import WebSocketCodec
             limited += 1
         }
         #expect(limited > 0)
-        #expect(try await server.client.send("GET", "/api/v1/spaces", headers: ["Authorization": "Bearer nope"]).status == 401)
+        #expect(
+            try await server.client.send("GET", "/api/v1/spaces", headers: ["Authorization": "Bearer nope"]).status
+                == 401)
 
-        let socket = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("quiet", "read"))"])
+        let socket = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("quiet", "read"))"])
         let text = try await metricsText(server)
-        #expect(value(text, #"roboscope_tenant_requests_total{tenant="noisy",outcome="rate_limited"}"#) == Double(limited))
+        #expect(
+            value(text, #"roboscope_tenant_requests_total{tenant="noisy",outcome="rate_limited"}"#) == Double(limited))
         #expect(value(text, #"roboscope_tenant_requests_total{tenant="quiet",outcome="forbidden"}"#) == 1)
         #expect(value(text, #"roboscope_tenant_requests_total{tenant="quiet",outcome="ok"}"#) ?? 0 >= 1)
         #expect(value(text, #"roboscope_tenant_requests_total{tenant="_unknown",outcome="unauthorized"}"#) == 1)
@@ -65,9 +72,12 @@ import WebSocketCodec
         let access = lines.filter { $0["message"] == "request" }
         let refused = try #require(access.first { $0["status"] == "429" })
         #expect(refused["tenant"] == "noisy" && refused["subject"] == "noisy-1" && refused["code"] == "rate_limited")
-        #expect(refused["client_address"] == "127.0.0.1" && refused["duration_ms"] != nil && refused["request_id"] != nil)
+        #expect(
+            refused["client_address"] == "127.0.0.1" && refused["duration_ms"] != nil && refused["request_id"] != nil)
         let forbidden = try #require(access.first { $0["status"] == "403" })
-        #expect(forbidden["tenant"] == "quiet" && forbidden["subject"] == "quiet-reader" && forbidden["code"] == "forbidden")
+        #expect(
+            forbidden["tenant"] == "quiet" && forbidden["subject"] == "quiet-reader" && forbidden["code"] == "forbidden"
+        )
         #expect(access.contains { $0["status"] == "401" && $0["code"] == "unauthorized" && $0["tenant"] == nil })
         // Times are RFC 3339 UTC with their zone; the line at start names the authentication.
         #expect(lines.allSatisfy { $0["time"]?.hasSuffix("Z") == true })
@@ -82,7 +92,8 @@ import WebSocketCodec
             extraArguments: Tokens.serverArguments() + ["--metrics-max-tenants", "1"]
         )
         for tenant in ["first", "second", "third"] {
-            let reply = try await server.client.send("GET", "/api/v1/spaces", headers: Tokens.bearer(try Tokens.token(tenant, "read")))
+            let reply = try await server.client.send(
+                "GET", "/api/v1/spaces", headers: Tokens.bearer(try Tokens.token(tenant, "read")))
             #expect(reply.status == 200)
         }
         let text = try await metricsText(server)
@@ -98,23 +109,30 @@ import WebSocketCodec
         let server = try await ServerProcess(
             databaseURL: try await TestDatabase.fresh("ws_refusals"),
             extraArguments: Tokens.serverArguments()
-                + ["--auth-leeway", "0", "--log-refusals-per-second", "3", "--log-format", "json", "--log-level", "info"]
+                + [
+                    "--auth-leeway", "0", "--log-refusals-per-second", "3", "--log-format", "json", "--log-level",
+                    "info",
+                ]
         )
         for _ in 0..<8 {
             #expect(throws: TestFailure.self) {
                 _ = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer forged.token.here"])
             }
         }
-        let expired = try Tokens.jwt(["sub": "late", "tenant": "acme", "scope": "read", "exp": Date().timeIntervalSince1970 - 10])
+        let expired = try Tokens.jwt([
+            "sub": "late", "tenant": "acme", "scope": "read", "exp": Date().timeIntervalSince1970 - 10,
+        ])
         #expect(throws: TestFailure.self) {
-            _ = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(expired)", "User-Agent: probe/1"])
+            _ = try WebSocketClient(
+                port: server.wsPort, headers: ["Authorization: Bearer \(expired)", "User-Agent: probe/1"])
         }
         // No token at the upgrade, then an op before `auth`: 4001.
         let eager = try WebSocketClient(port: server.wsPort)
         try eager.send(["op": "subscribe", "topic": "work_session:x"])
         #expect(try await eager.closeFrame()?.code == .unauthorized)
         // A refresh naming someone else: 4003.
-        let socket = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "a"))"])
+        let socket = try WebSocketClient(
+            port: server.wsPort, headers: ["Authorization: Bearer \(try Tokens.token("acme", "read", sub: "a"))"])
         try socket.send(["op": "auth", "token": .string(try Tokens.token("acme", "read", sub: "b"))])
         #expect(try await socket.closeFrame()?.code == .forbidden)
 
@@ -131,7 +149,9 @@ import WebSocketCodec
             let lines = server.log().split(separator: "\n").compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
             }
-            let refusals = lines.filter { $0["message"] == "websocket upgrade refused" || $0["message"] == "websocket closed" }
+            let refusals = lines.filter {
+                $0["message"] == "websocket upgrade refused" || $0["message"] == "websocket closed"
+            }
             let leftOut = lines.filter { $0["message"] == "websocket refusals left out of the log" }
                 .compactMap { Int($0["lines"] ?? "") }.reduce(0, +)
             return (refusals, leftOut)

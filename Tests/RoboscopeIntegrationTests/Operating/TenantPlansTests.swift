@@ -13,11 +13,15 @@ import WebSocketCodec
 
     @Test func eachTenantGetsItsPlansRateConnectionsAndLongPolls() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("plans-\(UUID()).json")
-        try Self.write(["default": ["rate_limit": 0.5, "max_connections": 2, "max_long_polls": 1],
-                        "tenants": ["gold": ["rate_limit": 500, "max_connections": 10], "poll": ["rate_limit": 500]]],
-                       to: file)
-        let server = try await ServerProcess(databaseURL: try await TestDatabase.fresh("tenant_plans"),
-                                             extraArguments: Tokens.serverArguments() + ["--tenant-plans-file", file.path])
+        try Self.write(
+            [
+                "default": ["rate_limit": 0.5, "max_connections": 2, "max_long_polls": 1],
+                "tenants": ["gold": ["rate_limit": 500, "max_connections": 10], "poll": ["rate_limit": 500]],
+            ],
+            to: file)
+        let server = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("tenant_plans"),
+            extraArguments: Tokens.serverArguments() + ["--tenant-plans-file", file.path])
         // Rate: basic's burst is 1 (one more every 2 s: a slow machine does not refill it
         // between requests), gold's 1,000.
         func limited(_ tenant: String) async throws -> [HTTPClient.Reply] {
@@ -36,31 +40,43 @@ import WebSocketCodec
         // Connections: two for basic (the default plan), the third refused at the upgrade or
         // at its `auth` op; gold holds more.
         let basic = try Tokens.token("basic", "read")
-        let held = try (0..<2).map { _ in try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(basic)"]) }
-        #expect(throws: TestFailure.self) { _ = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(basic)"]) }
+        let held = try (0..<2).map { _ in
+            try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(basic)"])
+        }
+        #expect(throws: TestFailure.self) {
+            _ = try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(basic)"])
+        }
         let late = try WebSocketClient(port: server.wsPort)
         try late.send(["op": "auth", "token": .string(basic)])
         #expect(try await late.closeFrame()?.code == .tryAgainLater)
         let gold = try Tokens.token("gold", "read")
-        let goldHeld = try (0..<4).map { _ in try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(gold)"]) }
+        let goldHeld = try (0..<4).map { _ in
+            try WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(gold)"])
+        }
 
         // Long polls: the default plan's one waiting for a tenant whose own plan sets only its
         // rate; the second is 429.
         let admin = Tokens.bearer(try Tokens.token("poll", "admin", sub: "poller"))
-        let space = try await server.client.send("POST", "/api/v1/spaces", json: ["key": "p", "name": "n"], headers: admin)
-        let session = try await server.client.send("POST", "/api/v1/work-sessions",
-                                                   json: ["space_id": space.json["id"]!, "session_type": "inspection"], headers: admin)
+        let space = try await server.client.send(
+            "POST", "/api/v1/spaces", json: ["key": "p", "name": "n"], headers: admin)
+        let session = try await server.client.send(
+            "POST", "/api/v1/work-sessions",
+            json: ["space_id": space.json["id"]!, "session_type": "inspection"], headers: admin)
         let topic = "work_session:\(session.json["id"]!.string!)"
-        let head = try await server.client.send("GET", "/api/v1/changes?topic=\(topic)&since=0", headers: admin).json["next_since"]!.int!
+        let head = try await server.client.send("GET", "/api/v1/changes?topic=\(topic)&since=0", headers: admin).json[
+            "next_since"]!.int!
         let poll = "/api/v1/changes?topic=\(topic)&since=\(head)&wait=20"
         let first = Task { try await server.client.send("GET", poll, headers: admin) }
-        try await eventually("the first poll waits", within: 10) { try await server.metric("roboscope_changes_waiting") == 1 }
+        try await eventually("the first poll waits", within: 10) {
+            try await server.metric("roboscope_changes_waiting") == 1
+        }
         let second = try await server.client.send("GET", poll, headers: admin)
         #expect(second.status == 429 && second.json["error"]?["limit"] == "tenant", "\(second.json)")
         first.cancel()
 
         // The file changes: basic may hold a third connection now.
-        try Self.write(["default": ["rate_limit": 0.5, "max_connections": 3], "tenants": [:] as [String: Any]], to: file)
+        try Self.write(
+            ["default": ["rate_limit": 0.5, "max_connections": 3], "tenants": [:] as [String: Any]], to: file)
         try await eventually("the new plan is in force", within: 10) {
             (try? WebSocketClient(port: server.wsPort, headers: ["Authorization: Bearer \(basic)"])) != nil
         }
@@ -70,12 +86,16 @@ import WebSocketCodec
 
     @Test func aPlansFileThatDoesNotParseRefusesTheStart() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("plans-\(UUID()).json")
-        for (plans, message) in [(["default": ["rate_limt": 5]] as [String: Any], "default.rate_limt: unknown field"),
-                                 (["tenants": ["acme": ["db_share": 2]]], "tenants.acme.db_share"),
-                                 (["tenants": ["acme": ["max_connections": 0.5]]], "tenants.acme.max_connections")] {
+        for (plans, message) in [
+            (["default": ["rate_limt": 5]] as [String: Any], "default.rate_limt: unknown field"),
+            (["tenants": ["acme": ["db_share": 2]]], "tenants.acme.db_share"),
+            (["tenants": ["acme": ["max_connections": 0.5]]], "tenants.acme.max_connections"),
+        ] {
             try Self.write(plans, to: file)
-            let outcome = try await CommandRunner.roboscope(["serve", "--tenant-plans-file", file.path,
-                                                             "--database-url", "postgres://unused/none"])
+            let outcome = try await CommandRunner.roboscope([
+                "serve", "--tenant-plans-file", file.path,
+                "--database-url", "postgres://unused/none",
+            ])
             #expect(outcome.status != 0 && outcome.output.contains(message), "\(message): \(outcome.output)")
         }
     }

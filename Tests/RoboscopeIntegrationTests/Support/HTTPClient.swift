@@ -16,7 +16,8 @@ struct HTTPClient: Sendable {
         /// The body as JSON; `.null` for an empty body.
         var json: JSONValue {
             guard !body.isEmpty else { return .null }
-            return (try? JSONDecoder().decode(JSONValue.self, from: body)) ?? .string(String(decoding: body, as: UTF8.self))
+            return (try? JSONDecoder().decode(JSONValue.self, from: body))
+                ?? .string(String(decoding: body, as: UTF8.self))
         }
 
         func header(_ name: String) -> String? {
@@ -31,7 +32,9 @@ struct HTTPClient: Sendable {
         return URLSession(configuration: configuration)
     }()
 
-    func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) async throws -> Reply {
+    func send(
+        _ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]
+    ) async throws -> Reply {
         var request = URLRequest(url: URL(string: path, relativeTo: base)!)
         request.httpMethod = method
         request.httpBody = body
@@ -46,7 +49,8 @@ struct HTTPClient: Sendable {
         return Reply(status: http.statusCode, headers: replyHeaders, body: data)
     }
 
-    func send(_ method: String, _ path: String, json: JSONValue, headers: [String: String] = [:]) async throws -> Reply {
+    func send(_ method: String, _ path: String, json: JSONValue, headers: [String: String] = [:]) async throws -> Reply
+    {
         try await send(method, path, body: try JSONEncoder().encode(json), headers: headers)
     }
 

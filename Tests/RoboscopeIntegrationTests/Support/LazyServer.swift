@@ -15,7 +15,8 @@ actor LazyServer {
 
     func get() async throws -> (server: ServerProcess, databaseURL: String) {
         if starting == nil {
-            let label = label, arguments = arguments
+            let label = label
+            let arguments = arguments
             starting = Task {
                 let url = try await TestDatabase.fresh(label)
                 return (try await ServerProcess(databaseURL: url, extraArguments: try arguments()), url)

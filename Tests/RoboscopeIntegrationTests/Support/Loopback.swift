@@ -14,7 +14,9 @@ enum Loopback {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr(host)
         return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
     }
 
@@ -23,7 +25,8 @@ enum Loopback {
     static func connect(port: Int, from source: String) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard withAddress(port: 0, host: source, { bind(fd, $0, $1) }) == 0,
-              withAddress(port: port, { Glibc.connect(fd, $0, $1) }) == 0 else {
+            withAddress(port: port, { Glibc.connect(fd, $0, $1) }) == 0
+        else {
             close(fd)
             throw TestFailure("cannot connect from \(source) to 127.0.0.1:\(port)")
         }

@@ -50,9 +50,12 @@ final class LossyRelay: @unchecked Sendable {
         var fromClient = HTTPStream(fd: client)
         var fromUpstream = HTTPStream(fd: upstream)
         while let request = fromClient.readMessage(isResponse: false) {
-            let number = state.withLock { $0.count += 1; return $0.count }
+            let number = state.withLock {
+                $0.count += 1; return $0.count
+            }
             let head = String(decoding: request.head, as: UTF8.self)
-            guard Self.writeAll(upstream, request.bytes), let response = fromUpstream.readMessage(isResponse: true) else { return }
+            guard Self.writeAll(upstream, request.bytes), let response = fromUpstream.readMessage(isResponse: true)
+            else { return }
             if loses(number, head) {
                 state.withLock { $0.lost.append(head) }
                 return

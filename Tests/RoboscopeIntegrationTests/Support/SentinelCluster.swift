@@ -14,7 +14,8 @@ final class SentinelCluster: @unchecked Sendable {
     private var processes: [Int: Process] = [:]
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("sentinels-\(UUID().uuidString.prefix(8))")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sentinels-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         masterPort = try FreePort.pick()
         replicaPort = try FreePort.pick()
@@ -24,15 +25,15 @@ final class SentinelCluster: @unchecked Sendable {
         for port in sentinelPorts {
             let configuration = folder.appendingPathComponent("sentinel-\(port).conf")
             try """
-                port \(port)
-                bind 127.0.0.1
-                dir \(folder.path)
-                sentinel monitor \(Self.masterName) 127.0.0.1 \(masterPort) 2
-                sentinel down-after-milliseconds \(Self.masterName) 1000
-                sentinel failover-timeout \(Self.masterName) 10000
-                sentinel parallel-syncs \(Self.masterName) 1
+            port \(port)
+            bind 127.0.0.1
+            dir \(folder.path)
+            sentinel monitor \(Self.masterName) 127.0.0.1 \(masterPort) 2
+            sentinel down-after-milliseconds \(Self.masterName) 1000
+            sentinel failover-timeout \(Self.masterName) 10000
+            sentinel parallel-syncs \(Self.masterName) 1
 
-                """.write(to: configuration, atomically: true, encoding: .utf8)
+            """.write(to: configuration, atomically: true, encoding: .utf8)
             try start(port: port, [configuration.path, "--sentinel"])
         }
     }
@@ -43,7 +44,9 @@ final class SentinelCluster: @unchecked Sendable {
     private func start(port: Int, _ arguments: [String]) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        let common = arguments.contains("--sentinel") ? [] : ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path]
+        let common =
+            arguments.contains("--sentinel")
+            ? [] : ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", folder.path]
         process.arguments = arguments + common
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         let log = folder.appendingPathComponent("redis-\(port).log")
@@ -63,7 +66,8 @@ final class SentinelCluster: @unchecked Sendable {
     func masterAsSentinelsSeeIt() -> Int? {
         for port in sentinelPorts {
             if let parts = ask(port, ["SENTINEL", "get-master-addr-by-name", Self.masterName])?.array, parts.count == 2,
-               let text = parts[1].string, let master = Int(text) {
+                let text = parts[1].string, let master = Int(text)
+            {
                 return master
             }
         }
@@ -73,7 +77,9 @@ final class SentinelCluster: @unchecked Sendable {
     /// Every Sentinel knows the replica and the two other Sentinels, and the replica is in
     /// sync: a failover can happen.
     func isReady() -> Bool {
-        guard case .string(let info)? = ask(replicaPort, ["INFO", "replication"]), info.contains("master_link_status:up") else {
+        guard case .string(let info)? = ask(replicaPort, ["INFO", "replication"]),
+            info.contains("master_link_status:up")
+        else {
             return false
         }
         return sentinelPorts.allSatisfy { port in

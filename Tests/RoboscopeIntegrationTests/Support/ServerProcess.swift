@@ -28,19 +28,23 @@ final class ServerProcess: @unchecked Sendable {
 
     /// `ports` (HTTP, WebSocket): the ones of a server this one replaces after a crash.
     /// `wrapper`: a command that execs the server (`prlimit --nofile=256 --`), same pid.
-    init(databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = [],
-         ports: (http: Int, ws: Int)? = nil, wrapper: [String] = []) async throws {
+    init(
+        databaseURL: String, redisURL: String = ServerProcess.redisURL, extraArguments: [String] = [],
+        ports: (http: Int, ws: Int)? = nil, wrapper: [String] = []
+    ) async throws {
         port = try ports?.http ?? FreePort.pick()
         wsPort = try ports?.ws ?? FreePort.pick()
         logURL = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-test-\(port).log")
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         process.executableURL = Self.binary
-        process.arguments = [
-            "serve", "--database-url", TestDatabase.patient(databaseURL), "--redis-url", redisURL, "--host", "127.0.0.1", "--http-port", String(port),
-            "--ws-port", String(wsPort), "--schema-dir", TestDatabase.schemaDirectory.path,
-            "--log-level", "warning",
-        ]
+        process.arguments =
+            [
+                "serve", "--database-url", TestDatabase.patient(databaseURL), "--redis-url", redisURL, "--host",
+                "127.0.0.1", "--http-port", String(port),
+                "--ws-port", String(wsPort), "--schema-dir", TestDatabase.schemaDirectory.path,
+                "--log-level", "warning",
+            ]
             // Many servers run at once against one cluster: a small pool each keeps them
             // under its connection limit.
             + (extraArguments.contains("--db-pool-size") ? [] : ["--db-pool-size", "4"])
@@ -139,7 +143,10 @@ enum ChildProcesses {
         pids.append(pid)
         // The test command stops these by PID should the test process itself die.
         if let file = ProcessInfo.processInfo.environment["ROBOSCOPE_TEST_PIDS"],
-           let handle = FileHandle(forWritingAtPath: file) ?? (FileManager.default.createFile(atPath: file, contents: nil) ? FileHandle(forWritingAtPath: file) : nil) {
+            let handle = FileHandle(forWritingAtPath: file)
+                ?? (FileManager.default.createFile(atPath: file, contents: nil)
+                    ? FileHandle(forWritingAtPath: file) : nil)
+        {
             handle.seekToEndOfFile()
             handle.write(Data("\(pid)\n".utf8))
             try? handle.close()

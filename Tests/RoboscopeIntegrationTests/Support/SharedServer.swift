@@ -15,7 +15,10 @@ actor SharedServer {
                 // one that drops and resumes); the client answers pings only while it
                 // reads, and a loaded run stretched such a test past the default 30 s
                 // ping and 30 s more of silence: the server closed it.
-                return (try await ServerProcess(databaseURL: databaseURL, extraArguments: ["--ws-ping-interval", "300"]), databaseURL)
+                return (
+                    try await ServerProcess(databaseURL: databaseURL, extraArguments: ["--ws-ping-interval", "300"]),
+                    databaseURL
+                )
             }
         }
         return try await starting!.value

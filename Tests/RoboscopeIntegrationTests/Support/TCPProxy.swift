@@ -24,7 +24,10 @@ final class TCPProxy: @unchecked Sendable {
         // Not our stdout: a proxy left behind must not hold the test runner's pipe open.
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        let listen = tls.map { "OPENSSL-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork,verify=0,cert=\($0.certificate),key=\($0.key)" }
+        let listen =
+            tls.map {
+                "OPENSSL-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork,verify=0,cert=\($0.certificate),key=\($0.key)"
+            }
             ?? "TCP-LISTEN:\(port),bind=127.0.0.1,reuseaddr,fork"
         process.arguments = [listen, "TCP:\(target.host):\(target.port)"]
         try process.run()

@@ -18,26 +18,39 @@ struct TestCertificates {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("roboscope-tls-\(UUID())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         authority = folder.appendingPathComponent("ca.pem").path
-        try Self.openssl(in: folder, ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                                      "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Roboscope test authority"])
+        try Self.openssl(
+            in: folder,
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=Roboscope test authority",
+            ])
     }
 
     /// A certificate for `names` (`DNS:localhost`, `IP:127.0.0.1`), signed by the authority.
     func server(_ name: String, names: [String]) throws -> Server {
         let extensions = folder.appendingPathComponent("\(name).ext")
         try """
-            subjectAltName=\(names.joined(separator: ","))
-            basicConstraints=CA:FALSE
-            keyUsage=digitalSignature
-            extendedKeyUsage=serverAuth
+        subjectAltName=\(names.joined(separator: ","))
+        basicConstraints=CA:FALSE
+        keyUsage=digitalSignature
+        extendedKeyUsage=serverAuth
 
-            """.write(to: extensions, atomically: true, encoding: .utf8)
-        try Self.openssl(in: folder, ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                                      "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)"])
-        try Self.openssl(in: folder, ["x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                                      "-CAcreateserial", "-days", "2", "-extfile", extensions.path, "-out", "\(name).pem"])
-        return Server(certificate: folder.appendingPathComponent("\(name).pem").path,
-                      key: folder.appendingPathComponent("\(name).key").path)
+        """.write(to: extensions, atomically: true, encoding: .utf8)
+        try Self.openssl(
+            in: folder,
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)",
+            ])
+        try Self.openssl(
+            in: folder,
+            [
+                "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", extensions.path, "-out", "\(name).pem",
+            ])
+        return Server(
+            certificate: folder.appendingPathComponent("\(name).pem").path,
+            key: folder.appendingPathComponent("\(name).key").path)
     }
 
     func remove() {

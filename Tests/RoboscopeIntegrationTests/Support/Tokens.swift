@@ -16,18 +16,25 @@ enum Tokens {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func jwt(_ claims: [String: Any], secret: String = secret, alg: String = "HS256", kid: String? = nil) throws -> String {
+    static func jwt(
+        _ claims: [String: Any], secret: String = secret, alg: String = "HS256", kid: String? = nil
+    ) throws -> String {
         var header: [String: Any] = ["alg": alg, "typ": "JWT"]
         if let kid { header["kid"] = kid }
         let head = base64URL(try JSONSerialization.data(withJSONObject: header))
         let payload = base64URL(try JSONSerialization.data(withJSONObject: claims))
-        let signature = HMAC<SHA256>.authenticationCode(for: Data("\(head).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        let signature = HMAC<SHA256>.authenticationCode(
+            for: Data("\(head).\(payload)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
         return "\(head).\(payload).\(base64URL(Data(signature)))"
     }
 
     /// A valid token of `tenant` with `scope` (space-separated), for five minutes.
-    static func token(_ tenant: String, _ scope: String, sub: String = "tester", spaces: [String]? = nil) throws -> String {
-        var claims: [String: Any] = ["sub": sub, "tenant": tenant, "scope": scope, "exp": Date().timeIntervalSince1970 + 300]
+    static func token(
+        _ tenant: String, _ scope: String, sub: String = "tester", spaces: [String]? = nil
+    ) throws -> String {
+        var claims: [String: Any] = [
+            "sub": sub, "tenant": tenant, "scope": scope, "exp": Date().timeIntervalSince1970 + 300,
+        ]
         if let spaces { claims["spaces"] = spaces }
         return try jwt(claims)
     }
@@ -43,8 +50,10 @@ struct ES256Key {
     /// The public half as a JWK Set entry.
     var jwk: [String: Any] {
         let raw = key.publicKey.rawRepresentation
-        return ["kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
-                "x": Tokens.base64URL(raw.prefix(32)), "y": Tokens.base64URL(raw.suffix(32))]
+        return [
+            "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+            "x": Tokens.base64URL(raw.prefix(32)), "y": Tokens.base64URL(raw.suffix(32)),
+        ]
     }
 
     static func writeSet(_ keys: [ES256Key], to url: URL) throws {
@@ -54,7 +63,8 @@ struct ES256Key {
 
     /// A JWT with `claims`, signed by this key and naming its `kid`.
     func jwt(_ claims: [String: Any]) throws -> String {
-        let header = Tokens.base64URL(try JSONSerialization.data(withJSONObject: ["alg": "ES256", "typ": "JWT", "kid": kid]))
+        let header = Tokens.base64URL(
+            try JSONSerialization.data(withJSONObject: ["alg": "ES256", "typ": "JWT", "kid": kid]))
         let payload = Tokens.base64URL(try JSONSerialization.data(withJSONObject: claims))
         let signature = try key.signature(for: Data("\(header).\(payload)".utf8))
         return "\(header).\(payload).\(Tokens.base64URL(signature.rawRepresentation))"

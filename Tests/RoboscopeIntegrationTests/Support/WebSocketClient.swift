@@ -20,8 +20,10 @@ final class WebSocketClient: @unchecked Sendable {
 
     /// Connects and upgrades; throws with the status line if the server refuses.
     /// `extensions`: a `Sec-WebSocket-Extensions` offer (`PerMessageDeflate.clientOffer`).
-    init(port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil, headers: [String] = [],
-         extensions: String? = nil) throws {
+    init(
+        port: Int, path: String = "/api/v1/ws", receiveBuffer: Int32? = nil, headers: [String] = [],
+        extensions: String? = nil
+    ) throws {
         fd = try Self.connect(port: port, receiveBuffer: receiveBuffer)
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -38,7 +40,8 @@ final class WebSocketClient: @unchecked Sendable {
         let end = UpgradeParser.headEnd(head)!
         let text = String(decoding: head[..<end], as: UTF8.self)
         guard text.hasPrefix("HTTP/1.1 101"),
-              text.contains("Sec-WebSocket-Accept: \(HandshakeResponse.acceptValue(forKey: key))") else {
+            text.contains("Sec-WebSocket-Accept: \(HandshakeResponse.acceptValue(forKey: key))")
+        else {
             // Not closed here: every stored property is set, so deinit runs and closes it. A
             // second close could close a socket another test opened meanwhile under the same
             // number (a CI run's refused upgrade and another test's socket once shared one).
@@ -47,8 +50,9 @@ final class WebSocketClient: @unchecked Sendable {
         let answered = text.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-extensions:") }
             .map { String($0.drop { $0 != ":" }.dropFirst()) }
         deflate = try PerMessageDeflate.accepted(response: answered).get()
-        reader = MessageReader(role: .client, maxMessageSize: 64 << 20,
-                               compression: deflate.map { .init(peerKeepsContext: $0.serverContextTakeover) })
+        reader = MessageReader(
+            role: .client, maxMessageSize: 64 << 20,
+            compression: deflate.map { .init(peerKeepsContext: $0.serverContextTakeover) })
         let rest = Array(head[(end + 4)...])
         bytesRead += rest.count
         if !rest.isEmpty { reader.feed(rest) { self.ready.append($0) } }
@@ -103,7 +107,9 @@ final class WebSocketClient: @unchecked Sendable {
         while offset < bytes.count {
             // MSG_NOSIGNAL: a server that already closed must fail the test, not kill the
             // whole test process with SIGPIPE.
-            let count = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw TestFailure("write failed: errno \(errno)") }
             offset += count
         }

@@ -23,9 +23,11 @@ import RoboscopeDomain
         let rest = try await server.client.get("/api/v1/changes?topic=\(topic)&since=\(first.json["next_since"]!.int!)")
         let all = (first.json["data"]?.array ?? []) + (rest.json["data"]?.array ?? [])
         #expect(rest.json["has_more"] == false)
-        #expect(all.map { $0["type"]?.string ?? "" } == [
-            "work_session.created", "marker.created", "marker_details.calculated", "marker.deleted", "marker_details.deleted",
-        ])
+        #expect(
+            all.map { $0["type"]?.string ?? "" } == [
+                "work_session.created", "marker.created", "marker_details.calculated", "marker.deleted",
+                "marker_details.deleted",
+            ])
         #expect(all.allSatisfy { $0["op"] == "event" && $0["topic"]?.string == topic })
         #expect(all.compactMap { $0["topic_seq"]?.int } == [1, 2, 3, 4, 5])
         // Past the end: nothing, and next_since stays where it was.
@@ -75,7 +77,9 @@ import RoboscopeDomain
         let request = { @Sendable (query: String) in
             "GET /api/v1/changes?topic=\(topic)&\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
         }
-        let found = try await onOwnThread { try WebSocketClient.rawExchange(port: port, request("since=0&wait=5"), idle: 1) }
+        let found = try await onOwnThread {
+            try WebSocketClient.rawExchange(port: port, request("since=0&wait=5"), idle: 1)
+        }
         #expect(found.text.hasPrefix("HTTP/1.1 200"), "\(found.text)")
         #expect(!found.closed, "the connection stays open for the next request")
         #expect(!found.text.lowercased().contains("connection: close"))
@@ -154,7 +158,8 @@ import RoboscopeDomain
         let topic = "work_session:\(Fixtures.id(session))"
         let watcher = try await Self.watcher(server, topic)
         for _ in 0..<4 { _ = try await fixtures.marker(in: session) }
-        try await Self.delivered(try await TopicOrderTests.feed(server.client, topic, since: 0).last?["position"], to: watcher)
+        try await Self.delivered(
+            try await TopicOrderTests.feed(server.client, topic, since: 0).last?["position"], to: watcher)
         let socket = try WebSocketClient(port: server.wsPort)
         try socket.send(["op": "subscribe", "topic": .string(topic), "since": 0])
         let refusal = try await socket.next(op: "error")

@@ -50,8 +50,9 @@ import RoboscopeDomain
         #expect(messages == fresh)
         #expect(messages.compactMap { $0["topic_seq"]?.int } == Array(1...Int64(fresh.count)))
         #expect(fresh.count == 1 + 40 * 2)
-        #expect(try await server.metric("roboscope_changes_read_ahead_hits_total") > hitsBefore,
-                "some pages came from reading ahead")
+        #expect(
+            try await server.metric("roboscope_changes_read_ahead_hits_total") > hitsBefore,
+            "some pages came from reading ahead")
     }
 
     @Test func aPageThatEndedTheTopicIsReadAgain() async throws {

@@ -32,11 +32,13 @@ import Glibc
     @Test func aRetryGetsTheStoredAnswerAndAppendsNothing() async throws {
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        let first = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let first = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(first.status == 201)
         #expect(first.header("Idempotent-Replayed") == nil)
         let count = try Self.events(url, session)
-        let again = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let again = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(again.status == 201)
         #expect(again.header("Idempotent-Replayed") == "true")
         #expect(again.body == first.body, "byte for byte")
@@ -47,7 +49,8 @@ import Glibc
         // Every kind of write: a patch, a details put, a delete (204, empty body).
         let path = "/api/v1/markers/\(Fixtures.id(first.json))"
         for _ in 0..<2 {
-            let patched = try await server.client.patch(path, ["label": "pump"], headers: ["Idempotency-Key": key + "-patch"])
+            let patched = try await server.client.patch(
+                path, ["label": "pump"], headers: ["Idempotency-Key": key + "-patch"])
             #expect(patched.status == 200)
             #expect(patched.json["version"] == 2)
         }
@@ -61,7 +64,9 @@ import Glibc
     @Test func theSameKeyForAnotherRequestIsRefused() async throws {
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        #expect(try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key]).status == 201)
+        #expect(
+            try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+                .status == 201)
         let count = try Self.events(url, session)
         let other = try await server.client.post(
             "/api/v1/markers", Self.markerBody(session, label: "other"), headers: ["Idempotency-Key": key]
@@ -75,7 +80,9 @@ import Glibc
     @Test func theSameKeyForAnInvalidRequestIsRefusedAsReused() async throws {
         let (server, _, _, session) = try await setup()
         let key = UUID().uuidString
-        #expect(try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key]).status == 201)
+        #expect(
+            try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+                .status == 201)
         let bad = JSONValue.object(Self.markerBody(session).objectValue!.merging(["p1": [0, 0]]) { $1 })
         let other = try await server.client.post("/api/v1/markers", bad, headers: ["Idempotency-Key": key])
         #expect(other.status == 422)
@@ -103,18 +110,21 @@ import Glibc
     @Test func aRetriedCreateIntoASessionDeletedSinceGetsTheStoredAnswer() async throws {
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        let first = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let first = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(first.status == 201)
         #expect(try await server.client.delete("/api/v1/work-sessions/\(Fixtures.id(session))").status == 204)
         let other = try await ServerProcess(databaseURL: url)
         defer { other.stopWithoutWaiting() }
         for client in [server.client, other.client] {
-            let again = try await client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+            let again = try await client.post(
+                "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
             #expect(again.status == 201)
             #expect(again.header("Idempotent-Replayed") == "true")
             #expect(again.body == first.body)
         }
-        let fresh = try await other.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key + "-new"])
+        let fresh = try await other.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key + "-new"])
         #expect(fresh.status == 422)
     }
 
@@ -140,7 +150,8 @@ import Glibc
         bad = .object(bad.objectValue!.merging(["p1": [0, 0]]) { $1 })
         let refused = try await server.client.post("/api/v1/markers", bad, headers: ["Idempotency-Key": key])
         #expect(refused.status == 422)
-        let fixed = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let fixed = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(fixed.status == 201)
         #expect(fixed.header("Idempotent-Replayed") == nil)
     }
@@ -149,13 +160,17 @@ import Glibc
         let (server, url, _, session) = try await setup()
         let count = try Self.events(url, session)
         for key in ["", String(repeating: "k", count: 300), "with space", "caf\u{e9}"] {
-            let reply = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+            let reply = try await server.client.post(
+                "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
             #expect(reply.status == 400, "key \(key.prefix(20))")
             #expect(reply.json["error"]?["field"] == "Idempotency-Key")
         }
         #expect(try Self.events(url, session) == count)
         let longest = String(repeating: "k", count: 255)
-        #expect(try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": longest]).status == 201)
+        #expect(
+            try await server.client.post(
+                "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": longest]
+            ).status == 201)
     }
 
     @Test func tenConcurrentRequestsWithOneKeyApplyOnce() async throws {
@@ -164,7 +179,8 @@ import Glibc
         let replies = try await withThrowingTaskGroup(of: HTTPClient.Reply.self) { group in
             for _ in 0..<10 {
                 group.addTask {
-                    try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+                    try await server.client.post(
+                        "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
                 }
             }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -189,14 +205,17 @@ import Glibc
         try socket.send(["op": "subscribe", "topic": .string(topic)])
         _ = try await socket.next(op: "subscribed")
         let key = UUID().uuidString
-        let marker = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let marker = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         let live = try await socket.nextEvent(streamType: "marker")
         #expect(live["client_mutation_id"]?.string == key)
         let details = try await socket.next(op: "event")
         #expect(details["client_mutation_id"]?.string == key, "every event the request caused")
 
         let feed = try await server.client.get("/api/v1/changes?topic=\(topic)&since=0")
-        let fromFeed = feed.json["data"]?.array?.first { $0["stream_id"] == marker.json["id"] && $0["type"] == "marker.created" }
+        let fromFeed = feed.json["data"]?.array?.first {
+            $0["stream_id"] == marker.json["id"] && $0["type"] == "marker.created"
+        }
         #expect(fromFeed == live, "the feed lists the message the gateway sent")
 
         let audit = try await server.client.get("/api/v1/audit?work_session_id=\(Fixtures.id(session))")
@@ -220,11 +239,13 @@ import Glibc
 
         let token = first.json["token"]!
         for _ in 0..<2 {
-            let extended = try await server.client.post(path + "/extend", ["token": token, "ttl_seconds": 30], headers: ["Idempotency-Key": key + "-x"])
+            let extended = try await server.client.post(
+                path + "/extend", ["token": token, "ttl_seconds": 30], headers: ["Idempotency-Key": key + "-x"])
             #expect(extended.json["extended"] == true)
         }
         for _ in 0..<2 {
-            let released = try await server.client.send("DELETE", path, json: ["token": token], headers: ["Idempotency-Key": key + "-r"])
+            let released = try await server.client.send(
+                "DELETE", path, json: ["token": token], headers: ["Idempotency-Key": key + "-r"])
             #expect(released.json["released"] == true, "the retry is told what the release did")
         }
     }
@@ -233,10 +254,12 @@ import Glibc
         // A second instance on the same database gives the first one's answer.
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        let first = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let first = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         let other = try await ServerProcess(databaseURL: url)
         defer { other.stopWithoutWaiting() }
-        let again = try await other.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let again = try await other.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(again.header("Idempotent-Replayed") == "true")
         #expect(again.body == first.body)
     }
@@ -253,7 +276,8 @@ import Glibc
         // A client that sends and never reads: whatever the server answers is lost.
         let socket = try WebSocketClient.connect(port: server.port)
         defer { close(socket) }
-        let request = "POST /api/v1/markers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        let request =
+            "POST /api/v1/markers HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Idempotency-Key: \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         _ = Array(request.utf8).withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         try await eventually("the marker is committed") { try scalar(url, "SELECT count(*) FROM markers") == 1 }
@@ -262,7 +286,8 @@ import Glibc
 
         let restarted = try await ServerProcess(databaseURL: url)
         defer { restarted.stopWithoutWaiting() }
-        let retry = try await restarted.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let retry = try await restarted.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(retry.status == 201)
         #expect(retry.header("Idempotent-Replayed") == "true")
         #expect(try scalar(url, "SELECT count(*) FROM markers") == 1)
@@ -277,11 +302,16 @@ import Glibc
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let key = UUID().uuidString
-        #expect(try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key]).status == 201)
+        #expect(
+            try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+                .status == 201)
         #expect(try scalar(url, "SELECT count(*) FROM idempotency_keys") == 1)
-        try await eventually("the key is purged", within: 30) { try scalar(url, "SELECT count(*) FROM idempotency_keys") == 0 }
+        try await eventually("the key is purged", within: 30) {
+            try scalar(url, "SELECT count(*) FROM idempotency_keys") == 0
+        }
         // Afterwards the key is new again.
-        let again = try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let again = try await server.client.post(
+            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
         #expect(again.status == 201)
         #expect(again.header("Idempotent-Replayed") == nil)
     }

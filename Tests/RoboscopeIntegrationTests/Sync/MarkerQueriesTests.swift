@@ -8,8 +8,11 @@ import RoboscopeDomain
 
     /// A quad of 1 x 1 m centred on (x, z).
     static func quad(_ session: String, x: Double, z: Double) -> JSONValue {
-        ["work_session_id": .string(session), "p1": [.number(x - 0.5), 0, .number(z - 0.5)], "p2": [.number(x + 0.5), 0, .number(z - 0.5)],
-         "p3": [.number(x + 0.5), 0, .number(z + 0.5)], "p4": [.number(x - 0.5), 0, .number(z + 0.5)]]
+        [
+            "work_session_id": .string(session), "p1": [.number(x - 0.5), 0, .number(z - 0.5)],
+            "p2": [.number(x + 0.5), 0, .number(z - 0.5)],
+            "p3": [.number(x + 0.5), 0, .number(z + 0.5)], "p4": [.number(x - 0.5), 0, .number(z + 0.5)],
+        ]
     }
 
     /// The centre as the test works it out: the mean of the four corners.
@@ -29,7 +32,9 @@ import RoboscopeDomain
             let session = Fixtures.id(try await fixtures.session(in: space))
             sessions.append(session)
             let items = (0..<150).map { _ in
-                Self.quad(session, x: Double.random(in: -20...20, using: &generator), z: Double.random(in: 0...60, using: &generator))
+                Self.quad(
+                    session, x: Double.random(in: -20...20, using: &generator),
+                    z: Double.random(in: 0...60, using: &generator))
             }
             let reply = try await server.client.post("/api/v1/markers/bulk", ["markers": .array(items)])
             guard reply.status == 201 else { throw TestFailure("bulk: \(reply.status)") }
@@ -37,7 +42,9 @@ import RoboscopeDomain
         }
         // Another space with markers in the same places must never show up.
         let other = Fixtures.id(try await fixtures.session(in: try await fixtures.space()))
-        _ = try await server.client.post("/api/v1/markers/bulk", ["markers": .array((0..<50).map { Self.quad(other, x: Double($0 % 10), z: Double($0)) })])
+        _ = try await server.client.post(
+            "/api/v1/markers/bulk",
+            ["markers": .array((0..<50).map { Self.quad(other, x: Double($0 % 10), z: Double($0)) })])
         return (server.client, Fixtures.id(space), sessions, markers)
     }
 
@@ -50,23 +57,30 @@ import RoboscopeDomain
                 let c = Self.centre(marker)
                 return ((c.x - x) * (c.x - x) + (c.z - z) * (c.z - z)).squareRoot()
             }
-            let expected = markers.filter { distance($0) <= range }.sorted { distance($0) < distance($1) }.map { $0["id"]! }
+            let expected = markers.filter { distance($0) <= range }.sorted { distance($0) < distance($1) }.map {
+                $0["id"]!
+            }
             #expect(reply.json.array?.map { $0["id"]! } == expected, "near \(x),\(z) within \(range)")
             // Narrowed to one work session.
-            let inSession = try await client.get("/api/v1/markers?work_session_id=\(sessions[0])&near=\(x),\(z)&range=\(range)")
-            #expect(Set(inSession.json.array?.map { $0["id"]! } ?? []) == Set(markers.filter {
-                $0["work_session_id"]?.string == sessions[0] && distance($0) <= range
-            }.map { $0["id"]! }))
+            let inSession = try await client.get(
+                "/api/v1/markers?work_session_id=\(sessions[0])&near=\(x),\(z)&range=\(range)")
+            #expect(
+                Set(inSession.json.array?.map { $0["id"]! } ?? [])
+                    == Set(
+                        markers.filter {
+                            $0["work_session_id"]?.string == sessions[0] && distance($0) <= range
+                        }.map { $0["id"]! }))
         }
         let nearest = try await client.get("/api/v1/markers?space_id=\(space)&near=0,30&range=1000&limit=5")
         #expect(nearest.json.count == 5)
 
         for (minX, minZ, maxX, maxZ) in [(-5.0, 10.0, 5.0, 20.0), (-20.0, 0.0, 20.0, 60.0), (3.0, 3.0, 3.5, 3.5)] {
             let reply = try await client.get("/api/v1/markers?space_id=\(space)&bbox=\(minX),\(minZ),\(maxX),\(maxZ)")
-            let expected = Set(markers.filter {
-                let c = Self.centre($0)
-                return c.x >= minX && c.x <= maxX && c.z >= minZ && c.z <= maxZ
-            }.map { $0["id"]! })
+            let expected = Set(
+                markers.filter {
+                    let c = Self.centre($0)
+                    return c.x >= minX && c.x <= maxX && c.z >= minZ && c.z <= maxZ
+                }.map { $0["id"]! })
             #expect(Set(reply.json.array?.map { $0["id"]! } ?? []) == expected, "bbox \(minX),\(minZ),\(maxX),\(maxZ)")
         }
         // Without a place, space_id lists every marker of the space's sessions.
@@ -81,16 +95,20 @@ import RoboscopeDomain
         let (client, space, _, _) = try await placed()
         let list = try await client.get("/api/v1/markers?space_id=\(space)").json.array ?? []
         let box = try await client.get("/api/v1/markers?space_id=\(space)&bbox=-10,10,10,50").json.array ?? []
-        #expect(box == list.filter {
-            let c = Self.centre($0)
-            return c.x >= -10 && c.x <= 10 && c.z >= 10 && c.z <= 50
-        }, "the box keeps the list's order")
+        #expect(
+            box
+                == list.filter {
+                    let c = Self.centre($0)
+                    return c.x >= -10 && c.x <= 10 && c.z >= 10 && c.z <= 50
+                }, "the box keeps the list's order")
         #expect(box.count > 40 && box.allSatisfy { $0["details"]?["center_location_cross"] != nil })
         for (query, whole) in [("space_id=\(space)", list), ("space_id=\(space)&bbox=-10,10,10,50", box)] {
             var paged: [JSONValue] = []
             var after: String?
             repeat {
-                let page = try await client.get("/api/v1/markers?\(query)&limit=40" + (after.map { "&after=\($0)" } ?? "")).json.array ?? []
+                let page =
+                    try await client.get("/api/v1/markers?\(query)&limit=40" + (after.map { "&after=\($0)" } ?? ""))
+                    .json.array ?? []
                 paged += page
                 after = page.count == 40 ? page.last!["id"]!.string! : nil
             } while after != nil
@@ -104,8 +122,10 @@ import RoboscopeDomain
         let session = Fixtures.id(try await fixtures.session(in: try await fixtures.space()))
         let base = "/api/v1/markers?work_session_id=\(session)"
         let cases: [(String, String)] = [
-            ("&near=1&range=3", "near"), ("&near=1,x&range=3", "near"), ("&near=1,2", "range"), ("&near=1,2&range=-3", "range"),
-            ("&range=3", "range"), ("&bbox=1,2,3", "bbox"), ("&bbox=3,0,1,5", "bbox"), ("&near=1,2&range=3&bbox=0,0,1,1", "bbox"),
+            ("&near=1&range=3", "near"), ("&near=1,x&range=3", "near"), ("&near=1,2", "range"),
+            ("&near=1,2&range=-3", "range"),
+            ("&range=3", "range"), ("&bbox=1,2,3", "bbox"), ("&bbox=3,0,1,5", "bbox"),
+            ("&near=1,2&range=3&bbox=0,0,1,1", "bbox"),
             ("&limit=0", "limit"), ("&limit=10001", "limit"), ("&limit=ten", "limit"), ("&after=nope", "after"),
             ("&after=\(UUID().uuidString)", "after"), ("&near=1,2&range=3&after=\(session)", "after"),
         ]
@@ -146,7 +166,8 @@ import RoboscopeDomain
         // A page continues after its last item even when that item was deleted since.
         let firstPage = pages[0]
         _ = try await server.client.delete("/api/v1/markers/\(firstPage.last!["id"]!.string!)")
-        let after = try await server.client.get("/api/v1/markers?work_session_id=\(session)&limit=10&after=\(firstPage.last!["id"]!.string!)")
+        let after = try await server.client.get(
+            "/api/v1/markers?work_session_id=\(session)&limit=10&after=\(firstPage.last!["id"]!.string!)")
         #expect(after.json.array?.first == pages[1].first)
 
         // Spaces and work sessions page the same way.

@@ -25,7 +25,8 @@ import RoboscopeDomain
                             body["work_session_id"] = .string(sessionID)
                             let created = try await client.post("/api/v1/markers", .object(body))
                             let path = "/api/v1/markers/\(Fixtures.id(created.json))"
-                            _ = try await client.patch(path, ["p2": [.integer(Int64(writer)), 0, .integer(Int64(step))]])
+                            _ = try await client.patch(
+                                path, ["p2": [.integer(Int64(writer)), 0, .integer(Int64(step))]])
                             if step % 3 == 0 { _ = try await client.delete(path) }
                         }
                     }
@@ -57,9 +58,13 @@ import RoboscopeDomain
                 case "marker.created", "marker.updated": markers[id] = change["data"]
                 case "marker.deleted": markers[id] = nil
                 case "marker_details.calculated", "marker_details.updated":
-                    if var marker = markers[id]?.objectValue { marker["details"] = change["data"]; markers[id] = .object(marker) }
+                    if var marker = markers[id]?.objectValue {
+                        marker["details"] = change["data"]; markers[id] = .object(marker)
+                    }
                 case "marker_details.deleted":
-                    if var marker = markers[id]?.objectValue { marker["details"] = .null; markers[id] = .object(marker) }
+                    if var marker = markers[id]?.objectValue {
+                        marker["details"] = .null; markers[id] = .object(marker)
+                    }
                 default: break
                 }
             }
@@ -75,7 +80,9 @@ import RoboscopeDomain
         let space = try await fixtures.space()
         let session = try await fixtures.session(in: space)
         let marker = try await fixtures.marker(in: session)
-        let spaceID = Fixtures.id(space), sessionID = Fixtures.id(session), markerID = Fixtures.id(marker)
+        let spaceID = Fixtures.id(space)
+        let sessionID = Fixtures.id(session)
+        let markerID = Fixtures.id(marker)
         let sessionHead = try await TopicOrderTests.feed(server.client, "work_session:\(sessionID)", since: 0).last!
         let spaceHead = try await TopicOrderTests.feed(server.client, "space:\(spaceID)", since: 0).last!
         let reads: [(String, JSONValue)] = [

@@ -27,7 +27,8 @@ import RoboscopeDomain
             }
         }
 
-        let written = sessions, client = api.client
+        let written = sessions
+        let client = api.client
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<16 {
                 group.addTask { try await Self.write(writer, sessions: written, client: client) }
@@ -48,10 +49,15 @@ import RoboscopeDomain
             }
             let positions = events.compactMap { $0["position"]?.int }
             let sequences = events.compactMap { $0["topic_seq"]?.int }
-            #expect(zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 }, "positions strictly increase on \(subscriber.topic)")
+            #expect(
+                zip(positions, positions.dropFirst()).allSatisfy { $0 < $1 },
+                "positions strictly increase on \(subscriber.topic)")
             let first = (subscriber.start["topic_seq"]?.int ?? 0) + 1
-            #expect(sequences == Array(first..<(first + Int64(sequences.count))), "topic_seq has no jump on \(subscriber.topic)")
-            #expect(events == expected, "gateway \(subscriber.gateway) sends what the feed lists on \(subscriber.topic)")
+            #expect(
+                sequences == Array(first..<(first + Int64(sequences.count))),
+                "topic_seq has no jump on \(subscriber.topic)")
+            #expect(
+                events == expected, "gateway \(subscriber.gateway) sends what the feed lists on \(subscriber.topic)")
             received[subscriber.topic, default: []].append(positions)
         }
         // A gateway whose tailer was further behind when it subscribed has a few events
@@ -59,7 +65,9 @@ import RoboscopeDomain
         for (topic, streams) in received {
             try #require(streams.count == 2)
             let common = max(streams[0].first ?? 0, streams[1].first ?? 0)
-            #expect(streams[0].filter { $0 >= common } == streams[1].filter { $0 >= common }, "both gateways agree on \(topic)")
+            #expect(
+                streams[0].filter { $0 >= common } == streams[1].filter { $0 >= common },
+                "both gateways agree on \(topic)")
             #expect(streams.allSatisfy { $0.last == streams[0].last })
         }
         // From the start of the log, each topic counts from 1.
@@ -82,21 +90,25 @@ import RoboscopeDomain
                 let created = try await client.post("/api/v1/markers", .object(body))
                 guard created.status == 201 else { throw TestFailure("create: \(created.status)") }
                 let path = "/api/v1/markers/\(Fixtures.id(created.json))"
-                _ = try await client.patch(path, ["label": .string("w\(writer)s\(step)"), "p1": [0, 0, .integer(Int64(step))]])
+                _ = try await client.patch(
+                    path, ["label": .string("w\(writer)s\(step)"), "p1": [0, 0, .integer(Int64(step))]])
                 if step % 4 == 1 { _ = try await client.delete(path) }
             case 2:
                 var item = Fixtures.quad
                 item["work_session_id"] = .string(sessionID)
-                let bulk = try await client.post("/api/v1/markers/bulk", ["markers": [.object(item), .object(item), .object(item)]])
+                let bulk = try await client.post(
+                    "/api/v1/markers/bulk", ["markers": [.object(item), .object(item), .object(item)]])
                 guard bulk.status == 201 else { throw TestFailure("bulk: \(bulk.status)") }
             default:
-                _ = try await client.patch("/api/v1/work-sessions/\(sessionID)", ["meta": ["writer": .integer(Int64(writer))]])
+                _ = try await client.patch(
+                    "/api/v1/work-sessions/\(sessionID)", ["meta": ["writer": .integer(Int64(writer))]])
             }
         }
     }
 
     /// Every message of the feed after `since`, page by page.
-    static func feed(_ client: HTTPClient, _ topic: String, since: Int64, limit: Int = 200) async throws -> [JSONValue] {
+    static func feed(_ client: HTTPClient, _ topic: String, since: Int64, limit: Int = 200) async throws -> [JSONValue]
+    {
         var messages: [JSONValue] = []
         var since = since
         while true {
