@@ -1,7 +1,7 @@
 /// The wait before the next attempt to reach a server that failed: doubling from
 /// `initial` up to `maximum`, back to `initial` once an attempt succeeds. Shared by the
-/// threads that hold a connection of their own (the log tailer, the presence thread,
-/// the change listener).
+/// threads that hold a connection of their own (`ReconnectingThread`, the log tailer, the
+/// catch-up reader, the presence thread).
 public struct Backoff: Sendable {
     public let initial: Duration
     public let maximum: Duration

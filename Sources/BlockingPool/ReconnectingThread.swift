@@ -32,13 +32,14 @@ public final class ReconnectingThread<Resource>: Sendable {
         self.body = body
     }
 
+    /// Starts the thread (once).
     public func start() {
+        guard !started.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let thread = Thread { [self] in
             run()
             completion.finish()
         }
         thread.name = name
-        started.store(true, ordering: .sequentiallyConsistent)
         thread.start()
     }
 

@@ -17,30 +17,46 @@ public final class AppendNotifier: Sendable {
         try connection.execute("LISTEN \(channel)")
     }
 
-    private let url: String
-    private let logger: Logger
     /// This process's own long polls, woken at once rather than by the NOTIFY's echo.
     private let local: ChangeSignal?
     /// A NOTIFY is due; set by `signal`, cleared by the thread just before it sends one.
-    private let pending = Atomic(false)
-    private let stopped = Atomic(false)
-    private let started = Atomic(false)
+    private let pending = SharedAtomic(false)
     private let wake = DispatchSemaphore(value: 0)
-    private let completion = ThreadCompletion()
+    private let thread: ReconnectingThread<PGConnection>
 
     public init(url: String, local: ChangeSignal? = nil, logger: Logger) {
-        self.url = url
         self.local = local
-        self.logger = logger
+        let pending = pending
+        let wake = wake
+        thread = ReconnectingThread(
+            name: "append-notifier", logger: logger,
+            connect: {
+                let connection = try PGConnection(url)
+                // A notification needs no durability: without this each NOTIFY's commit
+                // waits for its own WAL flush, one more fsync per append.
+                try connection.execute("SET synchronous_commit = off")
+                return connection
+            },
+            body: { connection, stopped in
+                while true {
+                    wake.wait()
+                    if stopped.isStopped { return }
+                    // Cleared before sending: a signal from now on wakes the thread again,
+                    // and one before is covered by the NOTIFY below. One that fails is
+                    // sent again on the next connection (gateways poll meanwhile).
+                    pending.value.store(false, ordering: .sequentiallyConsistent)
+                    do {
+                        try connection.execute("NOTIFY \(Self.channel)")
+                    } catch {
+                        if !pending.value.exchange(true, ordering: .sequentiallyConsistent) { wake.signal() }
+                        throw error
+                    }
+                }
+            }
+        )
     }
 
     public func start() {
-        let thread = Thread { [self] in
-            run()
-            completion.finish()
-        }
-        thread.name = "append-notifier"
-        started.store(true, ordering: .sequentiallyConsistent)
         thread.start()
     }
 
@@ -48,43 +64,17 @@ public final class AppendNotifier: Sendable {
     /// due wakes the thread, so signals during a NOTIFY make one more, not one each.
     public func signal() {
         local?.bump()
-        if !pending.exchange(true, ordering: .sequentiallyConsistent) { wake.signal() }
+        if !pending.value.exchange(true, ordering: .sequentiallyConsistent) { wake.signal() }
     }
 
     public func shutdown() {
-        stopped.store(true, ordering: .sequentiallyConsistent)
+        thread.shutdown()
         wake.signal()
     }
 
     /// Stops the thread and waits for its end (at once if it never started).
     public func stop() async {
         shutdown()
-        guard started.load(ordering: .sequentiallyConsistent) else { return }
-        await completion.wait()
-    }
-
-    private func run() {
-        var connection: PGConnection?
-        while true {
-            wake.wait()
-            if stopped.load(ordering: .sequentiallyConsistent) { return }
-            // Cleared before sending: a signal from now on wakes the thread again, and
-            // one before is covered by the NOTIFY below.
-            pending.store(false, ordering: .sequentiallyConsistent)
-            do {
-                if connection == nil || connection!.isBroken {
-                    let fresh = try PGConnection(url)
-                    // A notification needs no durability: without this each NOTIFY's commit
-                    // waits for its own WAL flush, one more fsync per append.
-                    try fresh.execute("SET synchronous_commit = off")
-                    connection = fresh
-                }
-                try connection!.execute("NOTIFY \(Self.channel)")
-            } catch {
-                logger.debug("notify failed; gateways will poll", metadata: ["error": "\(error)"])
-                connection = nil
-                Thread.sleep(forTimeInterval: 0.2)
-            }
-        }
+        await thread.stop()
     }
 }
