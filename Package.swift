@@ -72,7 +72,9 @@ let package = Package(
         ),
         // Marker geometry and distance ticks: pure, shared by the server and RoboscopeKit.
         .target(name: "RoboscopeGeometry"),
-        .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry"]),
+        // The wire vocabulary the server and the kit share (JSONValue): no dependencies.
+        .target(name: "RoboscopeWire"),
+        .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry", "RoboscopeWire"]),
         .target(
             name: "RoboscopeAuth",
             dependencies: [
@@ -157,6 +159,7 @@ let package = Package(
             name: "RoboscopeKit",
             dependencies: [
                 "RoboscopeGeometry",
+                "RoboscopeWire",
                 // gzip for request bodies (`RequestCompression`), on every platform.
                 "CZlib",
                 // The WebSocket client of Linux (SocketWebSocketTransport); Apple
@@ -202,6 +205,7 @@ let package = Package(
         ),
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
         .testTarget(name: "RoboscopeGeometryTests", dependencies: ["RoboscopeGeometry"]),
+        .testTarget(name: "RoboscopeWireTests", dependencies: ["RoboscopeWire"]),
         .testTarget(name: "RoboscopeKitTests", dependencies: ["RoboscopeKit"]),
         .testTarget(
             name: "RoboscopeHTTPTests",

@@ -124,7 +124,7 @@ public actor InMemoryService {
             completedAt: nil, version: 1, meta: [:], createdAt: epoch, updatedAt: epoch)
         sessions[id] = session
         publish(
-            .workSession(id), type: "work_session.created", streamType: "work_session", id: id, version: 1,
+            .workSession(id), type: .workSessionCreated, streamType: .workSession, id: id, version: 1,
             actor: "seed", key: nil, data: Self.json(session))
         return session
     }
@@ -145,7 +145,7 @@ public actor InMemoryService {
         marker.version += 1
         markers[id] = marker
         publish(
-            .workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
+            .workSession(marker.workSessionID), type: .markerUpdated, streamType: .marker, id: id,
             version: marker.version, actor: actor, key: nil, data: Self.json(marker))
     }
 
@@ -290,7 +290,7 @@ public actor InMemoryService {
             marker.version += 1
             markers[id] = marker
             publish(
-                .workSession(marker.workSessionID), type: "marker.updated", streamType: "marker", id: id,
+                .workSession(marker.workSessionID), type: .markerUpdated, streamType: .marker, id: id,
                 version: marker.version, actor: actor, key: key, data: Self.json(marker))
             return Self.ok(marker)
         case ("DELETE", "markers"):
@@ -304,7 +304,7 @@ public actor InMemoryService {
             }
             let marker = markers.removeValue(forKey: id)!
             publish(
-                .workSession(marker.workSessionID), type: "marker.deleted", streamType: "marker", id: id,
+                .workSession(marker.workSessionID), type: .markerDeleted, streamType: .marker, id: id,
                 version: marker.version + 1, actor: actor, key: key, data: ["id": .string(id.uuidString.lowercased())])
             return HTTPResponseData(status: 204)
         case ("POST", "presence"):
@@ -377,10 +377,10 @@ public actor InMemoryService {
         markers[id] = marker
         let topic = Topic.workSession(new.workSessionID)
         publish(
-            topic, type: "marker.created", streamType: "marker", id: id, version: 1, actor: actor, key: key,
+            topic, type: .markerCreated, streamType: .marker, id: id, version: 1, actor: actor, key: key,
             data: Self.json(marker))
         publish(
-            topic, type: "marker_details.calculated", streamType: "marker_details", id: id, version: 1, actor: actor,
+            topic, type: .markerDetailsCalculated, streamType: .markerDetails, id: id, version: 1, actor: actor,
             key: key,
             data: Self.json(details))
         return marker
@@ -397,9 +397,11 @@ public actor InMemoryService {
     // MARK: Events
 
     private func publish(
-        _ topic: Topic, type: String, streamType: String, id: UUID, version: Int64, actor: String,
-        key: String?, data: JSONValue
+        _ topic: Topic, type eventType: EventType, streamType stream: StreamType, id: UUID, version: Int64,
+        actor: String, key: String?, data: JSONValue
     ) {
+        let type = eventType.rawValue
+        let streamType = stream.rawValue
         position += 1
         let name = topic.description
         let sequence = Int64((topics[name]?.count ?? 0) + 1)

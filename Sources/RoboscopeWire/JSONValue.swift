@@ -1,4 +1,5 @@
-/// Any JSON value, for the free-form objects (`meta`, `custom_props`) clients store.
+/// Any JSON value: what `meta` and `custom_props` hold, and the data of an event. One
+/// type for the server and the kit (issue 47, "one wire vocabulary").
 public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
@@ -8,6 +9,12 @@ public enum JSONValue: Hashable, Sendable {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// The member `key` of an object, nil otherwise.
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members[key] }
+        return nil
+    }
+
     public var objectValue: [String: JSONValue]? {
         if case .object(let value) = self { return value }
         return nil
@@ -15,6 +22,11 @@ public enum JSONValue: Hashable, Sendable {
 
     public var stringValue: String? {
         if case .string(let value) = self { return value }
+        return nil
+    }
+
+    public var integerValue: Int64? {
+        if case .integer(let value) = self { return value }
         return nil
     }
 
@@ -43,13 +55,25 @@ public enum JSONValue: Hashable, Sendable {
         case .object: return "object"
         }
     }
+
+    /// True when a string or key anywhere inside holds U+0000.
+    public var containsNUL: Bool {
+        switch self {
+        case .string(let text): return text.utf8.contains(0)
+        case .array(let items): return items.contains { $0.containsNUL }
+        case .object(let members): return members.contains { $0.key.utf8.contains(0) || $0.value.containsNUL }
+        case .null, .bool, .integer, .number: return false
+        }
+    }
 }
 
 public typealias JSONObject = [String: JSONValue]
 
 extension JSONValue: Codable {
-    // Tries containers first: stored `meta` and `custom_props` are objects, and every
-    // failed attempt costs a thrown error. Request bodies use `JSONParser` instead.
+    // Containers first: stored `meta` and `custom_props` are objects, and every failed
+    // attempt costs a thrown error (request bodies use the server's `JSONParser`
+    // instead). `Bool` last: a decoder that bridges numbers (Foundation's on older Apple
+    // systems) would otherwise read 0 and 1 as booleans.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -85,14 +109,16 @@ extension JSONValue: Codable {
     }
 }
 
-extension JSONValue {
-    /// True when a string or key anywhere inside holds U+0000.
-    public var containsNUL: Bool {
-        switch self {
-        case .string(let text): return text.utf8.contains(0)
-        case .array(let items): return items.contains { $0.containsNUL }
-        case .object(let members): return members.contains { $0.key.utf8.contains(0) || $0.value.containsNUL }
-        case .null, .bool, .integer, .number: return false
-        }
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))
     }
+    public init(nilLiteral: ()) { self = .null }
 }

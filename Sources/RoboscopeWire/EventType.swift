@@ -1,4 +1,5 @@
-/// The dotted event types in the log. docs/events.md describes each one's data.
+/// The dotted event types in the log, the one list of them: the SQL, the console and the
+/// kit spell only these (`VocabularyTests`). docs/events.md describes each one's data.
 public struct EventType: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
