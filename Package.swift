@@ -206,6 +206,20 @@ let package = Package(
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
         .testTarget(name: "RoboscopeGeometryTests", dependencies: ["RoboscopeGeometry"]),
         .testTarget(name: "RoboscopeWireTests", dependencies: ["RoboscopeWire"]),
+        // A clock the unit tests drive by hand (TestInstant), shared by two test targets.
+        .target(name: "TestInstants", path: "Tests/TestInstants"),
+        .testTarget(
+            name: "BlockingPoolTests",
+            dependencies: [
+                "BlockingPool",
+                "TestInstants",
+                server("Logging", "swift-log"),
+                server("ServiceLifecycle", "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(name: "RoboscopeMetricsTests", dependencies: ["RoboscopeMetrics"]),
+        .testTarget(name: "RoboscopeRedisTests", dependencies: ["RoboscopeRedis"]),
+        .testTarget(name: "RoboscopePostgresTests", dependencies: ["RoboscopePostgres"]),
         .testTarget(name: "RoboscopeKitTests", dependencies: ["RoboscopeKit"]),
         .testTarget(
             name: "RoboscopeHTTPTests",
@@ -230,7 +244,7 @@ let package = Package(
         .testTarget(
             name: "RoboscopeGatewayTests",
             dependencies: [
-                "RoboscopeGateway", "BlockingPool", "RoboscopeMetrics",
+                "RoboscopeGateway", "BlockingPool", "TestInstants",
                 server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),

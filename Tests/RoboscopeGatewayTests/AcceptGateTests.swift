@@ -1,5 +1,6 @@
 import Testing
 @testable import RoboscopeGateway
+import TestInstants
 
 /// The acceptor at the descriptor ceiling (issue 45): it disarms instead of spinning, backs
 /// off while descriptors lack, and says so at most once a second.

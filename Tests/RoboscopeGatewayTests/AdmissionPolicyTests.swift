@@ -4,6 +4,7 @@ import RoboscopeAuth
 import RoboscopeDomain
 import Testing
 import WebSocketCodec
+import TestInstants
 
 @Suite struct AdmissionPolicyTests {
     static let token = "a-static-token-of-acme"

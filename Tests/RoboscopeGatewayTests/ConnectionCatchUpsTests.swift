@@ -2,6 +2,7 @@
 import RoboscopeDomain
 import RoboscopePostgres
 import Testing
+import TestInstants
 
 @Suite struct ConnectionCatchUpsTests {
     let a = Topic(.workSession, EntityID("0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!)

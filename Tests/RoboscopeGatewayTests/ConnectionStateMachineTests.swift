@@ -1,5 +1,6 @@
 @testable import RoboscopeGateway
 import Testing
+import TestInstants
 
 @Suite struct ConnectionStateMachineTests {
     typealias Machine = ConnectionStateMachine<TestInstant>

@@ -1,6 +1,7 @@
 @testable import RoboscopeGateway
 import RoboscopePostgres
 import Testing
+import TestInstants
 
 @Suite struct LiveSequenceTests {
     func at(_ transaction: UInt64, _ position: Int64) -> LogCursor {

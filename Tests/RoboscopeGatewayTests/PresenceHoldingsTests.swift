@@ -1,6 +1,7 @@
 @testable import RoboscopeGateway
 import RoboscopeDomain
 import Testing
+import TestInstants
 
 @Suite struct PresenceHoldingsTests {
     typealias Holdings = PresenceHoldings<TestInstant>

@@ -1,5 +1,6 @@
 @testable import BlockingPool
 import Testing
+import TestInstants
 
 @Suite struct ReconnectGateTests {
     struct Refused: Error, Equatable { var attempt: Int }
