@@ -19,6 +19,17 @@ import RoboscopeDomain
         #expect(!principal([.read], spaces: [hull], tenant: "globex").sees(Place(spaceID: hull, tenant: "acme")))
     }
 
+    /// The gateway's checks without an answer to send (a refreshed token's withdrawals)
+    /// are the same check as `require`'s.
+    @Test func mayIsRequireWithoutTheError() {
+        let acme = Place(spaceID: hull, tenant: "acme")
+        #expect(principal([.read]).may(.read, in: acme))
+        #expect(!principal([.read]).may(.write, in: acme))
+        #expect(!principal([.admin]).may(.read, in: nil), "a place that does not exist")
+        #expect(!principal([.admin]).may(.read, in: Place(spaceID: hull, tenant: "globex")))
+        #expect(!principal([.admin], spaces: [yard]).may(.read, in: acme))
+    }
+
     @Test func visibilityComesBeforeTheScope() throws {
         let unknown = DomainError(.notFound, "not found")
         let unseen = #expect(throws: DomainError.self) {

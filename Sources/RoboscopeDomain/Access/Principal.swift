@@ -65,6 +65,12 @@ public struct Principal: Hashable, Sendable {
         guard let place, sees(place) else { throw unknown() }
         try require(scope)
     }
+
+    /// Whether it may act with `scope` in `place` (nil: a place that does not exist): the
+    /// check `require(_:in:otherwise:)` makes, for a caller that only drops what fails it.
+    public func may(_ scope: Scope, in place: Place?) -> Bool {
+        (try? require(scope, in: place, otherwise: DomainError.forbidden(needing: scope))) != nil
+    }
 }
 
 /// Where an entity lives: its space, and the tenant that owns the space. Both are fixed

@@ -179,8 +179,9 @@ final class LogTailer: @unchecked Sendable {
             }
         }
         guard !items.isEmpty else { return }
+        let delivered = items
         for shard in shards {
-            shard.loop.execute { shard.deliver(items) }
+            shard.loop.execute { shard.deliver(delivered) }
         }
     }
 
@@ -208,10 +209,11 @@ final class LogTailer: @unchecked Sendable {
             // Rule 2: a topic the principal may not see is refused exactly as one that
             // does not exist; then the scope (subscribe reads).
             let place = try places.place(of: request.topic, on: connection)
-            guard let place, request.principal.sees(place) else {
-                return refuse(request, SubscriptionGrant.unknown(request.topic))
+            do {
+                try request.principal.require(.read, in: place, otherwise: SubscriptionGrant.unknown(request.topic))
+            } catch let refusal as DomainError {
+                return refuse(request, refusal)
             }
-            guard request.principal.scopes.contains(.read) else { return refuse(request, .forbidden(needing: .read)) }
             let head = try DeliveryReader.head(of: request.topic, until: cursor, on: connection)
             let grant = SubscriptionGrant(
                 topic: request.topic, since: request.since, head: head ?? .empty,

@@ -95,6 +95,7 @@ final class Shard: @unchecked Sendable {
     // MARK: Connections
 
     func accepted(fd: Int32, peer: String) {
+        loop.assertInLoop()
         nextID += 1
         let connection = Connection(id: nextID, fd: fd, peer: peer, shard: self, now: now)
         hub.clients.insert(peer)
@@ -295,6 +296,7 @@ final class Shard: @unchecked Sendable {
     /// Queues each item's frame for the topic's subscribers; `flushDelivered` writes them
     /// once the loop has run every task queued so far.
     func deliver(_ items: [LiveItem]) {
+        loop.assertInLoop()
         // The batch's items hold their frames, so an identifier is not reused within it.
         var compressedForms: [DeflatedKey: SharedFrame] = [:]
         for item in items {

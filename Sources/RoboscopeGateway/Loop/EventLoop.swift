@@ -1,5 +1,6 @@
 import BlockingPool
 import Foundation
+import Synchronization
 import CLinuxSystem
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ final class EventLoop: @unchecked Sendable {
     private let epoll: Epoll
     private let waker: Waker
     private let lock = NSLock()
-    private var tasks: [() -> Void] = []
+    private var tasks: [@Sendable () -> Void] = []
     private var handlers: [Int32: any LoopHandler] = [:]
     private var stopRequested = false
     private var thread: JoinableThread?
@@ -44,8 +45,12 @@ final class EventLoop: @unchecked Sendable {
         thread = JoinableThread(name: name, stackSize: 1 << 20) { [self] in run() }
     }
 
-    /// Runs `task` on the loop's thread, after the tasks queued before it.
-    func execute(_ task: @escaping () -> Void) {
+    /// The loop's thread, once it runs (`assertInLoop`).
+    private let owner = Atomic<UInt>(0)
+
+    /// Runs `task` on the loop's thread, after the tasks queued before it. `@Sendable`:
+    /// the hop to another thread is one the compiler checks.
+    func execute(_ task: @escaping @Sendable () -> Void) {
         lock.lock()
         let wasEmpty = tasks.isEmpty
         tasks.append(task)
@@ -63,23 +68,36 @@ final class EventLoop: @unchecked Sendable {
     /// Waits for the thread to end after `stop()`.
     func join() async { await thread?.join() }
 
+    /// Whether the caller runs on this loop's thread.
+    var inLoop: Bool { owner.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    /// Stops a debug build when loop-only code runs on another thread (as swift-nio's
+    /// `assertInEventLoop`); costs nothing in a release build.
+    func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(inLoop, "\(name): called off its loop's thread", file: file, line: line)
+    }
+
     // MARK: Loop-thread only
 
     func register(_ fd: Int32, _ handler: any LoopHandler, events: UInt32, exclusive: Bool = false) throws {
+        assertInLoop()
         try epoll.add(fd, events: events, exclusive: exclusive)
         handlers[fd] = handler
     }
 
     func modify(_ fd: Int32, events: UInt32) {
+        assertInLoop()
         try? epoll.modify(fd, events: events)
     }
 
     func deregister(_ fd: Int32) {
+        assertInLoop()
         epoll.remove(fd)
         handlers[fd] = nil
     }
 
     private func run() {
+        owner.store(UInt(pthread_self()), ordering: .relaxed)
         let clock = ContinuousClock()
         var nextTick = clock.now + tickInterval
         let timeout = tickInterval.milliseconds

@@ -95,8 +95,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
         for topic in connection.subscriptions.active.union(connection.subscriptions.pending.keys) {
             shard.hub.tailer.lookUp(Places.stream(of: topic), for: shard) { [self] place in
                 guard let connection = shard.connection(id), connection.isOpen else { return }
-                let principal = connection.principal
-                if let place, principal.sees(place), principal.scopes.contains(.read) { return }
+                if connection.principal.may(.read, in: place) { return }
                 switch connection.subscriptions.unsubscribed(topic) {
                 case .unlink: shard.unlink(connection, from: topic)
                 case .cancelled: break
@@ -108,8 +107,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
         for key in connection.presence {
             shard.hub.tailer.lookUp(StreamRef(.workSession, key.workSessionID), for: shard) { [self] place in
                 guard let connection = shard.connection(id), connection.isOpen else { return }
-                let principal = connection.principal
-                if let place, principal.sees(place), principal.scopes.contains(.write) { return }
+                if connection.principal.may(.write, in: place) { return }
                 guard connection.presence.remove(key) != nil else { return }
                 shard.hub.presence.release(key)
             }
