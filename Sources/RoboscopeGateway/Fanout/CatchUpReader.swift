@@ -2,6 +2,7 @@ import BlockingPool
 import Logging
 import RoboscopeDomain
 import RoboscopePostgres
+import Synchronization
 
 /// A page of a catch-up asked by a shard for one of its connections.
 struct CatchUpPageRequest: Sendable {
@@ -28,20 +29,15 @@ enum CatchUpPage: Sendable {
 /// prefix of the topic ends where the primary's did at the grant (`StandbyReads`); a
 /// standby that fails mid catch-up hands the rest to the primary.
 ///
-/// `@unchecked Sendable`: the connections and the loop state live on the reader's
-/// thread; other threads reach it only through `inbox`.
-final class CatchUpReader: @unchecked Sendable {
+/// Sendable as it is: the connections and the loop's state live inside the thread's body
+/// (`CatchUpConnections`, locals of `run`); other threads reach it only through `inbox`.
+final class CatchUpReader: Sendable {
     private let databaseURL: String
     private let configuration: GatewayConfiguration
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let inbox: Inbox<CatchUpPageRequest>
-    private var thread: JoinableThread?
-    private var stopped = false
-    private var primary: PGConnection?
-    private var standby: PGConnection?
-    private var nextStandbyAttempt = ContinuousClock.now
-    static let standbyRetry: Duration = .seconds(5)
+    private let thread = Mutex<JoinableThread?>(nil)
     /// Tries of one page on a connection that stays up before it is answered `failed`.
     static let attempts = 3
     /// Most events of one page, whatever their size.
@@ -56,12 +52,14 @@ final class CatchUpReader: @unchecked Sendable {
     }
 
     func start() {
-        thread = JoinableThread(name: "ws-catch-up") { [self] in run() }
+        let started = JoinableThread(name: "ws-catch-up") { [self] in run() }
+        thread.withLock { $0 = started }
     }
 
     func stop() async {
         inbox.close()
-        await thread?.join()
+        let running = thread.withLock { $0 }
+        await running?.join()
     }
 
     func request(_ request: CatchUpPageRequest) {
@@ -71,12 +69,14 @@ final class CatchUpReader: @unchecked Sendable {
     // MARK: The loop
 
     private func run() {
+        var connections = CatchUpConnections(
+            primaryURL: databaseURL, standbyURL: configuration.readDatabaseURL, logger: logger)
         var waiting: [CatchUpPageRequest] = []
         var failures = 0
         var backoff = Backoff()
-        while !stopped {
+        while true {
             let (taken, closed) = inbox.take()
-            if closed { stopped = true; break }
+            if closed { return }
             waiting += taken
             // Withdrawn (unsubscribed, or the connection closed): nobody wants the page.
             waiting.removeAll { $0.ask.progress.grant.isWithdrawn }
@@ -85,16 +85,15 @@ final class CatchUpReader: @unchecked Sendable {
                 continue
             }
             do {
-                let connection = try primaryConnection()
-                let page = try read(request.ask, primary: connection)
+                let page = try read(request.ask, &connections)
                 waiting.removeFirst()
                 failures = 0
                 backoff.succeeded()
                 answer(request, page)
             } catch {
-                if primary?.isBroken ?? true {
+                if connections.primaryIsLost {
                     // Postgres is away: the page waits for it, as everything queued does.
-                    primary = nil
+                    connections.dropPrimary()
                     logger.warning("catch-up reader lost Postgres; retrying", metadata: ["error": "\(error)"])
                     inbox.waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
                     continue
@@ -111,13 +110,6 @@ final class CatchUpReader: @unchecked Sendable {
         }
     }
 
-    private func primaryConnection() throws -> PGConnection {
-        if let primary { return primary }
-        let fresh = try PGConnection(databaseURL)
-        primary = fresh
-        return fresh
-    }
-
     private func answer(_ request: CatchUpPageRequest, _ page: CatchUpPage) {
         let shard = request.shard
         shard.loop.execute {
@@ -127,12 +119,13 @@ final class CatchUpReader: @unchecked Sendable {
 
     /// Up to `pageEvents` events of the topic after the ask's position, rendered, cut at
     /// `maxBytes` (one event at least): the next ask continues after the last one kept.
-    private func read(_ ask: ConnectionCatchUps.PageAsk, primary: PGConnection) throws -> CatchUpPage {
+    private func read(_ ask: ConnectionCatchUps.PageAsk, _ held: inout CatchUpConnections) throws -> CatchUpPage {
         let progress = ask.progress
+        let primary = try held.primary()
         var reader = primary
         var onStandby = false
         if configuration.readDatabaseURL != nil, progress.onStandby != false {
-            reader = readerConnection(progress, primary: primary)
+            reader = held.reader(for: progress, primary: primary)
             onStandby = reader !== primary
         }
         var rows: [Delivery]
@@ -141,7 +134,7 @@ final class CatchUpReader: @unchecked Sendable {
                 progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: reader)
         } catch  where reader !== primary {
             // The standby failed mid catch-up: the primary reads the same rows.
-            dropStandby(error)
+            held.dropStandby(error)
             onStandby = false
             rows = try DeliveryReader.topic(
                 progress.topic, after: progress.after, until: progress.until, limit: Self.pageEvents, on: primary)
@@ -165,43 +158,5 @@ final class CatchUpReader: @unchecked Sendable {
         }
         metrics.catchUpPage(events: frames.count)
         return .page(frames: frames, last: last, onStandby: onStandby)
-    }
-
-    /// The standby's connection for this catch-up: decided on its first page (its
-    /// standby's head equal to the primary's at the grant), kept for the rest.
-    private func readerConnection(_ progress: ConnectionCatchUps.Progress, primary: PGConnection) -> PGConnection {
-        let first = progress.onStandby == nil
-        if standby == nil, let url = configuration.readDatabaseURL, ContinuousClock.now >= nextStandbyAttempt {
-            do {
-                standby = try PGConnection(url)
-            } catch {
-                dropStandby(error)
-            }
-        }
-        guard let standby else {
-            if first { StandbyReads.count("websocket", .primary) }
-            return primary
-        }
-        guard first else { return standby }
-        do {
-            let standbyHead = try DeliveryReader.head(of: progress.topic, until: progress.until, on: standby)
-            if StandbyReads.mayRead(primaryHead: progress.head, standbyHead: standbyHead) {
-                StandbyReads.count("websocket", .standby)
-                return standby
-            }
-        } catch {
-            dropStandby(error)
-        }
-        StandbyReads.count("websocket", .primary)
-        return primary
-    }
-
-    private func dropStandby(_ error: any Error) {
-        if standby != nil || ContinuousClock.now >= nextStandbyAttempt {
-            logger.warning(
-                "standby unreachable for catch-ups; reading them on the primary", metadata: ["error": "\(error)"])
-        }
-        standby = nil
-        nextStandbyAttempt = ContinuousClock.now + Self.standbyRetry
     }
 }

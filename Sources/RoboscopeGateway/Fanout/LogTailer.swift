@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RoboscopeDomain
 import RoboscopePostgres
+import Synchronization
 import CLinuxSystem
 #if canImport(Glibc)
 import Glibc
@@ -31,25 +32,20 @@ enum TailerRequest: Sendable {
 /// order, which is what makes the `since` seam exact: a subscription's catch-up ends
 /// at the cursor the next live read starts from.
 ///
-/// `@unchecked Sendable`: the cursor, the connection and the loop state live on the
-/// tailer's thread (which is handed the shards it delivers to when it starts), and other
-/// threads reach it only through `inbox`.
-final class LogTailer: @unchecked Sendable {
+/// Sendable as it is: the cursor, the connection and the loop's state live inside the
+/// thread's body (`Following`, locals of `run`; the thread is handed the shards it
+/// delivers to when it starts), and other threads reach it only through `inbox`.
+final class LogTailer: Sendable {
     private let databaseURL: String
     private let configuration: GatewayConfiguration
     private let registry: TopicRegistry
     private let logger: Logger
     private let metrics: GatewayMetrics
-    private var nextLagCheck = ContinuousClock.now
     private let inbox: Inbox<TailerRequest>
     /// The places of the topics and sessions clients name (rule 2 of docs/security.md).
     let places: Places
     private var waker: Waker { inbox.waker }
-    private var thread: JoinableThread?
-    private var stopped = false
-    /// Where live delivery stands. Touched on the tailer's thread only.
-    private var live = LiveSequence(batchSize: LogTailer.batchSize)
-    private var cursor: LogCursor? { live.cursor }
+    private let thread = Mutex<JoinableThread?>(nil)
     static let batchSize = 500
 
     init(
@@ -67,12 +63,14 @@ final class LogTailer: @unchecked Sendable {
 
     /// Starts the tailer's thread, delivering to `shards`.
     func start(delivering shards: [Shard]) {
-        thread = JoinableThread(name: "ws-log-tailer") { [self] in run(shards) }
+        let started = JoinableThread(name: "ws-log-tailer") { [self] in run(shards) }
+        thread.withLock { $0 = started }
     }
 
     func stop() async {
         inbox.close()
-        await thread?.join()
+        let running = thread.withLock { $0 }
+        await running?.join()
     }
 
     func request(_ request: SubscribeRequest) {
@@ -88,59 +86,81 @@ final class LogTailer: @unchecked Sendable {
     }
 
     /// The requests queued so far; notes a stop request for the loop.
-    private func takeRequests() -> [TailerRequest] {
+    private func takeRequests(_ state: inout Following) -> [TailerRequest] {
         let (requests, closed) = inbox.take()
-        if closed { stopped = true }
+        if closed { state.stopped = true }
         return requests
     }
 
     // MARK: The loop
 
+    /// The loop's state, owned by the tailer's thread.
+    struct Following {
+        /// Where live delivery stands.
+        var live = LiveSequence(batchSize: LogTailer.batchSize)
+        var nextLagCheck = ContinuousClock.now
+        var stopped = false
+        var cursor: LogCursor? { live.cursor }
+    }
+
     private func run(_ shards: [Shard]) {
-        var connection: PGConnection?
+        var state = Following()
         var backoff = Backoff()
-        while !stopped {
-            if connection == nil {
-                do {
-                    let fresh = try PGConnection(databaseURL)
-                    try AppendNotifier.listen(on: fresh)
-                    live.connected(head: try DeliveryReader.head(on: fresh))
-                    connection = fresh
-                    backoff.succeeded()
-                    logger.info("gateway following the log", metadata: ["position": "\(cursor!.position)"])
-                } catch {
-                    for request in takeRequests() {
-                        switch request {
-                        case .subscribe(let request): refuse(request, .unavailableDatabase)
-                        case .place(_, let shard, let answer): shard.loop.execute { answer(nil) }
-                        }
-                    }
-                    logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
-                    waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
-                    continue
+        while !state.stopped {
+            guard let connection = connect(&state, &backoff) else { continue }
+            follow(on: connection, &state, to: shards)
+        }
+    }
+
+    /// A connection that LISTENs, with live delivery moved to its head; nil (after the
+    /// backoff, the waiting requests refused) when Postgres cannot be reached.
+    private func connect(_ state: inout Following, _ backoff: inout Backoff) -> PGConnection? {
+        do {
+            let connection = try PGConnection(databaseURL)
+            try AppendNotifier.listen(on: connection)
+            state.live.connected(head: try DeliveryReader.head(on: connection))
+            backoff.succeeded()
+            logger.info(
+                "gateway following the log", metadata: ["position": "\(state.cursor.map { $0.position } ?? 0)"])
+            return connection
+        } catch {
+            for request in takeRequests(&state) {
+                switch request {
+                case .subscribe(let request): refuse(request, .unavailableDatabase)
+                case .place(_, let shard, let answer): shard.loop.execute { answer(nil) }
                 }
             }
+            logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
+            waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
+            return nil
+        }
+    }
+
+    /// Serves requests and delivers live events on `connection` until it fails or the
+    /// tailer stops.
+    private func follow(on connection: PGConnection, _ state: inout Following, to shards: [Shard]) {
+        while !state.stopped {
             do {
-                for request in takeRequests() { try serve(request, on: connection!) }
-                try readLive(on: connection!, to: shards)
-                try measureLag(on: connection!)
+                for request in takeRequests(&state) { try serve(request, on: connection, until: state.cursor) }
+                try readLive(on: connection, &state.live, to: shards)
+                try measureLag(on: connection, &state)
                 // A notification that came while the reads above ran is in libpq's queue
                 // already, not on the socket: waiting on the socket would sleep through it
                 // until the next poll. Only with none queued is there nothing new to read.
-                if try connection!.drainNotifications().isEmpty,
+                if try connection.drainNotifications().isEmpty,
                     waker.wait(
-                        timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection!.socket)
+                        timeoutMilliseconds: configuration.pollInterval.milliseconds, orReadable: connection.socket)
                 {
-                    _ = try connection!.drainNotifications()
+                    _ = try connection.drainNotifications()
                 }
             } catch {
                 logger.warning("gateway lost Postgres; reconnecting", metadata: ["error": "\(error)"])
-                connection = nil
+                return
             }
         }
     }
 
-    private func readLive(on connection: PGConnection, to shards: [Shard]) throws {
+    private func readLive(on connection: PGConnection, _ live: inout LiveSequence, to shards: [Shard]) throws {
         var step = live.next(anyoneSubscribed: !registry.isEmpty)
         while true {
             switch step {
@@ -160,10 +180,10 @@ final class LogTailer: @unchecked Sendable {
     /// The log's newest position minus the delivered one (a gauge; 0 when caught up,
     /// more while a transaction older than the newest events is still running).
     /// Once a second at most: the loop wakes for every notification batch.
-    private func measureLag(on connection: PGConnection) throws {
+    private func measureLag(on connection: PGConnection, _ state: inout Following) throws {
         let now = ContinuousClock.now
-        guard now >= nextLagCheck, let delivered = cursor?.position else { return }
-        nextLagCheck = now + .seconds(1)
+        guard now >= state.nextLagCheck, let delivered = state.cursor?.position else { return }
+        state.nextLagCheck = now + .seconds(1)
         let newest = try DeliveryReader.newestPosition(on: connection)
         metrics.lag(max(0, newest - delivered))
     }
@@ -187,10 +207,11 @@ final class LogTailer: @unchecked Sendable {
 
     // MARK: Subscriptions
 
-    private func serve(_ request: TailerRequest, on connection: PGConnection) throws {
+    /// `cursor`: where live delivery stands, which a grant's catch-up ends at.
+    private func serve(_ request: TailerRequest, on connection: PGConnection, until cursor: LogCursor?) throws {
         switch request {
         case .subscribe(let request):
-            try grant(request, on: connection)
+            try grant(request, on: connection, until: cursor)
         case .place(let stream, let shard, let answer):
             let place = try places.place(of: stream, on: connection)
             shard.loop.execute { answer(place) }
@@ -200,7 +221,7 @@ final class LogTailer: @unchecked Sendable {
     /// Decides a subscription with a few index probes, never reading its catch-up: that
     /// is paged by the catch-up reader as the client's socket drains, so live delivery
     /// does not wait for it.
-    private func grant(_ request: SubscribeRequest, on connection: PGConnection) throws {
+    private func grant(_ request: SubscribeRequest, on connection: PGConnection, until cursor: LogCursor?) throws {
         // Withdrawn (unsubscribed, or its connection closed) while it waited: nobody
         // wants its answer, and it costs no read.
         guard !request.grant.isWithdrawn else { return refuse(request, .withdrawn) }

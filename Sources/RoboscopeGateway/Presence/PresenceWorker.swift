@@ -1,6 +1,7 @@
 import BlockingPool
 import Foundation
 import Logging
+import Synchronization
 import RoboscopeDomain
 import RoboscopeRedis
 import CLinuxSystem
@@ -16,10 +17,12 @@ import Glibc
 /// - sweeps expired members of watched sessions, which announces their leaves;
 /// - publishes the gateway's connection directory, and hears operators' disconnects.
 ///
-/// `@unchecked Sendable`: the holdings and both Redis connections live on the presence
-/// thread (which is handed the shards it broadcasts to when it starts), and other threads
-/// reach it only through `inbox`.
-final class PresenceWorker: @unchecked Sendable {
+/// Sendable as it is: the holdings and both Redis connections live inside the thread's
+/// body (locals of `run`; the thread is handed the shards it broadcasts to when it
+/// starts), and other threads reach it only through `inbox`.
+final class PresenceWorker: Sendable {
+    typealias Holdings = PresenceHoldings<ContinuousClock.Instant>
+
     private enum Job {
         case hold(PresenceKey, shard: Shard, connectionID: UInt64)
         case release(PresenceKey)
@@ -34,8 +37,7 @@ final class PresenceWorker: @unchecked Sendable {
     private let logger: Logger
     private let inbox: Inbox<Job>
     private var waker: Waker { inbox.waker }
-    private var thread: JoinableThread?
-    private var holdings: PresenceHoldings<ContinuousClock.Instant>
+    private let thread = Mutex<JoinableThread?>(nil)
     private let clock = ContinuousClock()
 
     /// `store` supplies the scripts and the window; its calls run on this thread's own connections.
@@ -49,18 +51,19 @@ final class PresenceWorker: @unchecked Sendable {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
-        holdings = PresenceHoldings(window: configuration.presenceWindow, grace: configuration.presenceGrace)
         inbox = try Inbox()
     }
 
     /// Starts the presence thread, broadcasting to `shards`.
     func start(delivering shards: [Shard]) {
-        thread = JoinableThread(name: "ws-presence") { [self] in run(shards) }
+        let started = JoinableThread(name: "ws-presence") { [self] in run(shards) }
+        thread.withLock { $0 = started }
     }
 
     func stop() async {
         inbox.close()
-        await thread?.join()
+        let running = thread.withLock { $0 }
+        await running?.join()
     }
 
     func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) {
@@ -76,37 +79,45 @@ final class PresenceWorker: @unchecked Sendable {
     // MARK: The loop
 
     private func run(_ shards: [Shard]) {
-        var subscriber: RedisSubscriber?
-        var commands: RedisConnection?
+        var holdings = Holdings(window: configuration.presenceWindow, grace: configuration.presenceGrace)
+        var redis: (commands: RedisConnection, subscriber: RedisSubscriber)?
         var nextSweep = clock.now
         var backoff = Backoff()
         while true {
             let (jobs, stop) = inbox.take()
-            if stop { return leaveAll(commands) }
+            if stop { return leaveAll(redis?.commands, &holdings) }
             var remaining = jobs[...]
             do {
-                if subscriber == nil || commands == nil || commands!.isBroken {
-                    commands = try endpoint.connect()
-                    subscriber = try RedisSubscriber(
-                        endpoint, patterns: [PresenceStore.channelPattern, ConnectionDirectoryKeys.disconnectChannel])
+                let connected: (commands: RedisConnection, subscriber: RedisSubscriber)
+                if let redis, !redis.commands.isBroken {
+                    connected = redis
+                } else {
+                    connected = (
+                        try endpoint.connect(),
+                        try RedisSubscriber(
+                            endpoint,
+                            patterns: [PresenceStore.channelPattern, ConnectionDirectoryKeys.disconnectChannel])
+                    )
+                    redis = connected
                     backoff.succeeded()
                 }
+                let commands = connected.commands
                 var holds: [Hold] = []
                 while let job = remaining.popFirst() {
-                    try perform(job, holding: &holds, commands!)
+                    try perform(job, holding: &holds, commands, &holdings)
                 }
-                try heartbeat(&holds, commands!)
-                try beatAndLeave(commands!)
+                try heartbeat(&holds, commands, &holdings)
+                try beatAndLeave(commands, &holdings)
                 if clock.now >= nextSweep {
                     nextSweep = clock.now + .seconds(2)
                     for session in registry.workSessions {
-                        _ = try store.users(session: session.description, on: commands!)
+                        _ = try store.users(session: session.description, on: commands)
                     }
-                    try directory.publish(on: commands!)
+                    try directory.publish(on: commands)
                 }
                 var changed: [String: PresenceDelta] = [:]
-                if waker.wait(timeoutMilliseconds: 250, orReadable: subscriber!.socket) {
-                    for message in try subscriber!.messages() {
+                if waker.wait(timeoutMilliseconds: 250, orReadable: connected.subscriber.socket) {
+                    for message in try connected.subscriber.messages() {
                         if message.channel == ConnectionDirectoryKeys.disconnectChannel {
                             disconnect(message.payload, shards)
                         } else if let session = PresenceStore.session(ofChannel: message.channel) {
@@ -118,7 +129,7 @@ final class PresenceWorker: @unchecked Sendable {
                     guard let id = EntityID(session) else { continue }
                     let topic = Topic(.workSession, id)
                     guard registry.contains(topic) else { continue }
-                    let users = try store.users(session: session, on: commands!)
+                    let users = try store.users(session: session, on: commands)
                     broadcast(
                         topic, full: ServerMessage.presence(topic, users: users),
                         delta: delta.isEmpty
@@ -127,9 +138,8 @@ final class PresenceWorker: @unchecked Sendable {
                 }
             } catch {
                 logger.warning("gateway presence lost Redis; retrying", metadata: ["error": "\(error)"])
-                for job in remaining { refuse(job) }
-                subscriber = nil
-                commands = nil
+                for job in remaining { refuse(job, &holdings) }
+                redis = nil
                 waker.wait(timeoutMilliseconds: backoff.failed().milliseconds)
             }
         }
@@ -154,7 +164,9 @@ final class PresenceWorker: @unchecked Sendable {
     /// together, in one round trip to Redis (`heartbeat(_:_:)`), before anything that
     /// reads presence back. If Redis fails on the way, answers the job as `refuse` would
     /// (once) and rethrows.
-    private func perform(_ job: Job, holding holds: inout [Hold], _ redis: RedisConnection) throws {
+    private func perform(
+        _ job: Job, holding holds: inout [Hold], _ redis: RedisConnection, _ holdings: inout Holdings
+    ) throws {
         switch job {
         case .hold(let key, let shard, let connectionID):
             _ = holdings.held(key)
@@ -162,7 +174,7 @@ final class PresenceWorker: @unchecked Sendable {
         case .release(let key):
             holdings.released(key, now: clock.now)
         case .snapshot(let topic, let shard, let connectionID):
-            try heartbeat(&holds, redis)
+            try heartbeat(&holds, redis, &holdings)
             let message: [UInt8]
             do {
                 message = ServerMessage.presence(
@@ -178,13 +190,13 @@ final class PresenceWorker: @unchecked Sendable {
     /// Heartbeats every waiting hold in one pipeline and answers each `present`; if
     /// Redis fails, answers each `unavailable` (the holdings still count: `due` beats
     /// them when Redis returns) and rethrows.
-    private func heartbeat(_ holds: inout [Hold], _ redis: RedisConnection) throws {
+    private func heartbeat(_ holds: inout [Hold], _ redis: RedisConnection, _ holdings: inout Holdings) throws {
         guard !holds.isEmpty else { return }
         let waiting = holds
         holds = []
         let full: Set<PresenceKey>
         do {
-            full = try beat(waiting.map(\.key), redis)
+            full = try beat(waiting.map(\.key), redis, &holdings)
         } catch {
             for hold in waiting {
                 hold.shard.loop.execute { hold.shard.send(Self.unavailable, to: hold.connectionID) }
@@ -205,7 +217,7 @@ final class PresenceWorker: @unchecked Sendable {
     /// The heartbeats and leaves that have fallen due, each kind in one pipeline: when
     /// thousands of users were held by connections that closed at once, their leaves
     /// come due together.
-    private func beatAndLeave(_ redis: RedisConnection) throws {
+    private func beatAndLeave(_ redis: RedisConnection, _ holdings: inout Holdings) throws {
         var beats: [PresenceKey] = []
         var leaves: [(key: PresenceKey, lastSeen: Int64)] = []
         for action in holdings.due(now: clock.now) {
@@ -214,14 +226,16 @@ final class PresenceWorker: @unchecked Sendable {
             case .leave(let key, let lastSeen): leaves.append((key, lastSeen))
             }
         }
-        try beat(beats, redis)
-        try leave(leaves, redis)
+        try beat(beats, redis, &holdings)
+        try leave(leaves, redis, &holdings)
     }
 
     /// Heartbeats `keys` in one pipeline and records each beat in the holdings; returns
     /// the keys refused because their session is full (no longer held).
     @discardableResult
-    private func beat(_ keys: [PresenceKey], _ redis: RedisConnection) throws -> Set<PresenceKey> {
+    private func beat(
+        _ keys: [PresenceKey], _ redis: RedisConnection, _ holdings: inout Holdings
+    ) throws -> Set<PresenceKey> {
         guard !keys.isEmpty else { return [] }
         let beats = try store.heartbeats(keys.map { ($0.workSessionID.description, $0.user) }, on: redis)
         let now = clock.now
@@ -240,19 +254,21 @@ final class PresenceWorker: @unchecked Sendable {
 
     /// Leaves for `leaves` in one pipeline (each unless someone heartbeated since) and
     /// records them in the holdings.
-    private func leave(_ leaves: [(key: PresenceKey, lastSeen: Int64)], _ redis: RedisConnection) throws {
+    private func leave(
+        _ leaves: [(key: PresenceKey, lastSeen: Int64)], _ redis: RedisConnection, _ holdings: inout Holdings
+    ) throws {
         guard !leaves.isEmpty else { return }
         _ = try store.leaves(leaves.map { ($0.key.workSessionID.description, $0.key.user, $0.lastSeen) }, on: redis)
         for leave in leaves { holdings.left(leave.key) }
     }
 
-    private func leaveAll(_ redis: RedisConnection?) {
+    private func leaveAll(_ redis: RedisConnection?, _ holdings: inout Holdings) {
         guard let redis else { return }
         let leaves = holdings.leavingAll().compactMap { action -> (key: PresenceKey, lastSeen: Int64)? in
             if case .leave(let key, let lastSeen) = action { return (key, lastSeen) }
             return nil
         }
-        try? leave(leaves, redis)
+        try? leave(leaves, redis, &holdings)
     }
 
     /// The full list for subscribers that asked for it (the default), the joins and
@@ -272,7 +288,7 @@ final class PresenceWorker: @unchecked Sendable {
         DomainError(.unavailable, "presence is unreachable; retry shortly"))
 
     /// Answers a job that cannot reach Redis.
-    private func refuse(_ job: Job) {
+    private func refuse(_ job: Job, _ holdings: inout Holdings) {
         switch job {
         case .hold(let key, let shard, let connectionID):
             // Still counted: `due` heartbeats it when Redis returns.
