@@ -84,7 +84,7 @@ enum Diagnostics {
     /// The line a refused token gets (401, close 4001 or 4003): the reason and the server's code.
     static func tokenRefused(status: Int, body: Data) {
         let error = (try? WireCoding.decoder().decode(JSONValue.self, from: body))?["error"]
-        let code = error?["code"]?.stringValue ?? "unauthorized"
+        let code = error?["code"]?.stringValue ?? ErrorCode.unauthorized.rawValue
         line("the server refused the token (\(status) \(code)): \(error?["message"]?.stringValue ?? "no reason given")")
     }
 }

@@ -54,4 +54,29 @@ import RoboscopeWire
             #expect(streams.contains(prefix), "\(type) names no stream type")
         }
     }
+
+    /// The kit, the CLI and the console match error codes through `ErrorCode`, never by
+    /// a string of their own: none of them quotes a code.
+    @Test func theClientsSpellNoErrorCodeByHand() throws {
+        let codes = Set(ErrorCode.all.map(\.rawValue))
+        #expect(codes.count == ErrorCode.all.count, "each code once")
+        var quoted: [String] = []
+        for (folder, suffix) in [
+            ("Sources/RoboscopeKit", ".swift"), ("Sources/roboscope-client", ".swift"),
+            ("console", ".js"),
+        ] {
+            let files =
+                FileManager.default.enumerator(
+                    at: Self.root.appendingPathComponent(folder),
+                    includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.lastPathComponent.hasSuffix(suffix) } ?? []
+            for file in files {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for code in codes where text.contains("\"\(code)\"") || text.contains("'\(code)'") {
+                    quoted.append("\(file.lastPathComponent): \(code)")
+                }
+            }
+        }
+        #expect(quoted.isEmpty, "spelled by hand: \(quoted)")
+    }
 }

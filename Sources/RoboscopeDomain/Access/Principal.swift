@@ -106,12 +106,3 @@ extension DomainError {
             .forbidden, "this needs the \(scope.rawValue) scope", details: ["scope_needed": .string(scope.rawValue)])
     }
 }
-
-extension DomainError.Code {
-    /// No bearer token, or one that does not verify.
-    public static let unauthorized = DomainError.Code("unauthorized")
-    /// A token a revocation in force matches (`POST /admin/revocations`): 401.
-    public static let tokenRevoked = DomainError.Code("token_revoked")
-    /// A visible resource, and a token whose scope does not allow the action.
-    public static let forbidden = DomainError.Code("forbidden")
-}

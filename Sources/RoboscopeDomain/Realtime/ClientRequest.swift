@@ -70,8 +70,3 @@ public enum ClientRequest: Equatable, Sendable {
         return topic
     }
 }
-
-extension DomainError.Code {
-    /// A WebSocket message with an `op` the gateway does not know.
-    public static let unknownOperation = DomainError.Code("unknown_op")
-}

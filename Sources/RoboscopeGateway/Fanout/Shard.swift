@@ -471,13 +471,3 @@ final class Acceptor: LoopHandler {
         }
     }
 }
-
-extension DomainError.Code {
-    public static let alreadySubscribed = DomainError.Code("already_subscribed")
-    /// More presences on one connection than `--ws-max-presence`.
-    public static let tooManyPresences = DomainError.Code("too_many_presences")
-    public static let notSubscribed = DomainError.Code("not_subscribed")
-    public static let tooManySubscriptions = DomainError.Code("too_many_subscriptions")
-    /// A `since` too far back: reload over REST and subscribe without it.
-    public static let tooFarBehind = DomainError.Code("too_far_behind")
-}

@@ -101,7 +101,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
                 case .cancelled: break
                 case .notSubscribed: return
                 }
-                reply(connection, ServerMessage.unsubscribed(topic, reason: "forbidden"))
+                reply(connection, ServerMessage.unsubscribed(topic, reason: ErrorCode.forbidden.rawValue))
             }
         }
         for key in connection.presence {

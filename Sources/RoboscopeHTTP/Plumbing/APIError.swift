@@ -81,11 +81,3 @@ enum APIError {
         return nil
     }
 }
-
-extension DomainError.Code {
-    public static let methodNotAllowed = DomainError.Code("method_not_allowed")
-    /// Refusals of the HTTP layer, before a request reaches the router.
-    public static let headersTooLarge = DomainError.Code("headers_too_large")
-    public static let requestTimeout = DomainError.Code("request_timeout")
-    public static let badRequest = DomainError.Code("bad_request")
-}

@@ -20,8 +20,3 @@ struct AllowedHostGuard: RouterMiddleware {
         return try await next(request, context)
     }
 }
-
-extension DomainError.Code {
-    /// A request naming a host this server does not answer for: 421.
-    public static let misdirectedRequest = DomainError.Code("host_not_allowed")
-}

@@ -48,8 +48,3 @@ public final class AnswerMemory: Sendable {
 
     func countCut() { cut.increment() }
 }
-
-extension DomainError.Code {
-    /// The process holds as many unsent answers as its memory budget allows: 503, retry soon.
-    public static let overloaded = DomainError.Code("overloaded")
-}

@@ -61,8 +61,3 @@ struct CrossSiteWriteGuard: RouterMiddleware {
         return false
     }
 }
-
-extension DomainError.Code {
-    /// A write whose body is not JSON: 415.
-    public static let unsupportedMediaType = DomainError.Code("unsupported_media_type")
-}

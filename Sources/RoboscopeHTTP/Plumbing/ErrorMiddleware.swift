@@ -49,7 +49,7 @@ struct ErrorMiddleware: RouterMiddleware {
             } else {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
                 let internalError = DomainError(
-                    DomainError.Code("internal_error"), "internal error; quote the request id")
+                    .internalError, "internal error; quote the request id")
                 response = APIError.response(for: internalError, requestID: requestID)
                 response.status = .internalServerError
                 code = internalError.code.rawValue

@@ -57,13 +57,13 @@ public enum RoboscopeError: Error, Sendable, Equatable {
         let error = (try? WireCoding.decoder().decode(ErrorEnvelope.self, from: body))?.error
         let message = error?.message ?? "HTTP \(status)"
         let retryAfter = headers.first { $0.key.lowercased() == "retry-after" }.flatMap { Double($0.value) }
-        switch (status, error?.code) {
-        case (409, "version_conflict"): return .versionConflict(currentVersion: error?.currentVersion, message: message)
-        case (409, "idempotency_key_in_progress"): return .unavailable(retryAfter: retryAfter ?? 1, message: message)
-        case (409, "already_exists"): return .alreadyExists(field: error?.field, message: message)
+        switch (status, ErrorCode(error?.code ?? "")) {
+        case (409, .versionConflict): return .versionConflict(currentVersion: error?.currentVersion, message: message)
+        case (409, .idempotencyKeyInProgress): return .unavailable(retryAfter: retryAfter ?? 1, message: message)
+        case (409, .alreadyExists): return .alreadyExists(field: error?.field, message: message)
         case (423, _):
             return .locked(holder: error?.holder, fencingToken: error?.fencingToken, expiresAt: error?.expiresAt)
-        case (422, "idempotency_key_reused"): return .idempotencyKeyReused(message: message)
+        case (422, .idempotencyKeyReused): return .idempotencyKeyReused(message: message)
         case (422, _): return .invalid(field: error?.field, message: message)
         case (400, _): return .badRequest(field: error?.field, message: message)
         case (401, _): return .unauthorized(message: message)

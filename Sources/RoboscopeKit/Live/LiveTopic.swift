@@ -260,7 +260,7 @@ actor TopicFollower {
                 try await receive(event)
             case "authenticated":
                 continue
-            case "unsubscribed" where message["reason"]?.stringValue == "forbidden":
+            case "unsubscribed" where message["reason"]?.stringValue == ErrorCode.forbidden.rawValue:
                 // A refreshed token no longer covers the topic.
                 throw Ending.fatal(.forbidden(scopeNeeded: nil, message: "the token no longer covers \(topic)"))
             case "presence":
@@ -280,17 +280,17 @@ actor TopicFollower {
                 }
                 output.presence.yield(present)
             case "error":
-                switch message["code"]?.stringValue {
-                case "too_far_behind": throw Ending.tooFarBehind
-                case "not_found":
+                switch ErrorCode(message["code"]?.stringValue ?? "") {
+                case .tooFarBehind: throw Ending.tooFarBehind
+                case .notFound:
                     throw Ending.fatal(.notFound(message: message["message"]?.stringValue ?? "\(topic) not found"))
-                case "unauthorized": throw Ending.fatal(.unauthorized(message: message["message"]?.stringValue ?? ""))
-                case "forbidden":
+                case .unauthorized: throw Ending.fatal(.unauthorized(message: message["message"]?.stringValue ?? ""))
+                case .forbidden:
                     throw Ending.fatal(
                         .forbidden(
                             scopeNeeded: message["scope_needed"]?.stringValue,
                             message: message["message"]?.stringValue ?? ""))
-                case "invalid_field", "malformed_request":
+                case .invalidField, .malformedRequest:
                     throw Ending.fatal(
                         .badRequest(
                             field: message["field"]?.stringValue, message: message["message"]?.stringValue ?? ""))

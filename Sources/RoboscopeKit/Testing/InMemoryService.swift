@@ -264,7 +264,7 @@ public actor InMemoryService {
                 return Self.error(422, "a marker needs work_session_id and four points")
             }
             guard sessions[new.workSessionID] != nil else { return Self.error(422, "work_session_id: no such session") }
-            guard markers[new.id] == nil else { return Self.error(409, "id taken", code: "already_exists") }
+            guard markers[new.id] == nil else { return Self.error(409, "id taken", code: .alreadyExists) }
             let created = createMarker(
                 NewMarker(
                     id: new.id, workSessionID: new.workSessionID, label: new.label,
@@ -280,7 +280,7 @@ public actor InMemoryService {
             }
             if let expected = patch.version, expected != marker.version {
                 return Self.error(
-                    409, "marker \(id) is at version \(marker.version), not \(expected)", code: "version_conflict",
+                    409, "marker \(id) is at version \(marker.version), not \(expected)", code: .versionConflict,
                     extra: ["current_version": .integer(marker.version)])
             }
             let changed = patch.applied(to: marker)
@@ -299,7 +299,7 @@ public actor InMemoryService {
             }
             if let expected = request.headers["If-Match"].flatMap({ Int64($0) }), expected != current.version {
                 return Self.error(
-                    409, "marker \(id) is at version \(current.version), not \(expected)", code: "version_conflict",
+                    409, "marker \(id) is at version \(current.version), not \(expected)", code: .versionConflict,
                     extra: ["current_version": .integer(current.version)])
             }
             let marker = markers.removeValue(forKey: id)!
@@ -466,7 +466,7 @@ public actor InMemoryService {
             return
         }
         guard let message, message["op"]?.stringValue == "subscribe", let topic = message["topic"]?.stringValue else {
-            connection.push(#"{"op":"error","code":"malformed_request","message":"not understood"}"#)
+            connection.push(Self.socketError(.malformedRequest, "not understood"))
             return
         }
         let since = message["since"]?.integerValue
@@ -474,13 +474,12 @@ public actor InMemoryService {
         let events = topics[topic] ?? []
         // As the gateway does: a topic with no events is unknown, with or without `since`.
         if events.isEmpty {
-            connection.push(#"{"op":"error","code":"not_found","message":"\#(topic) not found","topic":"\#(topic)"}"#)
+            connection.push(Self.socketError(.notFound, "\(topic) not found", topic: topic))
             return
         }
         let catchUp = since.map { since in events.filter { $0.position > since } } ?? []
         if let catchUpLimit, catchUp.count > catchUpLimit {
-            connection.push(
-                #"{"op":"error","code":"too_far_behind","message":"use the changes feed","topic":"\#(topic)"}"#)
+            connection.push(Self.socketError(.tooFarBehind, "use the changes feed", topic: topic))
             return
         }
         let head = events.last
@@ -509,12 +508,19 @@ public actor InMemoryService {
             body: (try? WireCoding.encoder().encode(value)) ?? Data())
     }
 
+    /// A WebSocket `error` message, as the gateway sends one.
+    static func socketError(_ code: ErrorCode, _ message: String, topic: String? = nil) -> String {
+        var fields: [String: JSONValue] = ["op": "error", "code": .string(code.rawValue), "message": .string(message)]
+        if let topic { fields["topic"] = .string(topic) }
+        return String(decoding: (try? WireCoding.encoder().encode(JSONValue.object(fields))) ?? Data(), as: UTF8.self)
+    }
+
     static func error(
-        _ status: Int, _ message: String, code: String? = nil, headers: [String: String] = [:],
+        _ status: Int, _ message: String, code: ErrorCode? = nil, headers: [String: String] = [:],
         extra: [String: JSONValue] = [:]
     ) -> HTTPResponseData {
         var body = extra
-        body["code"] = .string(code ?? "error_\(status)")
+        body["code"] = .string(code?.rawValue ?? "error_\(status)")
         body["message"] = .string(message)
         var response = ok(["error": JSONValue.object(body)], status: status)
         response.headers.merge(headers) { $1 }

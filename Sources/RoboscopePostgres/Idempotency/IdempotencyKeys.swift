@@ -104,12 +104,3 @@ public struct IdempotencyKeys: Sendable {
         }
     }
 }
-
-extension DomainError.Code {
-    /// Another request with the same idempotency key is being processed (409, Retry-After).
-    public static let idempotencyKeyInProgress = DomainError.Code("idempotency_key_in_progress")
-    /// The key has a stored answer already: the caller gives that one (never sent as such).
-    public static let idempotencyKeyAnswered = DomainError.Code("idempotency_key_answered")
-    /// The key was used for another request (422).
-    public static let idempotencyKeyReused = DomainError.Code("idempotency_key_reused")
-}
