@@ -18,6 +18,8 @@ let package = Package(
         // The Swift client kit: what an app adds with one package line. It builds no
         // server module, no Hummingbird and none of our C libraries (docs/client-kit.md).
         .library(name: "RoboscopeKit", targets: ["RoboscopeKit"]),
+        // The kit's test doubles (InMemoryService, ManualClock), for an app's tests only.
+        .library(name: "RoboscopeKitTesting", targets: ["RoboscopeKitTesting"]),
         .executable(name: "roboscope-client", targets: ["roboscope-client"]),
     ],
     traits: [
@@ -220,7 +222,8 @@ let package = Package(
         .testTarget(name: "RoboscopeMetricsTests", dependencies: ["RoboscopeMetrics"]),
         .testTarget(name: "RoboscopeRedisTests", dependencies: ["RoboscopeRedis"]),
         .testTarget(name: "RoboscopePostgresTests", dependencies: ["RoboscopePostgres"]),
-        .testTarget(name: "RoboscopeKitTests", dependencies: ["RoboscopeKit"]),
+        .target(name: "RoboscopeKitTesting", dependencies: ["RoboscopeKit"]),
+        .testTarget(name: "RoboscopeKitTests", dependencies: ["RoboscopeKit", "RoboscopeKitTesting"]),
         .testTarget(
             name: "RoboscopeHTTPTests",
             dependencies: [

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RoboscopeGeometry
 import RoboscopeKit
+import RoboscopeKitTesting
 
 /// The REST client: typed errors, retries with one key, backoff bounds, cancellation,
 /// tokens, and models decoded as the iOS app decodes them.

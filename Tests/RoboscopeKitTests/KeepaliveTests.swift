@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoboscopeKit
+import RoboscopeKitTesting
 
 /// Presence kept alive and lock leases that extend themselves, on a clock the test moves.
 @Suite struct KeepaliveTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RoboscopeKit
+import RoboscopeKitTesting
 
 /// Live topics against the in-memory service: order, resume, gaps, duplicates,
 /// reordering and the fallback to the changes feed, with a clock the test moves.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import RoboscopeGeometry
 @testable import RoboscopeKit
+import RoboscopeKitTesting
 
 /// The offline store and the outbox: writes stored before the call returns, shown at
 /// once, sent in order with their keys, settled by their own events, replayed after a

@@ -1,5 +1,6 @@
 import Foundation
 import RoboscopeKit
+import RoboscopeKitTesting
 
 /// A client of an in-memory service, with a manual clock.
 func makeClient(

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RoboscopeKit
+import RoboscopeKitTesting
 
 /// Every wait in the kit ends: with its result, with the error that stopped it, or at
 /// once when its task is cancelled. The primitive first, then `synchronized()` over

@@ -21,6 +21,26 @@ public struct Marker: Codable, Sendable, Hashable, Identifiable {
     public var updatedAt: Date
     public var details: MarkerDetails?
 
+    /// A marker as the server answers it (for tests, previews and test doubles).
+    public init(
+        id: UUID, workSessionID: UUID, label: String?, p1: Point3, p2: Point3, p3: Point3, p4: Point3, color: String?,
+        version: Int64, meta: [String: JSONValue], customProps: [String: JSONValue], calibratedData: CalibratedData?,
+        createdAt: Date, updatedAt: Date, details: MarkerDetails?
+    ) {
+        self.id = id
+        self.workSessionID = workSessionID
+        self.label = label
+        (self.p1, self.p2, self.p3, self.p4) = (p1, p2, p3, p4)
+        self.color = color
+        self.version = version
+        self.meta = meta
+        self.customProps = customProps
+        self.calibratedData = calibratedData
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.details = details
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, label, p1, p2, p3, p4, color, version, meta, details
         case workSessionID = "work_session_id"

@@ -23,6 +23,23 @@ public struct WorkSession: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Date
     public var updatedAt: Date
 
+    /// A session as the server answers it (for tests, previews and test doubles).
+    public init(
+        id: UUID, spaceID: UUID, sessionType: SessionType, status: Status, startedAt: Date, completedAt: Date?,
+        version: Int64, meta: [String: JSONValue], createdAt: Date, updatedAt: Date
+    ) {
+        self.id = id
+        self.spaceID = spaceID
+        self.sessionType = sessionType
+        self.status = status
+        self.startedAt = startedAt
+        self.completedAt = completedAt
+        self.version = version
+        self.meta = meta
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
     enum CodingKeys: String, CodingKey {
         case id, status, version, meta
         case spaceID = "space_id"

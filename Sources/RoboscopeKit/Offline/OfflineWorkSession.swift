@@ -565,13 +565,14 @@ public enum OutboxReport: Sendable {
     case gone(workSessionID: UUID, RoboscopeError)
 }
 
-/// A stored `NewMarker` read back, shown as the marker it will become.
-struct NewMarkerBody: Decodable {
-    var id: UUID
-    var workSessionID: UUID
-    var label: String?
-    var p1, p2, p3, p4: Point3
-    var color: String?
+/// A stored `NewMarker` read back, shown as the marker it will become (the in-memory
+/// service of RoboscopeKitTesting reads a `POST /markers` body the same way).
+@_spi(Testing) public struct NewMarkerBody: Decodable {
+    @_spi(Testing) public var id: UUID
+    @_spi(Testing) public var workSessionID: UUID
+    @_spi(Testing) public var label: String?
+    @_spi(Testing) public var p1, p2, p3, p4: Point3
+    @_spi(Testing) public var color: String?
 
     enum CodingKeys: String, CodingKey {
         case id, label, p1, p2, p3, p4, color

@@ -54,7 +54,7 @@ public struct RequestCompression: Sendable, Hashable {
 
     /// A gzip member's content, or nil when it is not one (`InMemoryService` reads the
     /// bodies the kit compressed, as the server does).
-    static func gunzip(_ data: Data) -> Data? {
+    @_spi(Testing) public static func gunzip(_ data: Data) -> Data? {
         var stream = z_stream()
         guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             return nil

@@ -1,5 +1,5 @@
 import Foundation
-import RoboscopeGeometry
+@_spi(Testing) import RoboscopeKit
 
 /// A stand-in for the service, in memory, for tests of code built on the kit: it answers
 /// the REST calls of markers and the changes feed, runs the WebSocket protocol, keeps
@@ -602,20 +602,5 @@ actor InboundMessages {
         var current = iterator
         defer { iterator = current }
         return try await current.next(isolation: #isolation)
-    }
-}
-
-/// A small seeded generator (SplitMix64): the same seed gives the same draws.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

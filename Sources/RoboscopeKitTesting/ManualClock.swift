@@ -1,4 +1,5 @@
 import Foundation
+import RoboscopeKit
 
 /// A clock that moves only when told (`advance`): tests of retries, reconnects,
 /// heartbeats and leases run without sleeping, and see every wait the kit asks for.
