@@ -406,7 +406,8 @@ public actor InMemoryService {
         let name = topic.description
         let sequence = Int64((topics[name]?.count ?? 0) + 1)
         let message: JSONValue = [
-            "op": "event", "topic": .string(name), "position": .integer(position), "topic_seq": .integer(sequence),
+            "op": .string(WireOp.event.rawValue), "topic": .string(name), "position": .integer(position),
+            "topic_seq": .integer(sequence),
             "type": .string(type), "stream_type": .string(streamType), "stream_id": .string(id.uuidString.lowercased()),
             "version": .integer(version), "recorded_at": "2026-11-22T01:24:59Z", "actor": .string(actor),
             "client_mutation_id": key.map(JSONValue.string) ?? .null, "data": data,
@@ -458,14 +459,18 @@ public actor InMemoryService {
 
     func received(_ text: String, on connection: InMemoryWebSocketConnection) {
         let message = try? WireCoding.decoder().decode(JSONValue.self, from: Data(text.utf8))
-        if message?["op"]?.stringValue == "auth", let token = message?["token"]?.stringValue {
+        if message?["op"]?.stringValue == WireOp.auth.rawValue, let token = message?["token"]?.stringValue {
             // Any token is accepted; the tests look at which ones came.
             webSocketTokens.append((token, false))
             let expiry = TokenExpiry.of(token).map { "\"\(ISO8601DateFormatter().string(from: $0))\"" } ?? "null"
-            connection.push(#"{"op":"authenticated","subject":"tester","tenant":"default","expires_at":\#(expiry)}"#)
+            connection.push(
+                #"{"op":"\#(WireOp.authenticated.rawValue)","subject":"tester","tenant":"default","expires_at":\#(expiry)}"#
+            )
             return
         }
-        guard let message, message["op"]?.stringValue == "subscribe", let topic = message["topic"]?.stringValue else {
+        guard let message, message["op"]?.stringValue == WireOp.subscribe.rawValue,
+            let topic = message["topic"]?.stringValue
+        else {
             connection.push(Self.socketError(.malformedRequest, "not understood"))
             return
         }
@@ -486,7 +491,9 @@ public actor InMemoryService {
         let reached = max(since ?? 0, head?.position ?? 0)
         let sequence = reached == (head?.position ?? 0) ? "\(head?.topicSeq ?? 0)" : "null"
         subscribed[connection.id, default: []].insert(topic)
-        connection.push(#"{"op":"subscribed","topic":"\#(topic)","position":\#(reached),"topic_seq":\#(sequence)}"#)
+        connection.push(
+            #"{"op":"\#(WireOp.subscribed.rawValue)","topic":"\#(topic)","position":\#(reached),"topic_seq":\#(sequence)}"#
+        )
         for event in catchUp { connection.push(event.text) }
     }
 
@@ -510,7 +517,9 @@ public actor InMemoryService {
 
     /// A WebSocket `error` message, as the gateway sends one.
     static func socketError(_ code: ErrorCode, _ message: String, topic: String? = nil) -> String {
-        var fields: [String: JSONValue] = ["op": "error", "code": .string(code.rawValue), "message": .string(message)]
+        var fields: [String: JSONValue] = [
+            "op": .string(WireOp.error.rawValue), "code": .string(code.rawValue), "message": .string(message),
+        ]
         if let topic { fields["topic"] = .string(topic) }
         return String(decoding: (try? WireCoding.encoder().encode(JSONValue.object(fields))) ?? Data(), as: UTF8.self)
     }

@@ -89,7 +89,7 @@ struct Watch: AsyncParsableCommand {
                     group.addTask {
                         for await users in live.presence {
                             Output.json([
-                                "op": "presence", "topic": .string(topic.description),
+                                "op": .string(WireOp.presence.rawValue), "topic": .string(topic.description),
                                 "users": .array(users.map(JSONValue.string)),
                             ])
                         }

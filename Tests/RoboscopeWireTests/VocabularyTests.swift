@@ -79,4 +79,27 @@ import RoboscopeWire
         }
         #expect(quoted.isEmpty, "spelled by hand: \(quoted)")
     }
+
+    /// The kit and the CLI name WebSocket ops through `WireOp`: no `"op": "..."` literal,
+    /// no `case "..."` or `== "..."` on an op name.
+    @Test func theClientsSpellNoOpByHand() throws {
+        let names = WireOp.allCases.map(\.rawValue).joined(separator: "|")
+        let byHand = try NSRegularExpression(
+            pattern: #""op"\s*:\s*"[a-z]|(case|==) "("# + names + #")""#)
+        var found: [String] = []
+        for folder in ["Sources/RoboscopeKit", "Sources/RoboscopeKitTesting", "Sources/roboscope-client"] {
+            let files =
+                FileManager.default.enumerator(
+                    at: Self.root.appendingPathComponent(folder), includingPropertiesForKeys: nil)?
+                .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+            for file in files {
+                let text = try String(contentsOf: file, encoding: .utf8)
+                for match in byHand.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                    guard let range = Range(match.range, in: text) else { continue }
+                    found.append("\(file.lastPathComponent): \(text[range])")
+                }
+            }
+        }
+        #expect(found.isEmpty, "ops spelled by hand: \(found)")
+    }
 }

@@ -13,7 +13,7 @@ public enum ClientRequest: Equatable, Sendable {
     case auth(token: String)
 
     /// Every `op` a client may send (the authorization matrix test enumerates them).
-    public static let operations = ["subscribe", "unsubscribe", "presence", "auth"]
+    public static let operations = WireOp.fromClients.map(\.rawValue)
 
     public static let userIDLength = 200
     /// The longest token the service reads (larger ones are refused unread).
@@ -33,8 +33,8 @@ public enum ClientRequest: Equatable, Sendable {
         }
         let fields = FieldReader(object)
         guard let op = try fields.string("op", maxLength: 32) else { throw DomainError.invalid("op", "is required") }
-        switch op {
-        case "subscribe":
+        switch WireOp(rawValue: op) {
+        case .subscribe:
             let topic = try topic(fields)
             let since = try fields.integer("since")
             if let since, since < 0 { throw DomainError.invalid("since", "must be a position (0 or more)") }
@@ -43,14 +43,14 @@ public enum ClientRequest: Equatable, Sendable {
                 throw DomainError.invalid("presence", "expected \"full\" (the default) or \"changes\"")
             }
             return .subscribe(topic, since: since, presenceChanges: presence == "changes")
-        case "unsubscribe":
+        case .unsubscribe:
             return .unsubscribe(try topic(fields))
-        case "presence":
+        case .presence:
             return .presence(
                 workSessionID: try fields.requiredID("work_session_id"),
                 user: try fields.string("user_id", maxLength: userIDLength)
             )
-        case "auth":
+        case .auth:
             let token = try fields.requiredString("token", maxLength: tokenLength)
             guard !token.isEmpty else { throw DomainError.invalid("token", "must not be empty") }
             return .auth(token: token)

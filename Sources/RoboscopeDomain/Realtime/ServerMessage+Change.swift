@@ -17,7 +17,7 @@ extension ServerMessage {
         }
         var failure: (any Error)?
         writer.object { writer in
-            writer.key("op"); writer.value("event")
+            writer.key("op"); writer.value(WireOp.event.rawValue)
             writer.key("topic"); writer.value(topic)
             writer.key("position"); writer.value(change.position)
             writer.key("topic_seq"); writer.value(change.sequence(on: topic))
@@ -58,7 +58,7 @@ extension ServerMessage {
                 Timestamp(microsecondsSinceEpoch: change.recordedAt.microsecondsSinceEpoch + $0 * 1_000_000)
             }
         return render { writer in
-            writer.key("op"); writer.value("lock")
+            writer.key("op"); writer.value(WireOp.lock.rawValue)
             writer.key("topic"); writer.value(topic)
             writer.key("position"); writer.value(change.position)
             writer.key("topic_seq"); writer.value(change.sequence(on: topic))

@@ -216,7 +216,7 @@ actor TopicFollower {
                 else {
                     return
                 }
-                let message = JSONValue.object(["op": "auth", "token": .string(fresh)])
+                let message = JSONValue.object(["op": .string(WireOp.auth.rawValue), "token": .string(fresh)])
                 guard let text = try? String(decoding: WireCoding.encoder().encode(message), as: UTF8.self),
                     (try? await connection.send(text)) != nil
                 else { return }
@@ -230,7 +230,7 @@ actor TopicFollower {
         // Presence as joins and leaves after one full list: a big session's every change
         // is a small message, not the whole list again.
         var subscribe: [String: JSONValue] = [
-            "op": "subscribe", "topic": .string(topic.description), "presence": "changes",
+            "op": .string(WireOp.subscribe.rawValue), "topic": .string(topic.description), "presence": "changes",
         ]
         var present: [String] = []
         if cursor.position > 0 || cursor.topicSeq != nil { subscribe["since"] = .integer(cursor.position) }
@@ -239,31 +239,31 @@ actor TopicFollower {
         while !Task.isCancelled {
             let text = try await connection.receive()
             guard let message = try? WireCoding.decoder().decode(JSONValue.self, from: Data(text.utf8)),
-                let op = message["op"]?.stringValue
+                let op = message["op"]?.stringValue.flatMap(WireOp.init(rawValue:))
             else {
                 // Unreadable: skip it; should it have been an event, the jump in
                 // topic_seq that follows is filled from the feed.
                 continue
             }
             switch op {
-            case "subscribed":
+            case .subscribed:
                 cursor.start(
                     position: message["position"]?.integerValue ?? cursor.position,
                     topicSeq: message["topic_seq"]?.integerValue)
                 onLive()
                 state(.live)
-            case "event", "lock":
+            case .event, .lock:
                 guard var event = try? WireCoding.decoder().decode(TopicEvent.self, from: Data(text.utf8)) else {
                     continue
                 }
                 event.raw = text
                 try await receive(event)
-            case "authenticated":
+            case .authenticated:
                 continue
-            case "unsubscribed" where message["reason"]?.stringValue == ErrorCode.forbidden.rawValue:
+            case .unsubscribed where message["reason"]?.stringValue == ErrorCode.forbidden.rawValue:
                 // A refreshed token no longer covers the topic.
                 throw Ending.fatal(.forbidden(scopeNeeded: nil, message: "the token no longer covers \(topic)"))
-            case "presence":
+            case .presence:
                 func names(_ key: String) -> [String]? {
                     if case .array(let items)? = message[key] {
                         return items.compactMap(\.stringValue)
@@ -279,7 +279,7 @@ actor TopicFollower {
                     for user in names("joined") ?? [] where !present.contains(user) { present.append(user) }
                 }
                 output.presence.yield(present)
-            case "error":
+            case .error:
                 switch ErrorCode(message["code"]?.stringValue ?? "") {
                 case .tooFarBehind: throw Ending.tooFarBehind
                 case .notFound:
