@@ -6,7 +6,8 @@ import Synchronization
 
 /// A page of a catch-up asked by a shard for one of its connections.
 struct CatchUpPageRequest: Sendable {
-    unowned let shard: Shard
+    /// Held, not `unowned`: the request crosses to the reader's thread.
+    let shard: Shard
     let connectionID: UInt64
     let ask: ConnectionCatchUps.PageAsk
 }

@@ -11,7 +11,9 @@ import Glibc
 
 /// A client's subscription on its way to the tailer, with the principal it acts for.
 struct SubscribeRequest: Sendable {
-    unowned let shard: Shard
+    /// Held, not `unowned`: the request crosses to the tailer's thread and may outlive a
+    /// reference that does not keep its shard alive.
+    let shard: Shard
     let connectionID: UInt64
     let grant: PendingGrant
     let since: Int64?

@@ -57,8 +57,9 @@ final class Shard: @unchecked Sendable {
         acceptGate = AcceptGate(ceiling: hub.configuration.maxConnections)
         loop = try EventLoop(name: "ws-loop-\(index)")
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
-        loop.onTick = { [unowned self] now in tick(now) }
-        loop.afterTasks = { [unowned self] in flushDelivered() }
+        // Weak: the loop belongs to the shard, and a callback must not keep it alive.
+        loop.onTick = { [weak self] now in self?.tick(now) }
+        loop.afterTasks = { [weak self] in self?.flushDelivered() }
     }
 
     deinit {
