@@ -56,12 +56,6 @@ public struct StoredRevocation: Sendable, Hashable {
         self.liftedAt = liftedAt
         self.liftedBy = liftedBy
     }
-
-    /// The tenant whose audit trail records it: the revoked tenant's, or for a key's
-    /// revocation, which is no tenant's, the tenant of the operator who made it.
-    public var auditTenant: String {
-        revocation.tenant ?? String(revocation.createdBy.prefix { $0 != "/" })
-    }
 }
 
 extension StoredRevocation: JSONWritable {

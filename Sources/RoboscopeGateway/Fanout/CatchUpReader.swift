@@ -2,7 +2,6 @@ import BlockingPool
 import Logging
 import RoboscopeDomain
 import RoboscopePostgres
-import Synchronization
 
 /// A page of a catch-up asked by a shard for one of its connections.
 struct CatchUpPageRequest: Sendable {
@@ -38,7 +37,7 @@ final class CatchUpReader: Sendable {
     private let metrics: GatewayMetrics
     private let logger: Logger
     private let inbox: Inbox<CatchUpPageRequest>
-    private let thread = Mutex<JoinableThread?>(nil)
+    private let thread = ThreadSlot()
     /// Tries of one page on a connection that stays up before it is answered `failed`.
     static let attempts = 3
     /// Most events of one page, whatever their size.
@@ -53,14 +52,12 @@ final class CatchUpReader: Sendable {
     }
 
     func start() {
-        let started = JoinableThread(name: "ws-catch-up") { [self] in run() }
-        thread.withLock { $0 = started }
+        thread.start(name: "ws-catch-up") { [self] in run() }
     }
 
     func stop() async {
         inbox.close()
-        let running = thread.withLock { $0 }
-        await running?.join()
+        await thread.join()
     }
 
     func request(_ request: CatchUpPageRequest) {

@@ -3,7 +3,6 @@ import Foundation
 import Logging
 import RoboscopeDomain
 import RoboscopePostgres
-import Synchronization
 import CLinuxSystem
 #if canImport(Glibc)
 import Glibc
@@ -47,7 +46,7 @@ final class LogTailer: Sendable {
     /// The places of the topics and sessions clients name (rule 2 of docs/security.md).
     let places: Places
     private var waker: Waker { inbox.waker }
-    private let thread = Mutex<JoinableThread?>(nil)
+    private let thread = ThreadSlot()
     static let batchSize = 500
 
     init(
@@ -65,14 +64,12 @@ final class LogTailer: Sendable {
 
     /// Starts the tailer's thread, delivering to `shards`.
     func start(delivering shards: [Shard]) {
-        let started = JoinableThread(name: "ws-log-tailer") { [self] in run(shards) }
-        thread.withLock { $0 = started }
+        thread.start(name: "ws-log-tailer") { [self] in run(shards) }
     }
 
     func stop() async {
         inbox.close()
-        let running = thread.withLock { $0 }
-        await running?.join()
+        await thread.join()
     }
 
     func request(_ request: SubscribeRequest) {

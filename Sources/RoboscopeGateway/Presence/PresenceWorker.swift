@@ -1,7 +1,6 @@
 import BlockingPool
 import Foundation
 import Logging
-import Synchronization
 import RoboscopeDomain
 import RoboscopeRedis
 import CLinuxSystem
@@ -37,7 +36,7 @@ final class PresenceWorker: Sendable {
     private let logger: Logger
     private let inbox: Inbox<Job>
     private var waker: Waker { inbox.waker }
-    private let thread = Mutex<JoinableThread?>(nil)
+    private let thread = ThreadSlot()
     private let clock = ContinuousClock()
 
     /// `store` supplies the scripts and the window; its calls run on this thread's own connections.
@@ -56,14 +55,12 @@ final class PresenceWorker: Sendable {
 
     /// Starts the presence thread, broadcasting to `shards`.
     func start(delivering shards: [Shard]) {
-        let started = JoinableThread(name: "ws-presence") { [self] in run(shards) }
-        thread.withLock { $0 = started }
+        thread.start(name: "ws-presence") { [self] in run(shards) }
     }
 
     func stop() async {
         inbox.close()
-        let running = thread.withLock { $0 }
-        await running?.join()
+        await thread.join()
     }
 
     func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) {
