@@ -10,7 +10,7 @@
 /// With permessage-deflate agreed, a data message whose first frame has RSV1 set is
 /// inflated when it completes, bounded by `maxMessageSize` after inflation (a bomb fails
 /// with 1009 before it is allocated), and its text checked as UTF-8 then.
-public struct MessageReader: Sendable {
+public struct MessageReader {
     public enum Role: Sendable {
         /// Reads client frames: each must be masked.
         case server
@@ -306,9 +306,9 @@ struct InflateRefusal: Error {
     }
 }
 
-/// The reader's inflater: a reference a copied reader shares, so `@unchecked` is only as
-/// safe as one reader per connection, which is how the codec is used.
-final class InflaterBox: @unchecked Sendable {
+/// The reader's inflater (zlib's stream state): a reference, so a copied reader shares it.
+/// Not `Sendable`, nor the reader: a connection's reader stays on the thread that reads it.
+final class InflaterBox {
     let inflater: MessageInflater
     init(_ inflater: MessageInflater) { self.inflater = inflater }
 }

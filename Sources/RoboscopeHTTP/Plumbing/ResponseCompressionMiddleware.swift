@@ -2,6 +2,7 @@ import CompressNIO
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// Compresses answers for clients that say they accept it (`Accept-Encoding: gzip` or
 /// `deflate`): JSON, CSV and the console's text assets of at least `minimumSize` bytes.
@@ -56,17 +57,17 @@ struct ResponseCompressionMiddleware: RouterMiddleware {
     static func collect(_ body: ResponseBody) async throws -> ByteBuffer {
         let collector = CollectingBodyWriter()
         try await body.write(collector)
-        return collector.buffer
+        return collector.buffer.withLock { $0 }
     }
 }
 
 /// Gathers a body written in parts (an answer of known length: bounded by it).
-final class CollectingBodyWriter: ResponseBodyWriter, @unchecked Sendable {
-    var buffer = ByteBuffer()
+final class CollectingBodyWriter: ResponseBodyWriter, Sendable {
+    let buffer = Mutex(ByteBuffer())
 
     func write(_ part: ByteBuffer) async throws {
         var part = part
-        buffer.writeBuffer(&part)
+        buffer.withLock { $0.writeBuffer(&part) }
     }
 
     func finish(_ trailingHeaders: HTTPFields?) async throws {}

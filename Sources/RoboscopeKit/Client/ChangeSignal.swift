@@ -9,24 +9,28 @@ import Foundation
 /// wait has already moved the count, so the wait returns at once (no lost wake-up,
 /// whatever the interleaving). Cancelling the waiting task ends the wait at once with
 /// `CancellationError`.
-package final class ChangeSignal: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: UInt64 = 0
-    private var waiters: [UInt64: (after: UInt64, continuation: CheckedContinuation<Void, any Error>)] = [:]
-    private var nextWaiter: UInt64 = 0
-    private var finished = false
+package final class ChangeSignal: Sendable {
+    private struct State {
+        var current: UInt64 = 0
+        var waiters: [UInt64: (after: UInt64, continuation: CheckedContinuation<Void, any Error>)] = [:]
+        var nextWaiter: UInt64 = 0
+        var finished = false
+    }
+
+    private let state = Locked(State())
 
     package init() {}
 
     /// The number of changes signalled so far.
-    package var generation: UInt64 { lock.withLock { current } }
+    package var generation: UInt64 { state.withLock { $0.current } }
 
     /// Records a change and wakes every wait it ends.
     package func signal() {
-        let ready: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            current += 1
-            let due = waiters.filter { $0.value.after < current }
-            for id in due.keys { waiters[id] = nil }
+        let ready: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+            state.current += 1
+            let current = state.current
+            let due = state.waiters.filter { $0.value.after < current }
+            for id in due.keys { state.waiters[id] = nil }
             return due.map(\.value.continuation)
         }
         for continuation in ready { continuation.resume() }
@@ -34,11 +38,11 @@ package final class ChangeSignal: @unchecked Sendable {
 
     /// Ends every wait, now and later, as if changed: for owners that stop.
     package func finish() {
-        let all: [CheckedContinuation<Void, any Error>] = lock.withLock {
-            finished = true
-            current += 1
-            defer { waiters = [:] }
-            return waiters.values.map(\.continuation)
+        let all: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+            state.finished = true
+            state.current += 1
+            defer { state.waiters = [:] }
+            return state.waiters.values.map(\.continuation)
         }
         for continuation in all { continuation.resume() }
     }
@@ -46,22 +50,22 @@ package final class ChangeSignal: @unchecked Sendable {
     /// Returns once `generation` is past `seen`; throws `CancellationError` as soon as
     /// the calling task is cancelled.
     package func wait(after seen: UInt64) async throws {
-        let id: UInt64 = lock.withLock {
-            nextWaiter += 1
-            return nextWaiter
+        let id: UInt64 = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome: Result<Void, any Error>? = lock.withLock {
+                let outcome: Result<Void, any Error>? = state.withLock { state in
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    if current > seen || finished { return .success(()) }
-                    waiters[id] = (seen, continuation)
+                    if state.current > seen || state.finished { return .success(()) }
+                    state.waiters[id] = (seen, continuation)
                     return nil
                 }
                 if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
-            let continuation = lock.withLock { waiters.removeValue(forKey: id)?.continuation }
+            let continuation = state.withLock { $0.waiters.removeValue(forKey: id)?.continuation }
             continuation?.resume(throwing: CancellationError())
         }
     }

@@ -9,16 +9,15 @@ import Foundation
 /// Jobs run in the order they came, one at a time. The thread ends once the executor is
 /// released (with the actor that uses it) and its last job has run, so an app that opens
 /// and closes many offline sessions does not collect threads.
-package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
-    /// What the thread and the executor share; the thread holds this, not the executor,
-    /// so that releasing the executor is what ends the thread.
-    private final class Jobs: @unchecked Sendable {
-        let condition = NSCondition()
+package final class DedicatedThreadExecutor: SerialExecutor, Sendable {
+    private struct Jobs {
         var waiting: [UnownedJob] = []
         var closed = false
     }
 
-    private let jobs = Jobs()
+    /// What the thread and the executor share; the thread holds this, not the executor,
+    /// so that releasing the executor is what ends the thread.
+    private let jobs = Locked(Jobs())
 
     /// `ended` runs on the thread as it ends (tests wait for it).
     package init(name: String, ended: (@Sendable () -> Void)? = nil) {
@@ -35,28 +34,21 @@ package final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable
     }
 
     deinit {
-        jobs.condition.withLock {
-            jobs.closed = true
-            jobs.condition.signal()
-        }
+        jobs.withLockSignalling { $0.closed = true }
     }
 
     // `UnownedJob` rather than `ExecutorJob`: the latter needs macOS 14, the package's floor is 13.
     package func enqueue(_ job: UnownedJob) {
-        jobs.condition.withLock {
-            jobs.waiting.append(job)
-            jobs.condition.signal()
-        }
+        jobs.withLockSignalling { $0.waiting.append(job) }
     }
 
     package func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
 
-    private static func run(_ jobs: Jobs, on executor: UnownedSerialExecutor) {
+    private static func run(_ jobs: Locked<Jobs>, on executor: UnownedSerialExecutor) {
         while true {
-            let batch: [UnownedJob]? = jobs.condition.withLock {
-                while jobs.waiting.isEmpty && !jobs.closed { jobs.condition.wait() }
+            let batch: [UnownedJob]? = jobs.wait(until: { !$0.waiting.isEmpty || $0.closed }) { jobs in
                 if jobs.waiting.isEmpty { return nil }
                 defer { jobs.waiting.removeAll(keepingCapacity: true) }
                 return jobs.waiting

@@ -7,20 +7,23 @@ import Foundation
 /// task group returns only once every child has finished, so a child that ignores
 /// cancellation holds the caller; here the losers are cancelled and left to end on
 /// their own.
-package final class FirstOutcome<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Value, any Error>?
-    private var outcome: Result<Value, any Error>?
-    /// The tasks racing for the outcome: cancelled once it lands.
-    private var racers: [Task<Void, Never>] = []
+package final class FirstOutcome<Value: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<Value, any Error>?
+        var outcome: Result<Value, any Error>?
+        /// The tasks racing for the outcome: cancelled once it lands.
+        var racers: [Task<Void, Never>] = []
+    }
+
+    private let state = Locked(State())
 
     package init() {}
 
     /// Resumes `continuation` with the outcome, now if it has landed, else when it does.
     package func await(_ continuation: CheckedContinuation<Value, any Error>) {
-        let ready: Result<Value, any Error>? = lock.withLock {
-            if let outcome { return outcome }
-            self.continuation = continuation
+        let ready: Result<Value, any Error>? = state.withLock { state in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
             return nil
         }
         if let ready { continuation.resume(with: ready) }
@@ -29,13 +32,16 @@ package final class FirstOutcome<Value: Sendable>: @unchecked Sendable {
     /// Offers an outcome; only the first counts (answers whether this one did).
     @discardableResult
     package func settle(_ result: Result<Value, any Error>) -> Bool {
-        let (won, waiting, losers): (Bool, CheckedContinuation<Value, any Error>?, [Task<Void, Never>]) = lock.withLock
-        {
-            guard outcome == nil else { return (false, nil, []) }
-            outcome = result
-            defer { continuation = nil; racers = [] }
-            return (true, continuation, racers)
-        }
+        let (won, waiting, losers): (Bool, CheckedContinuation<Value, any Error>?, [Task<Void, Never>]) =
+            state.withLock { state in
+                guard state.outcome == nil else { return (false, nil, []) }
+                state.outcome = result
+                defer {
+                    state.continuation = nil
+                    state.racers = []
+                }
+                return (true, state.continuation, state.racers)
+            }
         // The waiter first: a loser's cancellation handler runs on this thread and might
         // block (a transport's own cancel), which must not hold the outcome back.
         waiting?.resume(with: result)
@@ -47,9 +53,9 @@ package final class FirstOutcome<Value: Sendable>: @unchecked Sendable {
     /// it already has).
     package func race(_ body: @escaping @Sendable () async -> Void) {
         let task = Task { await body() }
-        let late = lock.withLock {
-            guard outcome == nil else { return true }
-            racers.append(task)
+        let late = state.withLock { state in
+            guard state.outcome == nil else { return true }
+            state.racers.append(task)
             return false
         }
         if late { task.cancel() }

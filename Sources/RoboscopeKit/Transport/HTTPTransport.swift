@@ -114,15 +114,18 @@ public struct URLSessionHTTPTransport: HTTPTransport {
 /// a request timed out. This call resumes its continuation from the completion handler
 /// and hands the cancel to another queue, so neither side holds one lock while it
 /// waits for the other.
-final class URLSessionCall: @unchecked Sendable {
+final class URLSessionCall: Sendable {
+    private struct State {
+        var task: URLSessionDataTask?
+        var cancelled = false
+        /// The completion handler has run: a cancel now would race the session's own
+        /// clean-up (swift-corelibs-foundation then traps: "Trying to access a behaviour
+        /// for a task that in not in the registry"), so it is skipped.
+        var completed = false
+    }
+
     private let session: URLSession
-    private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
-    /// The completion handler has run: a cancel now would race the session's own
-    /// clean-up (swift-corelibs-foundation then traps: "Trying to access a behaviour for
-    /// a task that in not in the registry"), so it is skipped.
-    private var completed = false
+    private let state = Locked(State())
     private static let cancels = DispatchQueue(label: "roboscope.kit.url-session-cancels")
 
     init(session: URLSession) {
@@ -134,28 +137,28 @@ final class URLSessionCall: @unchecked Sendable {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let task = session.dataTask(with: request) { [self] data, response, error in
-                    lock.withLock { completed = true }
+                    state.withLock { $0.completed = true }
                     if let data, let response {
                         continuation.resume(returning: (data, response))
                     } else {
                         continuation.resume(throwing: error ?? URLError(.badServerResponse))
                     }
                 }
-                let start = lock.withLock {
-                    guard !cancelled else { return false }
-                    self.task = task
+                let start = state.withLock { state in
+                    guard !state.cancelled else { return false }
+                    state.task = task
                     return true
                 }
                 if start { task.resume() } else { continuation.resume(throwing: CancellationError()) }
             }
         } onCancel: {
-            let task = lock.withLock {
-                cancelled = true
-                return self.task
+            let task = state.withLock { state in
+                state.cancelled = true
+                return state.task
             }
             if let task {
-                Self.cancels.async { [self] in
-                    if !lock.withLock({ completed }) { task.cancel() }
+                Self.cancels.async { [state] in
+                    if !state.withLock({ $0.completed }) { task.cancel() }
                 }
             }
         }

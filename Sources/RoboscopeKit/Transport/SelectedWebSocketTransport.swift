@@ -32,32 +32,21 @@ public struct SelectedWebSocketTransport: WebSocketTransport {
         return candidates
     }
 
-    /// NSLock rather than `Mutex`: the kit runs on iOS 16, `Mutex` needs iOS 18.
-    private final class Decision: @unchecked Sendable {
-        private let lock = NSLock()
-        private var choice: Choice?
-
-        func get() -> Choice? { lock.withLock { choice } }
-
-        /// Keeps the first decision when two connections asked at once.
-        func settle(_ candidate: Choice) -> Choice {
-            lock.withLock {
-                if choice == nil { choice = candidate }
-                return choice!
-            }
-        }
-    }
-
-    private static let decided = Decision()
+    /// The first decision (two connections may ask at once).
+    private static let decided = Locked<Choice?>(nil)
 
     /// The transport of this process: decided at its first connection.
     public init() {}
 
     /// The transport connections go through here (asks the system the first time).
     public static func choice() async -> Choice {
-        if let choice = decided.get() { return choice }
+        if let choice = decided.withLock({ $0 }) { return choice }
         let supported = candidates.count > 1 ? await WebSocketSupport.urlSessionSpeaksWebSocket() : true
-        return decided.settle(WebSocketSupport.choose(from: candidates, urlSessionSupported: supported))
+        let candidate = WebSocketSupport.choose(from: candidates, urlSessionSupported: supported)
+        return decided.withLock { choice in
+            if choice == nil { choice = candidate }
+            return choice ?? candidate
+        }
     }
 
     /// Connects through the chosen transport.

@@ -100,10 +100,13 @@ public struct SocketHTTPTransport: HTTPTransport {
 /// One request's connection, shared by the thread that runs it and the task's cancel.
 /// The descriptor is closed under the lock, so a cancel never shuts down a descriptor
 /// number that a later connection has reused.
-final class SocketExchange: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fd: Int32 = -1
-    private var cancelled = false
+final class SocketExchange: Sendable {
+    private struct State {
+        var fd: Int32 = -1
+        var cancelled = false
+    }
+
+    private let state = Locked(State())
 
     /// Connects, writes and reads the answer, blocking; throws `RoboscopeError.cancelled`
     /// once `cancel()` was called.
@@ -138,26 +141,26 @@ final class SocketExchange: @unchecked Sendable {
 
     /// Stops the request: wakes the thread blocked on its socket.
     func cancel() {
-        lock.withLock {
-            cancelled = true
-            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+        state.withLock { state in
+            state.cancelled = true
+            if state.fd >= 0 { shutdown(state.fd, Int32(SHUT_RDWR)) }
         }
     }
 
-    private var isCancelled: Bool { lock.withLock { cancelled } }
+    private var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     private func adopt(_ socket: Int32) -> Bool {
-        lock.withLock {
-            if fd >= 0 { close(fd) }
-            fd = socket
-            return !cancelled
+        state.withLock { state in
+            if state.fd >= 0 { close(state.fd) }
+            state.fd = socket
+            return !state.cancelled
         }
     }
 
     private func release() {
-        lock.withLock {
-            if fd >= 0 { close(fd) }
-            fd = -1
+        state.withLock { state in
+            if state.fd >= 0 { close(state.fd) }
+            state.fd = -1
         }
     }
 }

@@ -4,12 +4,12 @@ import Glibc
 
 /// A connected socket as the socket transports read and write it: in the clear, or over
 /// TLS. Its owner closes the descriptor; the stream only uses it.
-final class SocketStream: @unchecked Sendable {
+final class SocketStream: Sendable {
     let fd: Int32
     private let tls: TLSSession?
-    /// Seconds a read waits for the server (0: for ever). Set it before a second thread
-    /// uses the stream; in the clear, set the socket's time limit with it.
-    var readTimeout: Double
+    /// Seconds a read waits for the server (0: for ever). In the clear, set the socket's
+    /// time limit with it.
+    let readTimeout: Double
 
     /// A stream over `fd`, connected already: for `tls`, shakes hands with `host` first,
     /// within `timeout` seconds.
@@ -17,6 +17,17 @@ final class SocketStream: @unchecked Sendable {
         self.fd = fd
         self.readTimeout = readTimeout
         self.tls = try tls.map { try TLSSession(fd: fd, host: host, context: $0, timeout: timeout) }
+    }
+
+    private init(fd: Int32, tls: TLSSession?, readTimeout: Double) {
+        self.fd = fd
+        self.tls = tls
+        self.readTimeout = readTimeout
+    }
+
+    /// The same stream (its TLS session too), whose reads wait `seconds` for the server.
+    func reading(timeout seconds: Double) -> SocketStream {
+        SocketStream(fd: fd, tls: tls, readTimeout: seconds)
     }
 
     /// Writes every byte, or throws.

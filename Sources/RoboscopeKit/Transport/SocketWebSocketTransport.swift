@@ -112,9 +112,8 @@ public struct SocketWebSocketTransport: WebSocketTransport {
             // stuck. Over TLS the reader waits in `poll`, and the socket's read limit only
             // ends a read that found part of a record, so that it gives the session's lock
             // back to the writers within a second.
-            stream.readTimeout = 0
             TCPSocket.setTimeouts(fd, seconds: tls == nil ? 0 : 1, sendSeconds: 60)
-            return (stream, Array(received[(end + 4)...]), deflate)
+            return (stream.reading(timeout: 0), Array(received[(end + 4)...]), deflate)
         } catch {
             close(fd)
             throw error
