@@ -114,6 +114,7 @@ class Subscriber:
         self.host, self.port, self.path, self.topic = parsed.hostname, parsed.port, parsed.path, topic
         self.events = []  # (position, topic_seq, type, client_mutation_id)
         self.reconnects = 0
+        self.subscribed = False  # the gateway has answered a first subscribe
 
     async def run(self, stopping):
         while not stopping.is_set():
@@ -156,7 +157,9 @@ class Subscriber:
                     raise ConnectionError("closed by the gateway")
                 elif opcode == 1:
                     message = json.loads(payload)
-                    if message.get("op") == "event":
+                    if message.get("op") == "subscribed":
+                        self.subscribed = True
+                    elif message.get("op") == "event":
                         self.events.append((message["position"], message["topic_seq"], message["type"], message.get("client_mutation_id")))
                     elif message.get("op") == "error":
                         raise ConnectionError(f"error: {message}")

@@ -39,7 +39,7 @@ def main():
     subscribers = [Subscriber(env["WS_URL"], f"work_session:{sessions[n % len(sessions)]}") for n in range(args.subscribers)]
     stop_subscribers = threading.Event()
     listening = subscribers_thread(subscribers, stop_subscribers)
-    time.sleep(2)
+    eventually("every subscriber subscribed", 30, lambda: all(s.subscribed for s in subscribers))
 
     # One more API instance, outside HAProxy, on libpq's multi-host URL
     # (target_session_attrs=read-write): it must find the new primary by itself.

@@ -48,7 +48,10 @@ import RoboscopePostgres
             for _ in 0..<30 { group.addTask { try await client.post("/api/v1/markers", .object(request)).status } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
-        try await Task.sleep(for: .milliseconds(20))
+        // The delete once the creates are landing: the first of them is in.
+        try await eventually("a create has landed") {
+            try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))").json.array?.isEmpty == false
+        }
         let deleted = try await client.delete("/api/v1/work-sessions/\(Fixtures.id(session))")
         #expect(deleted.status == 204)
         let statuses = try await creates

@@ -5,7 +5,7 @@ import RoboscopeDomain
 /// `as_of` reads: entities as they were at a position or a time, from the log alone.
 @Suite(.serialized) struct TimeTravelTests {
     @Test func aMarkerAndItsSessionAsTheyWereAtSeveralMoments() async throws {
-        let (server, _) = try await AuditTests.server.get()
+        let (server, databaseURL) = try await AuditTests.server.get()
         let client = server.client
         let fixtures = Fixtures(client: client)
         let space = try await fixtures.space()
@@ -14,8 +14,16 @@ import RoboscopeDomain
         let id = Fixtures.id(marker)
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        // A moment after the create and before the patch, in the milliseconds `as_of` takes:
+        // once the clock is past the millisecond the creation was recorded in.
+        let recorded = try scalar(
+            databaseURL,
+            "SELECT (extract(epoch FROM max(recorded_at)) * 1000000)::bigint FROM eventlog.events WHERE stream_id = $1",
+            [Fixtures.id(marker)])
+        try await eventually("the clock is past the creation's millisecond") {
+            Date().timeIntervalSince1970 * 1_000_000 >= Double(recorded) + 2_000
+        }
         let between = formatter.string(from: Date())
-        try await Task.sleep(for: .milliseconds(100))
         let patched = try await client.patch("/api/v1/markers/\(id)", ["label": "v2", "p1": [0, 0, 0]])
         #expect(try await client.delete("/api/v1/markers/\(id)").status == 204)
         let positions =

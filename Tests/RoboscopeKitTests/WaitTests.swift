@@ -101,7 +101,9 @@ import RoboscopeKitTesting
         await offline.start()
         try await offline.create(NewMarker(workSessionID: session, label: "offline", corners: OfflineTests.quad(0)))
         let waiting = Task { try await offline.synchronized() }
-        try await Task.sleep(for: .milliseconds(20))
+        try await within(10, "synchronized() waits") {
+            while await offline.waitingForChanges == 0 { try await Task.sleep(for: .milliseconds(1)) }
+        }
         let started = ContinuousClock.now
         waiting.cancel()
         await #expect(throws: RoboscopeError.cancelled) { try await waiting.value }

@@ -24,6 +24,9 @@ package final class ChangeSignal: Sendable {
     /// The number of changes signalled so far.
     package var generation: UInt64 { state.withLock { $0.current } }
 
+    /// How many tasks wait now (tests wait on it rather than on a guessed time).
+    package var waiting: Int { state.withLock { $0.waiters.count } }
+
     /// Records a change and wakes every wait it ends.
     package func signal() {
         let ready: [CheckedContinuation<Void, any Error>] = state.withLock { state in

@@ -81,6 +81,8 @@ public actor OfflineWorkSession {
     private let exclusiveDone = ChangeSignal()
     /// Sends and snapshots waiting for the one running (tests wait on it).
     private(set) var waitingForExclusive = 0
+    /// Calls of `synchronized()` waiting for a change (tests wait on it).
+    var waitingForChanges: Int { changes.waiting }
     /// Conflicts the resolver saw, and writes the server refused outright (4xx).
     public nonisolated let reports: AsyncStream<OutboxReport>
     private let reportsContinuation: AsyncStream<OutboxReport>.Continuation

@@ -51,7 +51,12 @@ import RoboscopeDomain
             try await Self.positions(from: flaky, untilCreated: 5, seen: &flakySeen)
             createdSoFar += 5
             flaky = try WebSocketClient(port: server.wsPort)
-            try await Task.sleep(for: .milliseconds(50 * (round + 1)))
+            // Away while the writer goes on: back once more markers exist than it saw.
+            let away = createdSoFar + round + 1
+            try await eventually("\(away) markers written") {
+                try await server.client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))").json.array?
+                    .count ?? 0 >= away
+            }
             try flaky.send(["op": "subscribe", "topic": topic, "since": .integer(flakySeen.last!)])
             _ = try await flaky.next(op: "subscribed")
         }
