@@ -14,7 +14,10 @@ import Glibc
 /// handshakes (at most a few seconds).
 public final class Gateway: Service, Sendable {
     private let hub: Hub
-    private let shards: [Shard]
+    /// Each shard's loop parts, made here so that a failure is the constructor's; the
+    /// shards themselves are made on their threads (`run`).
+    private let loops: [EventLoop<ShardMessage>.Parts]
+    private let shards: [ShardMailbox]
     private let listener: Int32
     /// The port actually bound (differs from the configured one when that is 0).
     public let port: Int
@@ -40,10 +43,12 @@ public final class Gateway: Service, Sendable {
                 endpoint: redis, store: presence, configuration: configuration, registry: registry,
                 directory: directory, logger: logger),
             directory: directory)
-        // The shards reach the tailer and the presence thread through the hub; those two
-        // are handed the shards when their threads start.
-        let shards = try (0..<max(1, configuration.threads)).map { try Shard(index: $0, hub: hub) }
+        // The shards reach the tailer and the presence thread through the hub; the workers
+        // answer and deliver to the shards' mailboxes.
+        let loops = try (0..<max(1, configuration.threads)).map { _ in try EventLoop<ShardMessage>.Parts() }
+        let shards = loops.indices.map { ShardMailbox(address: ShardAddress(index: $0), inbox: loops[$0].inbox) }
         self.hub = hub
+        self.loops = loops
         self.shards = shards
         listener = try Socket.listen(host: configuration.host, port: configuration.port)
         port = Socket.localPort(listener)
@@ -51,21 +56,19 @@ public final class Gateway: Service, Sendable {
             // Within the listener's wake-up of a revocation or a key set's reload, on every loop.
             verifier.revocations.observe { [shards] revocations in
                 for shard in shards {
-                    shard.loop.execute {
-                        shard.end(.revoked, "revoked") { principal in revocations.contains { $0.matches(principal) } }
-                    }
+                    shard.post(
+                        .end(.revoked, "revoked") { principal in revocations.contains { $0.matches(principal) } })
                 }
             }
             verifier.observeKeySets { [shards] issuer, keyIDs in
                 for shard in shards {
-                    shard.loop.execute {
-                        shard.end(.keyRetired, "key retired") { principal in
+                    shard.post(
+                        .end(.keyRetired, "key retired") { principal in
                             guard issuer == nil || principal.issuer == issuer, let keyID = principal.keyID else {
                                 return false
                             }
                             return !keyIDs.contains(keyID)
-                        }
-                    }
+                        })
                 }
             }
         }
@@ -92,27 +95,29 @@ public final class Gateway: Service, Sendable {
         hub.tailer.start(delivering: shards)
         hub.catchUps.start()
         hub.presence.start(delivering: shards)
-        for shard in shards {
-            shard.loop.start()
-            shard.listen(on: listener)
+        let threads = shards.map { mailbox in
+            JoinableThread(name: "ws-loop-\(mailbox.address.index)", stackSize: 1 << 20) {
+                [hub, listener, parts = loops[mailbox.address.index]] in
+                Shard(address: mailbox.address, parts: parts, listener: listener, hub: hub).run()
+            }
         }
         try? await gracefulShutdown()
-        await shutdown()
+        await shutdown(threads)
     }
 
-    private func shutdown() async {
+    private func shutdown(_ threads: [JoinableThread]) async {
         for shard in shards {
-            shard.loop.execute { shard.closeAll() }
+            shard.post(.closeAll)
         }
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(3)
         while clock.now < deadline, hub.metrics.snapshot.openConnections > 0 {
             try? await Task.sleep(for: .milliseconds(20))
         }
-        for shard in shards {
-            shard.loop.execute { shard.terminateAll() }
-            shard.loop.stop()
-            await shard.loop.join()
+        for (shard, thread) in zip(shards, threads) {
+            shard.post(.terminateAll)
+            shard.inbox.close()
+            await thread.join()
         }
         close(listener)
         await hub.tailer.stop()

@@ -33,27 +33,31 @@ import Testing
         }
     }
 
-    /// The tailer hands a busy loop several batches: the loop runs them all in its next
-    /// turn and only then writes (`afterTasks`), so each subscriber gets them in one write.
-    @Test func tasksQueuedWhileTheLoopIsBusyRunInOneTurnBeforeOneWrite() async throws {
-        let loop = try EventLoop(name: "test-loop")
+    /// The tailer hands a busy loop several batches: the loop takes them all in its next
+    /// turn and only then writes (`afterMessages`), so each subscriber gets them in one write.
+    @Test func messagesQueuedWhileTheLoopIsBusyRunInOneTurnBeforeOneWrite() async throws {
+        let parts = try EventLoop<String>.Parts()
         let record = Record()
-        loop.afterTasks = { record.add("write") }
-        loop.start()
         let gate = DispatchSemaphore(value: 0)
-        await withCheckedContinuation { (entered: CheckedContinuation<Void, Never>) in
-            loop.execute {
-                entered.resume()
-                gate.wait()
-                record.add("busy")
-            }
+        let thread = JoinableThread(name: "test-loop") {
+            EventLoop(name: "test-loop", parts: parts).run(
+                receive: { message in
+                    if message == "busy" {
+                        record.add("entered")
+                        gate.wait()
+                    }
+                    record.add(message)
+                },
+                afterMessages: { record.add("write") }, onTick: { _ in })
         }
-        for batch in 1...3 { loop.execute { record.add("batch \(batch)") } }
+        parts.inbox.post("busy")
+        _ = await record.entries(once: 1)
+        for batch in 1...3 { parts.inbox.post("batch \(batch)") }
         gate.signal()
 
-        let entries = await record.entries(once: 6)
-        #expect(entries == ["busy", "write", "batch 1", "batch 2", "batch 3", "write"])
-        loop.stop()
-        await loop.join()
+        let entries = await record.entries(once: 7)
+        #expect(entries == ["entered", "busy", "write", "batch 1", "batch 2", "batch 3", "write"])
+        parts.inbox.close()
+        await thread.join()
     }
 }

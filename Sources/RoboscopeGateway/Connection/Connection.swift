@@ -24,7 +24,9 @@ final class Connection: LoopHandler {
     /// The address its connection counts against (`maxConnectionsPerClient`): the peer,
     /// or the client a trusted proxy names on the upgrade.
     var client: String
-    unowned let shard: Shard
+    /// Its shard, on the same thread: the shard drops the connection when it is removed
+    /// (`Shard.removed`), which ends the cycle.
+    let shard: Shard
     private var machine: ConnectionStateMachine<ContinuousClock.Instant>
     private(set) var mode: Mode = .api
     private var head: [UInt8] = []
@@ -215,7 +217,7 @@ final class Connection: LoopHandler {
             guard isOpen else { return }
             switch mode {
             case .echo: send(SharedFrame(opcode, payload: payload))
-            case .api: shard.dispatcher.received(opcode, payload, from: self)
+            case .api: shard.received(opcode, payload, from: self)
             }
         case .ping(let payload):
             if isOpen { send(SharedFrame(FrameEncoder.frame(.pong, payload))) }

@@ -5,8 +5,8 @@ import RoboscopePostgres
 
 /// A page of a catch-up asked by a shard for one of its connections.
 struct CatchUpPageRequest: Sendable {
-    /// Held, not `unowned`: the request crosses to the reader's thread.
-    let shard: Shard
+    /// Where the page goes.
+    let mailbox: ShardMailbox
     let connectionID: UInt64
     let ask: ConnectionCatchUps.PageAsk
 }
@@ -109,10 +109,8 @@ final class CatchUpReader: Sendable {
     }
 
     private func answer(_ request: CatchUpPageRequest, _ page: CatchUpPage) {
-        let shard = request.shard
-        shard.loop.execute {
-            shard.catchUpPage(page, connectionID: request.connectionID, grant: request.ask.progress.grant)
-        }
+        request.mailbox.post(
+            .catchUpPage(page, connectionID: request.connectionID, grant: request.ask.progress.grant))
     }
 
     /// Up to `pageEvents` events of the topic after the ask's position, rendered, cut at

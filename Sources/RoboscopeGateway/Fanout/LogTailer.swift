@@ -10,9 +10,8 @@ import Glibc
 
 /// A client's subscription on its way to the tailer, with the principal it acts for.
 struct SubscribeRequest: Sendable {
-    /// Held, not `unowned`: the request crosses to the tailer's thread and may outlive a
-    /// reference that does not keep its shard alive.
-    let shard: Shard
+    /// Where the answer goes.
+    let mailbox: ShardMailbox
     let connectionID: UInt64
     let grant: PendingGrant
     let since: Int64?
@@ -23,8 +22,9 @@ struct SubscribeRequest: Sendable {
 /// What the tailer's thread does for the shards, on its Postgres connection.
 enum TailerRequest: Sendable {
     case subscribe(SubscribeRequest)
-    /// Where an entity lives (a `presence` op's session), answered on the shard's loop.
-    case place(StreamRef, shard: Shard, answer: @Sendable (Place?) -> Void)
+    /// Where an entity lives (a `presence` op's session): answered to the shard's
+    /// mailbox as its look-up `number`.
+    case place(StreamRef, replyTo: ShardMailbox, number: UInt64)
 }
 
 /// Follows the log for this gateway: one thread, one Postgres connection that
@@ -63,7 +63,7 @@ final class LogTailer: Sendable {
     }
 
     /// Starts the tailer's thread, delivering to `shards`.
-    func start(delivering shards: [Shard]) {
+    func start(delivering shards: [ShardMailbox]) {
         thread.start(name: "ws-log-tailer") { [self] in run(shards) }
     }
 
@@ -76,12 +76,15 @@ final class LogTailer: Sendable {
         inbox.post(.subscribe(request))
     }
 
-    /// Looks up a place on the tailer's connection (a cached one answers at once).
-    func lookUp(_ stream: StreamRef, for shard: Shard, answer: @escaping @Sendable (Place?) -> Void) {
-        if let place = places.cached(stream) {
-            return answer(place)
-        }
-        inbox.post(.place(stream, shard: shard, answer: answer))
+    /// A place known already, without a query (nil: `lookUp` it).
+    func cachedPlace(_ stream: StreamRef) -> Place? {
+        places.cached(stream)
+    }
+
+    /// Looks up a place on the tailer's connection; the answer goes to `mailbox` as
+    /// `ShardMessage.placed(lookUp: number, ...)`.
+    func lookUp(_ stream: StreamRef, for mailbox: ShardMailbox, number: UInt64) {
+        inbox.post(.place(stream, replyTo: mailbox, number: number))
     }
 
     /// The requests queued so far; notes a stop request for the loop.
@@ -102,7 +105,7 @@ final class LogTailer: Sendable {
         var cursor: LogCursor? { live.cursor }
     }
 
-    private func run(_ shards: [Shard]) {
+    private func run(_ shards: [ShardMailbox]) {
         var state = Following()
         var backoff = Backoff()
         while !state.stopped {
@@ -126,7 +129,7 @@ final class LogTailer: Sendable {
             for request in takeRequests(&state) {
                 switch request {
                 case .subscribe(let request): refuse(request, .unavailableDatabase)
-                case .place(_, let shard, let answer): shard.loop.execute { answer(nil) }
+                case .place(_, let mailbox, let number): mailbox.post(.placed(lookUp: number, nil))
                 }
             }
             logger.warning("gateway cannot reach Postgres; retrying", metadata: ["error": "\(error)"])
@@ -137,7 +140,7 @@ final class LogTailer: Sendable {
 
     /// Serves requests and delivers live events on `connection` until it fails or the
     /// tailer stops.
-    private func follow(on connection: PGConnection, _ state: inout Following, to shards: [Shard]) {
+    private func follow(on connection: PGConnection, _ state: inout Following, to shards: [ShardMailbox]) {
         while !state.stopped {
             do {
                 for request in takeRequests(&state) { try serve(request, on: connection, until: state.cursor) }
@@ -159,7 +162,9 @@ final class LogTailer: Sendable {
         }
     }
 
-    private func readLive(on connection: PGConnection, _ live: inout LiveSequence, to shards: [Shard]) throws {
+    private func readLive(
+        on connection: PGConnection, _ live: inout LiveSequence, to shards: [ShardMailbox]
+    ) throws {
         var step = live.next(anyoneSubscribed: !registry.isEmpty)
         while true {
             switch step {
@@ -189,7 +194,7 @@ final class LogTailer: Sendable {
 
     /// Renders each event once per topic that has subscribers here, and hands the
     /// frames to every shard.
-    private func publish(_ batch: [Delivery], to shards: [Shard]) {
+    private func publish(_ batch: [Delivery], to shards: [ShardMailbox]) {
         var items: [LiveItem] = []
         for delivery in batch {
             for topic in delivery.topics where registry.contains(topic) {
@@ -198,9 +203,8 @@ final class LogTailer: Sendable {
             }
         }
         guard !items.isEmpty else { return }
-        let delivered = items
         for shard in shards {
-            shard.loop.execute { shard.deliver(delivered) }
+            shard.post(.deliver(items))
         }
     }
 
@@ -211,9 +215,9 @@ final class LogTailer: Sendable {
         switch request {
         case .subscribe(let request):
             try grant(request, on: connection, until: cursor)
-        case .place(let stream, let shard, let answer):
+        case .place(let stream, let mailbox, let number):
             let place = try places.place(of: stream, on: connection)
-            shard.loop.execute { answer(place) }
+            mailbox.post(.placed(lookUp: number, place))
         }
     }
 
@@ -256,10 +260,8 @@ final class LogTailer: Sendable {
                     let outcome = SubscribeOutcome.granted(
                         position: position, topicSeq: topicSeq, covered: covered, catchUp: catchUp, until: cursor,
                         head: head)
-                    let shard = request.shard
-                    shard.loop.execute {
-                        shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: outcome)
-                    }
+                    request.mailbox.post(
+                        .settle(connectionID: request.connectionID, grant: request.grant, outcome: outcome))
                     return
                 }
             }
@@ -271,10 +273,8 @@ final class LogTailer: Sendable {
 
     private func refuse(_ request: SubscribeRequest, _ error: DomainError) {
         metrics.answered(request.grant.isWithdrawn ? "withdrawn" : "refused")
-        let shard = request.shard
-        shard.loop.execute {
-            shard.settle(connectionID: request.connectionID, grant: request.grant, outcome: .refused(error))
-        }
+        request.mailbox.post(
+            .settle(connectionID: request.connectionID, grant: request.grant, outcome: .refused(error)))
     }
 }
 

@@ -12,27 +12,31 @@ import Glibc
 #endif
 
 /// The connections of one event loop and what they subscribe to: it accepts them,
-/// admits their upgrades (`AdmissionPolicy`), settles their subscriptions, queues their
-/// catch-up pages and fans live items out to them (`FanoutTable`). What their messages
-/// mean is the `ProtocolDispatcher`'s. Everything here runs on the loop's thread; other
-/// threads reach it through `loop.execute`.
+/// admits their upgrades (`AdmissionPolicy`), serves their messages (`Shard+Protocol`),
+/// settles their subscriptions, queues their catch-up pages and fans live items out to
+/// them (`FanoutTable`).
 ///
-/// `@unchecked Sendable`: that confinement makes it safe, which the compiler cannot see.
-final class Shard: @unchecked Sendable {
-    let loop: EventLoop
+/// Not `Sendable`: a shard is made on its loop's thread (`Gateway`) and lives there with
+/// its connections. Other threads reach it only through its `ShardMailbox`, with a
+/// `ShardMessage` its loop hands to `receive`.
+final class Shard {
+    let loop: EventLoop<ShardMessage>
     let configuration: GatewayConfiguration
     let policy: AdmissionPolicy
-    unowned let hub: Hub
-    /// The subscription protocol of this shard's connections.
-    private(set) lazy var dispatcher = ProtocolDispatcher(shard: self)
+    /// What every shard shares (the tailer, the presence thread, the counters).
+    let hub: Hub
+    /// How other threads, and the workers' answers, reach this shard.
+    let mailbox: ShardMailbox
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
     /// Per topic, its subscribers here, so fan-out needs no per-connection lookup.
     private var fanout = FanoutTable<Connection>()
     private var nextID: UInt64 = 0
-    /// Its place among the gateway's shards.
-    let index: Int
+    /// The look-ups asked of the tailer and not yet answered, by number: what to do with
+    /// the answer (`ShardMessage.placed`).
+    private var lookUps: [UInt64: (Shard, Place?) -> Void] = [:]
+    private var nextLookUp: UInt64 = 0
     /// The connection directory's rows of this shard changed since they were handed in.
     var directoryChanged = false
     private var directoryHandedAt: ContinuousClock.Instant?
@@ -49,21 +53,57 @@ final class Shard: @unchecked Sendable {
     /// compressed once, by whichever shard first queues it (docs/websocket.md, "Compression").
     private var deflaters: [Int: MessageDeflater] = [:]
 
-    init(index: Int, hub: Hub) throws {
-        self.index = index
+    /// A shard on the calling thread, which then `run`s it; it accepts on `listener`
+    /// (every loop waits on it; EPOLLEXCLUSIVE wakes one).
+    init(address: ShardAddress, parts: EventLoop<ShardMessage>.Parts, listener: Int32, hub: Hub) {
+        mailbox = ShardMailbox(address: address, inbox: parts.inbox)
         self.hub = hub
         configuration = hub.configuration
         policy = AdmissionPolicy(configuration: hub.configuration)
         acceptGate = AcceptGate(ceiling: hub.configuration.maxConnections)
-        loop = try EventLoop(name: "ws-loop-\(index)")
+        loop = EventLoop(name: "ws-loop-\(address.index)", parts: parts)
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
-        // Weak: the loop belongs to the shard, and a callback must not keep it alive.
-        loop.onTick = { [weak self] now in self?.tick(now) }
-        loop.afterTasks = { [weak self] in self?.flushDelivered() }
+        acceptor = Acceptor(listener: listener, shard: self)
     }
 
     deinit {
         scratch.deallocate()
+    }
+
+    /// Serves until the mailbox is closed.
+    func run() {
+        if let acceptor { arm(acceptor) }
+        loop.run(receive: receive, afterMessages: flushDelivered, onTick: tick)
+        // What is left holds the shard (connections, the acceptor, look-ups): let it go.
+        terminateAll()
+        acceptor = nil
+        lookUps = [:]
+    }
+
+    /// A message from another thread, on the loop's.
+    private func receive(_ message: ShardMessage) {
+        switch message {
+        case .deliver(let items): deliver(items)
+        case .send(let bytes, let connectionID): send(bytes, to: connectionID)
+        case .settle(let connectionID, let grant, let outcome):
+            settle(connectionID: connectionID, grant: grant, outcome: outcome)
+        case .catchUpPage(let page, let connectionID, let grant):
+            catchUpPage(page, connectionID: connectionID, grant: grant)
+        case .placed(let lookUp, let place): lookUps.removeValue(forKey: lookUp)?(self, place)
+        case .presenceRefused(let key, let connectionID): presenceRefused(key, connectionID: connectionID)
+        case .end(let reason, let text, let ends): end(reason, text, where: ends)
+        case .closeAll: closeAll()
+        case .terminateAll: terminateAll()
+        }
+    }
+
+    /// Asks the tailer where `stream` lives; `answer` runs here with the place (at once
+    /// when the tailer knows it already).
+    func lookUp(_ stream: StreamRef, answer: @escaping (Shard, Place?) -> Void) {
+        if let place = hub.tailer.cachedPlace(stream) { return answer(self, place) }
+        nextLookUp += 1
+        lookUps[nextLookUp] = answer
+        hub.tailer.lookUp(stream, for: mailbox, number: nextLookUp)
     }
 
     var now: ContinuousClock.Instant { clock.now }
@@ -82,16 +122,6 @@ final class Shard: @unchecked Sendable {
         (instant - origin).secondsDouble
     }
     var connectionCount: Int { connections.count }
-
-    /// Starts accepting on the shared listening socket (every loop waits on it; EPOLLEXCLUSIVE
-    /// wakes one).
-    func listen(on listener: Int32) {
-        loop.execute { [self] in
-            let acceptor = Acceptor(listener: listener, shard: self)
-            self.acceptor = acceptor
-            arm(acceptor)
-        }
-    }
 
     // MARK: Connections
 
@@ -237,7 +267,7 @@ final class Shard: @unchecked Sendable {
             }
             connection.flush()
             if topic.kind == .workSession {
-                hub.presence.snapshot(of: topic, shard: self, connectionID: connectionID)
+                hub.presence.snapshot(of: topic, for: mailbox, connectionID: connectionID)
             }
         }
     }
@@ -245,7 +275,7 @@ final class Shard: @unchecked Sendable {
     /// Asks the catch-up reader for the connection's next page, if its socket has room.
     func askNextPage(for connection: Connection) {
         if connection.isOpen, let ask = connection.catchUps.nextAsk(queuedBytes: connection.queuedBytes) {
-            hub.catchUps.request(CatchUpPageRequest(shard: self, connectionID: connection.id, ask: ask))
+            hub.catchUps.request(CatchUpPageRequest(mailbox: mailbox, connectionID: connection.id, ask: ask))
         }
         countWaitingForSocket(connection)
     }
@@ -364,7 +394,7 @@ final class Shard: @unchecked Sendable {
                 clientAddress: connection.client, userAgent: connection.userAgent,
                 topics: connection.subscriptions.active.map(\.description).sorted())
         }
-        hub.directory.update(shard: index, Array(rows))
+        hub.directory.update(shard: mailbox.address.index, Array(rows))
     }
 
     // MARK: Accepting
@@ -441,10 +471,11 @@ final class Shard: @unchecked Sendable {
     }
 }
 
-/// Accepts on the listening socket for one shard.
+/// Accepts on the listening socket for one shard. It holds its shard, which drops it
+/// when it stops accepting (`closeAll`, the end of `run`): a cycle on one thread, ended there.
 final class Acceptor: LoopHandler {
     let listener: Int32
-    unowned let shard: Shard
+    let shard: Shard
 
     init(listener: Int32, shard: Shard) {
         self.listener = listener

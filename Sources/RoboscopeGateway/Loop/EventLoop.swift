@@ -1,7 +1,5 @@
-import BlockingPool
-import Foundation
-import Synchronization
 import CLinuxSystem
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,73 +9,56 @@ protocol LoopHandler: AnyObject {
     func handle(events: UInt32)
 }
 
-/// One thread, one epoll instance: it runs I/O handlers for its descriptors, tasks
-/// that other threads hand it (`execute`), and a tick every `tickInterval`.
-/// Everything registered with a loop is touched only on the loop's thread.
+/// One thread's loop: readiness of its descriptors (epoll), the messages other threads
+/// post to its inbox, and a tick every `tickInterval`.
 ///
-/// `@unchecked Sendable`: `tasks` and `stopRequested` are guarded by `lock`; the
-/// handlers, `onTick` (set before `start`) and the epoll set belong to the loop's thread.
-final class EventLoop: @unchecked Sendable {
+/// Not `Sendable`: a loop is made and run on its own thread and touched only there,
+/// with what it runs (a shard, its connections). Other threads reach it only by posting
+/// a `Sendable` message to its `Inbox`, which `run` hands to its `receive`, in order.
+final class EventLoop<Message: Sendable> {
     let name: String
     private let epoll: Epoll
-    private let waker: Waker
-    private let lock = NSLock()
-    private var tasks: [@Sendable () -> Void] = []
+    private let inbox: Inbox<Message>
+    private var ready: UnsafeMutableBufferPointer<epoll_event>
     private var handlers: [Int32: any LoopHandler] = [:]
-    private var stopRequested = false
-    private var thread: JoinableThread?
     private let tickInterval: Duration
-    /// Runs on the loop's thread about every `tickInterval`.
-    var onTick: ((ContinuousClock.Instant) -> Void)?
-    /// Runs on the loop's thread after each round of queued tasks (set before `start`):
-    /// what the tasks left to write goes out once, however many of them there were.
-    var afterTasks: (() -> Void)?
+    /// The thread that made the loop and runs it (`assertInLoop`).
+    private let owner = pthread_self()
 
-    init(name: String, tickInterval: Duration = .milliseconds(250)) throws {
+    /// The epoll set and inbox of a loop, made by the thread that starts it: failures
+    /// are its to report, and the loop itself is made on its own thread.
+    struct Parts: Sendable {
+        let epoll: Epoll
+        let inbox: Inbox<Message>
+
+        init() throws {
+            epoll = try Epoll()
+            inbox = try Inbox()
+            try epoll.add(inbox.waker.fd, events: Epoll.readable)
+        }
+    }
+
+    /// A loop on `parts`: it wakes when a message reaches their inbox.
+    init(name: String, parts: Parts, tickInterval: Duration = .milliseconds(250)) {
         self.name = name
+        epoll = parts.epoll
+        inbox = parts.inbox
         self.tickInterval = tickInterval
-        epoll = try Epoll()
-        waker = try Waker()
-        try epoll.add(waker.fd, events: Epoll.readable)
+        ready = .allocate(capacity: 256)
     }
 
-    func start() {
-        thread = JoinableThread(name: name, stackSize: 1 << 20) { [self] in run() }
+    deinit {
+        ready.deallocate()
     }
-
-    /// The loop's thread, once it runs (`assertInLoop`).
-    private let owner = Atomic<UInt>(0)
-
-    /// Runs `task` on the loop's thread, after the tasks queued before it. `@Sendable`:
-    /// the hop to another thread is one the compiler checks.
-    func execute(_ task: @escaping @Sendable () -> Void) {
-        lock.lock()
-        let wasEmpty = tasks.isEmpty
-        tasks.append(task)
-        lock.unlock()
-        if wasEmpty { waker.wake() }
-    }
-
-    func stop() {
-        lock.lock()
-        stopRequested = true
-        lock.unlock()
-        waker.wake()
-    }
-
-    /// Waits for the thread to end after `stop()`.
-    func join() async { await thread?.join() }
 
     /// Whether the caller runs on this loop's thread.
-    var inLoop: Bool { owner.load(ordering: .relaxed) == UInt(pthread_self()) }
+    var inLoop: Bool { pthread_equal(owner, pthread_self()) != 0 }
 
     /// Stops a debug build when loop-only code runs on another thread (as swift-nio's
     /// `assertInEventLoop`); costs nothing in a release build.
     func assertInLoop(file: StaticString = #fileID, line: UInt = #line) {
         assert(inLoop, "\(name): called off its loop's thread", file: file, line: line)
     }
-
-    // MARK: Loop-thread only
 
     func register(_ fd: Int32, _ handler: any LoopHandler, events: UInt32, exclusive: Bool = false) throws {
         assertInLoop()
@@ -96,16 +77,23 @@ final class EventLoop: @unchecked Sendable {
         handlers[fd] = nil
     }
 
-    private func run() {
-        owner.store(UInt(pthread_self()), ordering: .relaxed)
+    /// Runs on the calling thread until the inbox is closed: readiness to the registered
+    /// handlers, each message to `receive`, then `afterMessages` once per round of them
+    /// (what they left to write goes out once, however many there were), and `onTick`
+    /// about every `tickInterval`. The handlers live for this call only, so nothing the
+    /// loop keeps refers back to its owner.
+    func run(
+        receive: (Message) -> Void, afterMessages: () -> Void, onTick: (ContinuousClock.Instant) -> Void
+    ) {
+        assertInLoop()
         let clock = ContinuousClock()
         var nextTick = clock.now + tickInterval
         let timeout = tickInterval.milliseconds
         while true {
             do {
-                try epoll.wait(timeout: timeout) { fd, events in
-                    if fd == waker.fd {
-                        waker.drain()
+                try epoll.wait(into: ready, timeout: timeout) { fd, events in
+                    if fd == inbox.waker.fd {
+                        inbox.waker.drain()
                     } else {
                         handlers[fd]?.handle(events: events)
                     }
@@ -113,18 +101,14 @@ final class EventLoop: @unchecked Sendable {
             } catch {
                 // epoll_wait fails only on programming errors; keep the loop alive.
             }
-            lock.lock()
-            let pending = tasks
-            tasks.removeAll(keepingCapacity: true)
-            let stop = stopRequested
-            lock.unlock()
-            for task in pending { task() }
-            if !pending.isEmpty { afterTasks?() }
-            if stop { return }
+            let (messages, closed) = inbox.take()
+            for message in messages { receive(message) }
+            if !messages.isEmpty { afterMessages() }
+            if closed { return }
             let now = clock.now
             if now >= nextTick {
                 nextTick = now + tickInterval
-                onTick?(now)
+                onTick(now)
             }
         }
     }

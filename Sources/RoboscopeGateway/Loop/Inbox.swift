@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Work handed to a background thread (the log tailer, the presence thread): other
-/// threads `post`, the owner `take`s everything queued when its `waker` fires.
+/// Work handed to a thread (a shard's loop, the log tailer, the catch-up reader, the
+/// presence thread): a typed mailbox. Other threads `post`, the owner `take`s everything
+/// queued when its `waker` fires.
 final class Inbox<Job: Sendable>: Sendable {
     let waker: Waker
     private let queue = Mutex<(jobs: [Job], closed: Bool)>(([], false))
@@ -11,8 +12,12 @@ final class Inbox<Job: Sendable>: Sendable {
     }
 
     func post(_ job: Job) {
-        queue.withLock { $0.jobs.append(job) }
-        waker.wake()
+        let wasEmpty = queue.withLock { queue in
+            defer { queue.jobs.append(job) }
+            return queue.jobs.isEmpty
+        }
+        // A queue that held jobs has a wake-up pending already: its owner takes them all.
+        if wasEmpty { waker.wake() }
     }
 
     /// Asks the owner to stop; `take` reports it.

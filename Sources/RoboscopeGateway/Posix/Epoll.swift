@@ -3,18 +3,17 @@ import CLinuxSystem
 import Glibc
 #endif
 
-/// An epoll instance: the loop's whole view of readiness (level-triggered).
-final class Epoll {
+/// An epoll instance: the loop's whole view of readiness (level-triggered). `Sendable`:
+/// a descriptor, and the kernel's `epoll_ctl` and `epoll_wait` are safe from any thread;
+/// the buffer `wait` fills is its caller's.
+final class Epoll: Sendable {
     let fd: Int32
-    private var events: UnsafeMutableBufferPointer<epoll_event>
 
-    init(capacity: Int = 256) throws {
+    init() throws {
         fd = try syscallChecked("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-        events = .allocate(capacity: capacity)
     }
 
     deinit {
-        events.deallocate()
         close(fd)
     }
 
@@ -40,8 +39,11 @@ final class Epoll {
         _ = epoll_ctl(fd, EPOLL_CTL_DEL, descriptor, &event)
     }
 
-    /// Waits up to `timeout` milliseconds; calls `body(fd, events)` for each ready descriptor.
-    func wait(timeout: Int32, _ body: (Int32, UInt32) -> Void) throws {
+    /// Waits up to `timeout` milliseconds; calls `body(fd, events)` for each ready
+    /// descriptor, at most `events.count` of them a call.
+    func wait(
+        into events: UnsafeMutableBufferPointer<epoll_event>, timeout: Int32, _ body: (Int32, UInt32) -> Void
+    ) throws {
         let count: Int32
         switch try syscall("epoll_wait", { epoll_wait(fd, events.baseAddress, Int32(events.count), timeout) }) {
         case .done(let ready): count = ready

@@ -23,9 +23,9 @@ final class PresenceWorker: Sendable {
     typealias Holdings = PresenceHoldings<ContinuousClock.Instant>
 
     private enum Job {
-        case hold(PresenceKey, shard: Shard, connectionID: UInt64)
+        case hold(PresenceKey, replyTo: ShardMailbox, connectionID: UInt64)
         case release(PresenceKey)
-        case snapshot(Topic, shard: Shard, connectionID: UInt64)
+        case snapshot(Topic, replyTo: ShardMailbox, connectionID: UInt64)
     }
 
     private let endpoint: RedisEndpoint
@@ -54,7 +54,7 @@ final class PresenceWorker: Sendable {
     }
 
     /// Starts the presence thread, broadcasting to `shards`.
-    func start(delivering shards: [Shard]) {
+    func start(delivering shards: [ShardMailbox]) {
         thread.start(name: "ws-presence") { [self] in run(shards) }
     }
 
@@ -63,19 +63,19 @@ final class PresenceWorker: Sendable {
         await thread.join()
     }
 
-    func hold(_ key: PresenceKey, shard: Shard, connectionID: UInt64) {
-        enqueue(.hold(key, shard: shard, connectionID: connectionID))
+    func hold(_ key: PresenceKey, for shard: ShardMailbox, connectionID: UInt64) {
+        enqueue(.hold(key, replyTo: shard, connectionID: connectionID))
     }
     func release(_ key: PresenceKey) { enqueue(.release(key)) }
-    func snapshot(of topic: Topic, shard: Shard, connectionID: UInt64) {
-        enqueue(.snapshot(topic, shard: shard, connectionID: connectionID))
+    func snapshot(of topic: Topic, for shard: ShardMailbox, connectionID: UInt64) {
+        enqueue(.snapshot(topic, replyTo: shard, connectionID: connectionID))
     }
 
     private func enqueue(_ job: Job) { inbox.post(job) }
 
     // MARK: The loop
 
-    private func run(_ shards: [Shard]) {
+    private func run(_ shards: [ShardMailbox]) {
         var holdings = Holdings(window: configuration.presenceWindow, grace: configuration.presenceGrace)
         var redis: (commands: RedisConnection, subscriber: RedisSubscriber)?
         var nextSweep = clock.now
@@ -143,17 +143,17 @@ final class PresenceWorker: Sendable {
     }
 
     /// An operator's `DELETE /admin/connections`: every shard closes the matching sockets.
-    private func disconnect(_ payload: String, _ shards: [Shard]) {
+    private func disconnect(_ payload: String, _ shards: [ShardMailbox]) {
         guard let disconnect = ConnectionDirectory.Disconnect(payload: payload) else { return }
         for shard in shards {
-            shard.loop.execute { shard.end(.disconnected, "disconnected", where: disconnect.matches) }
+            shard.post(.end(.disconnected, "disconnected", where: disconnect.matches))
         }
     }
 
     /// A `presence` op waiting for its heartbeat, and the connection to answer.
     private struct Hold {
         var key: PresenceKey
-        var shard: Shard
+        var shard: ShardMailbox
         var connectionID: UInt64
     }
 
@@ -177,10 +177,10 @@ final class PresenceWorker: Sendable {
                 message = ServerMessage.presence(
                     topic, users: try store.users(session: topic.id.description, on: redis))
             } catch {
-                shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
+                shard.post(.send(Self.unavailable, to: connectionID))
                 throw error
             }
-            shard.loop.execute { shard.send(message, to: connectionID) }
+            shard.post(.send(message, to: connectionID))
         }
     }
 
@@ -196,18 +196,17 @@ final class PresenceWorker: Sendable {
             full = try beat(waiting.map(\.key), redis, &holdings)
         } catch {
             for hold in waiting {
-                hold.shard.loop.execute { hold.shard.send(Self.unavailable, to: hold.connectionID) }
+                hold.shard.post(.send(Self.unavailable, to: hold.connectionID))
             }
             throw error
         }
         for hold in waiting {
             if full.contains(hold.key) {
-                let key = hold.key
-                hold.shard.loop.execute { hold.shard.dispatcher.presenceRefused(key, connectionID: hold.connectionID) }
+                hold.shard.post(.presenceRefused(hold.key, connectionID: hold.connectionID))
                 continue
             }
             let message = ServerMessage.present(workSessionID: hold.key.workSessionID, user: hold.key.user)
-            hold.shard.loop.execute { hold.shard.send(message, to: hold.connectionID) }
+            hold.shard.post(.send(message, to: hold.connectionID))
         }
     }
 
@@ -270,14 +269,14 @@ final class PresenceWorker: Sendable {
 
     /// The full list for subscribers that asked for it (the default), the joins and
     /// leaves for those that subscribed with `"presence": "changes"`.
-    private func broadcast(_ topic: Topic, full: [UInt8], delta: [UInt8]?, to shards: [Shard]) {
+    private func broadcast(_ topic: Topic, full: [UInt8], delta: [UInt8]?, to shards: [ShardMailbox]) {
         let items = [
             LiveItem(
                 topic: topic, position: nil, frame: SharedFrame(text: full),
                 presenceDelta: delta.map { SharedFrame(text: $0) }, isPresence: true)
         ]
         for shard in shards {
-            shard.loop.execute { shard.deliver(items) }
+            shard.post(.deliver(items))
         }
     }
 
@@ -290,9 +289,9 @@ final class PresenceWorker: Sendable {
         case .hold(let key, let shard, let connectionID):
             // Still counted: `due` heartbeats it when Redis returns.
             _ = holdings.held(key)
-            shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
+            shard.post(.send(Self.unavailable, to: connectionID))
         case .snapshot(_, let shard, let connectionID):
-            shard.loop.execute { shard.send(Self.unavailable, to: connectionID) }
+            shard.post(.send(Self.unavailable, to: connectionID))
         case .release(let key):
             holdings.released(key, now: clock.now)
         }

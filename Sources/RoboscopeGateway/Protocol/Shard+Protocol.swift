@@ -6,17 +6,9 @@ import WebSocketCodec
 /// routed by `ClientOps`, charged to the connection's, subject's and tenant's budgets
 /// (`OpBudgets`), and served: `auth` (a first token, or a refresh that may narrow what the
 /// connection keeps), `subscribe` (asked of the tailer), `unsubscribe`, `presence` (its
-/// session looked up, then held by the presence thread).
-///
-/// `@unchecked Sendable`: like its shard, it runs on the shard's loop only (the tailer's
-/// answers come back through `loop.execute`).
-final class ProtocolDispatcher: @unchecked Sendable {
-    unowned let shard: Shard
-
-    init(shard: Shard) {
-        self.shard = shard
-    }
-
+/// session looked up, then held by the presence thread). On the shard's loop, like the
+/// rest of it; the tailer's answers come back as `ShardMessage`s.
+extension Shard {
     /// A message from the connection: routed (`ClientOps.route`), charged to the
     /// budgets, and served.
     func received(_ opcode: Opcode, _ payload: [UInt8], from connection: Connection) {
@@ -28,7 +20,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
         case .serve(let parsed): request = parsed
         }
         if let refusal = overBudget(connection) {
-            shard.hub.metrics.rateLimited()
+            hub.metrics.rateLimited()
             return reply(connection, ServerMessage.error(refusal))
         }
         switch request {
@@ -46,16 +38,16 @@ final class ProtocolDispatcher: @unchecked Sendable {
     /// Every op costs a token of the connection, and with authentication on of its
     /// subject and tenant (`OpBudgets`); nil when each had one.
     private func overBudget(_ connection: Connection) -> DomainError? {
-        shard.hub.budgets.take(
+        hub.budgets.take(
             &connection.opBudget, principal: connection.isAuthenticated ? connection.principal : nil,
-            now: Shard.seconds(shard.now))
+            now: Shard.seconds(now))
     }
 
     /// The `auth` op: the first token of a connection upgraded without one, or a fresh
     /// token for an open one. A refresh keeps the subject and tenant (else 4003), and
     /// ends the subscriptions and presence the new token no longer covers.
     private func authenticate(_ connection: Connection, token: String) {
-        guard let verifier = shard.configuration.authentication else {
+        guard let verifier = configuration.authentication else {
             // Nothing to check: say whom the connection acts for, as with a token.
             let principal = connection.principal
             return reply(
@@ -63,7 +55,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
                 ServerMessage.authenticated(subject: principal.subject, tenant: principal.tenant, expiresAt: nil))
         }
         let principal: Principal
-        switch shard.policy.verified({ try verifier.verify(token: token) }) {
+        switch policy.verified({ try verifier.verify(token: token) }) {
         case .success(let verified): principal = verified
         case .failure(let refusal): return connection.refuse(refusal.kind, closing: .unauthorized, refusal.reason)
         }
@@ -73,10 +65,10 @@ final class ProtocolDispatcher: @unchecked Sendable {
             return connection.refuse(
                 .forbidden, closing: .forbidden, "a refreshed token must name the same subject and tenant")
         }
-        if !wasAuthenticated, let refusal = shard.tenantIsFull(principal.tenant) {
+        if !wasAuthenticated, let refusal = tenantIsFull(principal.tenant) {
             return connection.refuse(.rateLimited, closing: .tryAgainLater, refusal)
         }
-        connection.authenticated(as: principal, validUntil: shard.validUntil(of: principal))
+        connection.authenticated(as: principal, validUntil: validUntil(of: principal))
         reply(
             connection,
             ServerMessage.authenticated(
@@ -93,7 +85,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
     private func withdraw(from connection: Connection) {
         let id = connection.id
         for topic in connection.subscriptions.active.union(connection.subscriptions.pending.keys) {
-            shard.hub.tailer.lookUp(Places.stream(of: topic), for: shard) { [self] place in
+            lookUp(Places.stream(of: topic)) { shard, place in
                 guard let connection = shard.connection(id), connection.isOpen else { return }
                 if connection.principal.may(.read, in: place) { return }
                 switch connection.subscriptions.unsubscribed(topic) {
@@ -101,11 +93,11 @@ final class ProtocolDispatcher: @unchecked Sendable {
                 case .cancelled: break
                 case .notSubscribed: return
                 }
-                reply(connection, ServerMessage.unsubscribed(topic, reason: ErrorCode.forbidden.rawValue))
+                shard.reply(connection, ServerMessage.unsubscribed(topic, reason: ErrorCode.forbidden.rawValue))
             }
         }
         for key in connection.presence {
-            shard.hub.tailer.lookUp(StreamRef(.workSession, key.workSessionID), for: shard) { [self] place in
+            lookUp(StreamRef(.workSession, key.workSessionID)) { shard, place in
                 guard let connection = shard.connection(id), connection.isOpen else { return }
                 if connection.principal.may(.write, in: place) { return }
                 guard connection.presence.remove(key) != nil else { return }
@@ -118,7 +110,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
     /// principal may not see is refused as an unknown one.
     private func presence(_ connection: Connection, _ session: EntityID, user: String?) {
         let principal = connection.principal
-        let authenticated = shard.configuration.authentication != nil
+        let authenticated = configuration.authentication != nil
         if authenticated, let named = user, named != principal.subject {
             return reply(
                 connection,
@@ -134,7 +126,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
         }
         connection.presenceLookUps += 1
         let id = connection.id
-        shard.hub.tailer.lookUp(StreamRef(.workSession, session), for: shard) { [self] place in
+        lookUp(StreamRef(.workSession, session)) { shard, place in
             guard let connection = shard.connection(id), connection.isOpen else { return }
             connection.presenceLookUps -= 1
             // Judged by the principal of now: a refresh may have narrowed it meanwhile.
@@ -145,18 +137,18 @@ final class ProtocolDispatcher: @unchecked Sendable {
                         .notFound, "work session \(session) not found",
                         field: "work_session_id"))
             } catch let error as DomainError {
-                return reply(connection, ServerMessage.error(error))
+                return shard.reply(connection, ServerMessage.error(error))
             } catch {
                 return
             }
             // Asked again while the look-up ran: the cap holds for what is inserted.
-            if let refusal = presenceCapped(connection, adding: key) {
-                return reply(connection, ServerMessage.error(refusal))
+            if let refusal = shard.presenceCapped(connection, adding: key) {
+                return shard.reply(connection, ServerMessage.error(refusal))
             }
             if connection.presence.insert(key).inserted {
-                shard.hub.presence.hold(key, shard: shard, connectionID: connection.id)
+                shard.hub.presence.hold(key, for: shard.mailbox, connectionID: connection.id)
             } else {
-                reply(connection, ServerMessage.present(workSessionID: session, user: user))
+                shard.reply(connection, ServerMessage.present(workSessionID: session, user: user))
             }
         }
     }
@@ -165,19 +157,19 @@ final class ProtocolDispatcher: @unchecked Sendable {
     /// authentication on; without, a session and user each).
     private func presenceCapped(_ connection: Connection, adding key: PresenceKey, pending: Int = 0) -> DomainError? {
         guard !connection.presence.contains(key),
-            connection.presence.count + pending >= shard.configuration.maxPresencePerConnection
+            connection.presence.count + pending >= configuration.maxPresencePerConnection
         else {
             return nil
         }
         return DomainError(
-            .tooManyPresences, "at most \(shard.configuration.maxPresencePerConnection) presences per connection",
+            .tooManyPresences, "at most \(configuration.maxPresencePerConnection) presences per connection",
             field: "work_session_id")
     }
 
     /// The presence thread found the session full: the connection does not hold `key`.
     func presenceRefused(_ key: PresenceKey, connectionID: UInt64) {
-        guard let connection = shard.connection(connectionID), connection.presence.remove(key) != nil else { return }
-        reply(connection, ServerMessage.error(DomainError.presenceFull(shard.configuration.presenceMaxUsers)))
+        guard let connection = connection(connectionID), connection.presence.remove(key) != nil else { return }
+        reply(connection, ServerMessage.error(DomainError.presenceFull(configuration.presenceMaxUsers)))
     }
 
     private func subscribe(_ connection: Connection, _ topic: Topic, since: Int64?, presenceChanges: Bool) {
@@ -185,9 +177,9 @@ final class ProtocolDispatcher: @unchecked Sendable {
         case .failure(let refusal):
             reply(connection, ServerMessage.error(refusal, topic: topic))
         case .success(let grant):
-            shard.hub.tailer.request(
+            hub.tailer.request(
                 SubscribeRequest(
-                    shard: shard, connectionID: connection.id, grant: grant, since: since,
+                    mailbox: mailbox, connectionID: connection.id, grant: grant, since: since,
                     principal: connection.principal))
         }
     }
@@ -195,7 +187,7 @@ final class ProtocolDispatcher: @unchecked Sendable {
     private func unsubscribe(_ connection: Connection, _ topic: Topic) {
         switch connection.subscriptions.unsubscribed(topic) {
         case .unlink:
-            shard.unlink(connection, from: topic)
+            unlink(connection, from: topic)
         case .cancelled:
             break
         case .notSubscribed:
@@ -205,9 +197,5 @@ final class ProtocolDispatcher: @unchecked Sendable {
                     DomainError(.notSubscribed, "not subscribed to \(topic)", field: "topic"), topic: topic))
         }
         reply(connection, ServerMessage.unsubscribed(topic))
-    }
-
-    private func reply(_ connection: Connection, _ message: [UInt8]) {
-        shard.reply(connection, message)
     }
 }
