@@ -51,6 +51,14 @@ public final class PGResult {
         string(row, column).map { $0 == "t" }
     }
 
+    /// Where the column `name` is (as the query names it, folded to lower case): read
+    /// rows by name, not by a place counted in a column list.
+    public func column(_ name: String) throws -> Int {
+        let index = Int(PQfnumber(handle, name))
+        guard index >= 0 else { throw PGError(.statement, "the result has no column \(name)") }
+        return index
+    }
+
     public var columnNames: [String] {
         (0..<columnCount).map { String(cString: PQfname(handle, Int32($0))) }
     }
