@@ -3,7 +3,8 @@ import RoboscopeDomain
 
 /// The tokens file (`--auth-tokens-file`): API tokens for robots and scripts, each with
 /// the fields a JWT's claims carry.
-/// `[{"token": "…" | "token_sha256": "…", "subject": "…", "tenant": "…", "scope": "read write", "spaces": ["…"]}]`
+/// `[{"token": "…" | "token_sha256": "…", "subject": "…", "tenant": "…", "scope": "read write",`
+/// `"spaces": ["…"]}]`
 public enum StaticTokens {
     /// SHA-256 (hex) of each token → its principal. An entry without `tenant` or `scope`
     /// is refused: a token file must never grant by default.
@@ -23,9 +24,8 @@ public enum StaticTokens {
                     subject: fields["subject"], tenant: fields["tenant"], tenantClaim: "tenant", scope: fields["scope"],
                     spaces: fields["spaces"])
             } catch let failure as AuthenticationFailure {
-                throw AuthenticationFailure(
-                    "\(source): token \(index): \(failure.reason.replacingOccurrences(of: "token sub", with: "subject"))"
-                )
+                let reason = failure.reason.replacingOccurrences(of: "token sub", with: "subject")
+                throw AuthenticationFailure("\(source): token \(index): \(reason)")
             }
             if let token = fields["token"]?.stringValue, !token.isEmpty {
                 tokens[Digest.sha256Hex(token)] = principal

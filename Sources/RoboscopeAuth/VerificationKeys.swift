@@ -74,9 +74,8 @@ public struct VerificationKeys: Sendable {
                 skipped.append("\(name): no kid"); continue
             }
             guard let alg = pinnedAlgorithm(fields) else {
-                skipped.append(
-                    "\(kid): unsupported key type \(fields["kty"]?.stringValue ?? "?") / alg \(fields["alg"]?.stringValue ?? "?")"
-                )
+                let (type, algorithm) = (fields["kty"]?.stringValue ?? "?", fields["alg"]?.stringValue ?? "?")
+                skipped.append("\(kid): unsupported key type \(type) / alg \(algorithm)")
                 continue
             }
             do {

@@ -19,7 +19,10 @@ public final class GatewayMetrics: Sendable {
         public var catchUpsWaitingForSocket: Int
 
         public var description: String {
-            "open=\(openConnections) opened=\(connectionsOpened) flushes=\(flushes) slow_consumers=\(slowConsumersClosed) "
+            """
+            open=\(openConnections) opened=\(connectionsOpened) flushes=\(flushes) \
+            slow_consumers=\(slowConsumersClosed) 
+            """
                 + "withdrawn_grants=\(withdrawnGrants) catch_ups_waiting_for_socket=\(catchUpsWaitingForSocket)"
         }
     }

@@ -464,7 +464,8 @@ public actor InMemoryService {
             webSocketTokens.append((token, false))
             let expiry = TokenExpiry.of(token).map { "\"\(ISO8601DateFormatter().string(from: $0))\"" } ?? "null"
             connection.push(
-                #"{"op":"\#(WireOp.authenticated.rawValue)","subject":"tester","tenant":"default","expires_at":\#(expiry)}"#
+                #"{"op":"\#(WireOp.authenticated.rawValue)","subject":"tester","tenant":"default","#
+                    + #""expires_at":\#(expiry)}"#
             )
             return
         }
@@ -492,7 +493,8 @@ public actor InMemoryService {
         let sequence = reached == (head?.position ?? 0) ? "\(head?.topicSeq ?? 0)" : "null"
         subscribed[connection.id, default: []].insert(topic)
         connection.push(
-            #"{"op":"\#(WireOp.subscribed.rawValue)","topic":"\#(topic)","position":\#(reached),"topic_seq":\#(sequence)}"#
+            #"{"op":"\#(WireOp.subscribed.rawValue)","topic":"\#(topic)","position":\#(reached),"#
+                + #""topic_seq":\#(sequence)}"#
         )
         for event in catchUp { connection.push(event.text) }
     }

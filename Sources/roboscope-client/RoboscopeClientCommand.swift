@@ -28,7 +28,10 @@ struct Connection: ParsableArguments {
     @Option(
         name: .customLong("token-file"),
         help:
-            "A file holding the bearer token, read again before each request and connection (a refreshed file is used at once)."
+            """
+            A file holding the bearer token, read again before each request and connection (a refreshed file is \
+            used at once).
+            """
     )
     var tokenFile: String?
 

@@ -73,7 +73,10 @@ struct AuthOptions: ParsableArguments {
             }
             if let name = setting.environment, ProcessInfo.processInfo.environment[name]?.isEmpty == true {
                 throw ValidationError(
-                    "\(name) is set but empty: unset it, or give it a value (authentication never turns off by accident)"
+                    """
+                    \(name) is set but empty: unset it, or give it a value (authentication never turns off by \
+                    accident)
+                    """
                 )
             }
         }
@@ -151,7 +154,10 @@ struct AuthOptions: ParsableArguments {
     func verifier(logger: Logger) async throws -> (TokenVerifier, KeySetSource?, IssuerRoutes?)? {
         guard isOn else {
             logger.warning(
-                "authentication is OFF: every request acts for the default tenant with every scope; set --auth-jwt-secret, --auth-jwks-file, --auth-jwks-url or --auth-tokens-file in production"
+                """
+                authentication is OFF: every request acts for the default tenant with every scope; set \
+                --auth-jwt-secret, --auth-jwks-file, --auth-jwks-url or --auth-tokens-file in production
+                """
             )
             return nil
         }

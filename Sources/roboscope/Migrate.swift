@@ -1,7 +1,8 @@
 import ArgumentParser
 import RoboscopePostgres
 
-/// `roboscope migrate`: applies the pending migrations of `schema/migrations/` and the changed functions of `schema/functions/`.
+/// `roboscope migrate`: applies the pending migrations of `schema/migrations/` and the changed functions of
+/// `schema/functions/`.
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply pending migrations from schema/.")
 

@@ -38,7 +38,10 @@ struct ReplayedState: JSONWritable {
         func add(_ sessions: [(WorkSession, [MarkerWithDetails])], indent: String) {
             for (session, markers) in sessions {
                 lines.append(
-                    "\(indent)work_session \(session.id)  \(session.sessionType.rawValue)  \(session.status.rawValue)  v\(session.version)  \(markers.count) markers"
+                    """
+                    \(indent)work_session \(session.id)  \(session.sessionType.rawValue)  \
+                    \(session.status.rawValue)  v\(session.version)  \(markers.count) markers
+                    """
                 )
                 for item in markers {
                     let marker = item.marker
@@ -46,9 +49,9 @@ struct ReplayedState: JSONWritable {
                         item.details.map {
                             "center (\($0.measurements.centerLocationCross), \($0.measurements.centerLocationLong))"
                         } ?? "no details"
+                    let (label, updated) = (marker.label ?? "-", marker.updatedAt.formatted(.wire))
                     lines.append(
-                        "\(indent)  marker \(marker.id)  \(marker.label ?? "-")  v\(marker.version)  \(center)  updated \(marker.updatedAt.formatted(.wire))"
-                    )
+                        "\(indent)  marker \(marker.id)  \(label)  v\(marker.version)  \(center)  updated \(updated)")
                 }
             }
         }

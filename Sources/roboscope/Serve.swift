@@ -37,7 +37,10 @@ struct Serve: AsyncParsableCommand {
     @Flag(
         name: .customLong("no-migrate"),
         help:
-            "Do not apply pending migrations at start (env ROBOSCOPE_MIGRATE=false); for deployments where a job runs `roboscope migrate`."
+            """
+            Do not apply pending migrations at start (env ROBOSCOPE_MIGRATE=false); for deployments where a job \
+            runs `roboscope migrate`.
+            """
     )
     var noMigrateFlag = false
 

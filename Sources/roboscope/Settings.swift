@@ -110,14 +110,20 @@ enum Settings {
     static let readDatabaseURL = Setting<String>(
         "read-database-url", env: "ROBOSCOPE_READ_DATABASE_URL", default: nil,
         shown: "unset: every read on the primary",
-        "a standby (hot standby) for catch-up reads: changes-feed pages and WebSocket catch-ups go there when it has every event of their topic that the primary has, else to the primary"
+        """
+        a standby (hot standby) for catch-up reads: changes-feed pages and WebSocket catch-ups go there when it \
+        has every event of their topic that the primary has, else to the primary
+        """
     )
     static let redisURL = Setting<String>(
         "redis-url", env: "REDIS_URL", default: "redis://127.0.0.1:56379/0",
         "presence and locks, `redis://[:password@]host[:port][/db]`")
     static let redisSentinels = Setting<String>(
         "redis-sentinels", env: "REDIS_SENTINELS", default: nil,
-        "`host:port,...` of Redis Sentinels: the master is whichever they name for `--redis-master-name` (the URL's password and database apply to it) ([high availability](operations.md#high-availability))"
+        """
+        `host:port,...` of Redis Sentinels: the master is whichever they name for `--redis-master-name` (the \
+        URL's password and database apply to it) ([high availability](operations.md#high-availability))
+        """
     )
     static let redisMasterName = Setting<String>(
         "redis-master-name", env: "REDIS_MASTER_NAME", default: "roboscope",
@@ -131,7 +137,10 @@ enum Settings {
         "`trace` … `critical`; at `info` every request leaves one access line")
     static let logFormat = Setting<String>(
         "log-format", env: "ROBOSCOPE_LOG_FORMAT", default: "text",
-        "`json`: one JSON object per line on standard error (`time`, `level`, `label`, `message`, `source`, and every metadata key such as `request_id`, `method`, `path`, `status`, `duration_ms`)"
+        """
+        `json`: one JSON object per line on standard error (`time`, `level`, `label`, `message`, `source`, and \
+        every metadata key such as `request_id`, `method`, `path`, `status`, `duration_ms`)
+        """
     )
 
     // serve
@@ -144,28 +153,46 @@ enum Settings {
     static let wsPort = Setting<Int>("ws-port", env: "ROBOSCOPE_WS_PORT", default: 8081, "the WebSocket gateway")
     static let poolSize = Setting<Int>(
         "db-pool-size", env: "ROBOSCOPE_DB_POOL_SIZE", default: 16,
-        "Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus one each for its log tailer and its catch-up reader)"
+        """
+        Postgres connections of an `api`/`all` process (a `gateway` process uses 1 for probes, plus one each for \
+        its log tailer and its catch-up reader)
+        """
     )
     static let statementTimeout = Setting<Double>(
         "db-statement-timeout", env: "ROBOSCOPE_DB_STATEMENT_TIMEOUT", default: 10,
-        "seconds a request's statement (reads, writes, the changes feed) may run before Postgres cancels it (503 with `Retry-After`)"
+        """
+        seconds a request's statement (reads, writes, the changes feed) may run before Postgres cancels it (503 \
+        with `Retry-After`)
+        """
     )
     static let reportStatementTimeout = Setting<Double>(
         "report-timeout", env: "ROBOSCOPE_REPORT_TIMEOUT", default: 30,
-        "seconds a report's statement (the audit trail, histories, `as_of` reads, integrity checks) may run on the report pool before Postgres cancels it (503 with `Retry-After`)"
+        """
+        seconds a report's statement (the audit trail, histories, `as_of` reads, integrity checks) may run on the \
+        report pool before Postgres cancels it (503 with `Retry-After`)
+        """
     )
     static let reportPoolSize = Setting<Int>(
         "report-pool-size", env: "ROBOSCOPE_REPORT_POOL_SIZE", default: 4,
-        "Postgres connections of an `api`/`all` process for reports, apart from `--db-pool-size`, so that requests never wait behind a report"
+        """
+        Postgres connections of an `api`/`all` process for reports, apart from `--db-pool-size`, so that requests \
+        never wait behind a report
+        """
     )
     static let tenantDBShare = Setting<Double>(
         "tenant-db-share", env: "ROBOSCOPE_TENANT_DB_SHARE", default: nil,
         shown: "`0.5` with authentication on, `1` off",
-        "the part of each pool's connections (requests, reports) one tenant's requests may hold at once, at least one; the rest of its work waits in a fair queue, served round robin across tenants"
+        """
+        the part of each pool's connections (requests, reports) one tenant's requests may hold at once, at least \
+        one; the rest of its work waits in a fair queue, served round robin across tenants
+        """
     )
     static let appendsAtOnce = Setting<Int>(
         "appends-at-once", env: "ROBOSCOPE_APPENDS_AT_ONCE", default: EventStore.defaultAppendsAtOnce,
-        "appends of separate requests run at a time; requests arriving meanwhile are committed together, each with its own outcome ([group commit](ordering.md#group-commit))"
+        """
+        appends of separate requests run at a time; requests arriving meanwhile are committed together, each with \
+        its own outcome ([group commit](ordering.md#group-commit))
+        """
     )
     static let redisPoolSize = Setting<Int>(
         "redis-pool-size", env: "ROBOSCOPE_REDIS_POOL_SIZE", default: 8, "Redis connections")
@@ -175,7 +202,11 @@ enum Settings {
         "header-limit", env: "ROBOSCOPE_HEADER_LIMIT", default: 16 << 10, "largest request head in bytes (431)")
     static let idleTimeout = Setting<Int>(
         "idle-timeout", env: "ROBOSCOPE_IDLE_TIMEOUT", default: 30,
-        "seconds a connection has to deliver a complete request head after opening or after its last response; then it is closed (idle keep-alive, or a client trickling headers); also closes, without an answer, a connection whose request body stops arriving for that long"
+        """
+        seconds a connection has to deliver a complete request head after opening or after its last response; \
+        then it is closed (idle keep-alive, or a client trickling headers); also closes, without an answer, a \
+        connection whose request body stops arriving for that long
+        """
     )
     static let requestTimeout = Setting<Int>(
         "request-timeout", env: "ROBOSCOPE_REQUEST_TIMEOUT", default: 60,
@@ -189,41 +220,67 @@ enum Settings {
     static let tenantHeavyRequests = Setting<Int>(
         "tenant-heavy-requests", env: "ROBOSCOPE_TENANT_HEAVY_REQUESTS", default: nil,
         shown: "half the cores, at least 1, with authentication on; none off",
-        "heavy requests (lists that may return over 1,000 rows, `as_of`, audit pages, histories, integrity checks, bulks) one tenant runs at once; the rest wait in the tenant's line, up to 256, past it 429 (`limit`: `tenant`)"
+        """
+        heavy requests (lists that may return over 1,000 rows, `as_of`, audit pages, histories, integrity checks, \
+        bulks) one tenant runs at once; the rest wait in the tenant's line, up to 256, past it 429 (`limit`: \
+        `tenant`)
+        """
     )
     static let sendTimeout = Setting<Int>(
         "send-timeout", env: "ROBOSCOPE_SEND_TIMEOUT", default: 30,
         "seconds a client may take none of its answer's bytes while some wait; then the connection is closed")
     static let responseMemory = Setting<Int>(
         "response-memory", env: "ROBOSCOPE_RESPONSE_MEMORY", default: 256,
-        "MiB of answers the process holds unsent at most; past it a new answer of more than 64 KiB to a `GET` is refused with 503 `overloaded` and `Retry-After`"
+        """
+        MiB of answers the process holds unsent at most; past it a new answer of more than 64 KiB to a `GET` is \
+        refused with 503 `overloaded` and `Retry-After`
+        """
     )
     static let opsPort = Setting<Int>(
         "ops-port", env: "ROBOSCOPE_OPS_PORT", default: nil, shown: "unset: none",
-        "a second port serving `/healthz`, `/readyz` and `/metrics` only, with connection caps of its own, which no client flood on the HTTP port reaches (point probes and scrapes at it)"
+        """
+        a second port serving `/healthz`, `/readyz` and `/metrics` only, with connection caps of its own, which \
+        no client flood on the HTTP port reaches (point probes and scrapes at it)
+        """
     )
     static let unauthenticatedRateLimit = Setting<Double>(
         "unauthenticated-rate-limit", env: "ROBOSCOPE_UNAUTHENTICATED_RATE_LIMIT", default: 20,
-        "requests per second per client address whose token is refused (401), counted before token verification: past it 429 without checking the token; `0`: off"
+        """
+        requests per second per client address whose token is refused (401), counted before token verification: \
+        past it 429 without checking the token; `0`: off
+        """
     )
     static let metricsMaxTenants = Setting<Int>(
         "metrics-max-tenants", env: "ROBOSCOPE_METRICS_MAX_TENANTS", default: 100,
-        "tenants whose series (`roboscope_tenant_*`) carry their own `tenant` label, the first met first; the rest are counted under `_other`"
+        """
+        tenants whose series (`roboscope_tenant_*`) carry their own `tenant` label, the first met first; the rest \
+        are counted under `_other`
+        """
     )
     static let logRefusalsPerSecond = Setting<Int>(
         "log-refusals-per-second", env: "ROBOSCOPE_LOG_REFUSALS_PER_SECOND", default: 20,
-        "lines a second the gateway logs about refused upgrades and 4xxx closes; past it one line a second counts those left out"
+        """
+        lines a second the gateway logs about refused upgrades and 4xxx closes; past it one line a second counts \
+        those left out
+        """
     )
     static let tenantPlansFile = Setting<String>(
         "tenant-plans-file", env: "ROBOSCOPE_TENANT_PLANS_FILE", default: nil, shown: "unset: the flags for everyone",
-        "each tenant's limits (`rate_limit`, `max_connections`, `max_long_polls`, `db_share`): `{\"default\": {...}, \"tenants\": {\"acme\": {...}}}`, field by field the tenant's, else the default's, else the flags'; re-read when it changes ([running many customers](#running-many-customers))"
+        """
+        each tenant's limits (`rate_limit`, `max_connections`, `max_long_polls`, `db_share`): `{\"default\": \
+        {...}, \"tenants\": {\"acme\": {...}}}`, field by field the tenant's, else the default's, else the \
+        flags'; re-read when it changes ([running many customers](#running-many-customers))
+        """
     )
     static let shutdownTimeout = Setting<Int>(
         "shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
         "seconds SIGTERM waits for in-flight work before cancelling it")
     static let rateLimit = Setting<Double>(
         "rate-limit", env: "ROBOSCOPE_RATE_LIMIT", default: 100, shown: "`100`",
-        "requests per second per subject on `/api/v1` (per client address with authentication off), weighted by cost; `0`: off ([rate limit](#rate-limit))"
+        """
+        requests per second per subject on `/api/v1` (per client address with authentication off), weighted by \
+        cost; `0`: off ([rate limit](#rate-limit))
+        """
     )
     static let rateBurst = Setting<Double>(
         "rate-burst", env: "ROBOSCOPE_RATE_BURST", default: nil, shown: "twice the rate", "bucket size")
@@ -243,22 +300,34 @@ enum Settings {
     static let allowedHosts = Setting<String>(
         "allowed-hosts", env: "ROBOSCOPE_ALLOWED_HOSTS", default: nil,
         shown: "`localhost,127.0.0.1,[::1]`",
-        "hosts a request's `Host` may name for the same-host realtime URL; any other gets the first ([browsers and proxies](#browsers-and-proxies))"
+        """
+        hosts a request's `Host` may name for the same-host realtime URL; any other gets the first ([browsers and \
+        proxies](#browsers-and-proxies))
+        """
     )
     static let allowedOrigins = Setting<String>(
         "allowed-origins", env: "ROBOSCOPE_ALLOWED_ORIGINS", default: nil, shown: "unset: same origin only",
-        "browser origins (`https://app.example.com`, comma-separated, or `*`) that may write and open WebSockets; requests without `Origin` (native clients) are not concerned"
+        """
+        browser origins (`https://app.example.com`, comma-separated, or `*`) that may write and open WebSockets; \
+        requests without `Origin` (native clients) are not concerned
+        """
     )
     static let trustedProxies = Setting<String>(
         "trusted-proxies", env: "ROBOSCOPE_TRUSTED_PROXIES", default: nil, shown: "unset: none",
-        "CIDRs (`10.0.0.0/8,::1`) of proxies whose `X-Forwarded-For` names the client address (audit trail, rate limits)"
+        """
+        CIDRs (`10.0.0.0/8,::1`) of proxies whose `X-Forwarded-For` names the client address (audit trail, rate \
+        limits)
+        """
     )
     static let consoleDirectory = Setting<String>(
         "console-dir", env: "ROBOSCOPE_CONSOLE_DIR", default: nil,
         shown: "`./console`, else next to the executable", "the investigations console's files")
     static let idempotencyRetention = Setting<Int>(
         "idempotency-retention", env: "ROBOSCOPE_IDEMPOTENCY_RETENTION", default: 86_400,
-        "seconds the answer of a write with an `Idempotency-Key` is kept for retries; the api role purges older ones every half retention (at most hourly)"
+        """
+        seconds the answer of a write with an `Idempotency-Key` is kept for retries; the api role purges older \
+        ones every half retention (at most hourly)
+        """
     )
     static let changesReadAhead = Setting<Int>(
         "changes-read-ahead", env: "ROBOSCOPE_CHANGES_READ_AHEAD", default: 16,
@@ -284,7 +353,10 @@ enum Settings {
         "a JWK Set (ES256, RS256, EdDSA public keys; `kid` picks the key), re-read when it changes")
     static let authJWKSURL = Setting<String>(
         "auth-jwks-url", env: "ROBOSCOPE_AUTH_JWKS_URL", default: nil,
-        "a JWK Set's URL (an identity provider's `jwks_uri`), fetched at start, every `--auth-jwks-refresh` seconds, and on an unknown `kid` at most once per 30 s"
+        """
+        a JWK Set's URL (an identity provider's `jwks_uri`), fetched at start, every `--auth-jwks-refresh` \
+        seconds, and on an unknown `kid` at most once per 30 s
+        """
     )
     static let authJWKSRefresh = Setting<Int>(
         "auth-jwks-refresh", env: "ROBOSCOPE_AUTH_JWKS_REFRESH", default: 300,
@@ -302,11 +374,18 @@ enum Settings {
         "a JWT's `iss` must equal it; required with JWT verification unless `--auth-allow-any-issuer`")
     static let authIssuersFile = Setting<String>(
         "auth-issuers-file", env: "ROBOSCOPE_AUTH_ISSUERS_FILE", default: nil,
-        "the trusted identity providers, one entry each (its `issuer`, `audience`, `jwks_file` or `jwks_url`, a pinned `tenant` or a `tenant_claim`, `operator`), re-read when it changes; instead of the single-issuer flags ([running many customers](#running-many-customers))"
+        """
+        the trusted identity providers, one entry each (its `issuer`, `audience`, `jwks_file` or `jwks_url`, a \
+        pinned `tenant` or a `tenant_claim`, `operator`), re-read when it changes; instead of the single-issuer \
+        flags ([running many customers](#running-many-customers))
+        """
     )
     static let serviceRole = Setting<String>(
         "service-role", env: "ROBOSCOPE_SERVICE_ROLE", default: nil, shown: "unset: grant nothing",
-        "`migrate` grants this role what serving needs and no more: read and append the event log, never `UPDATE`, `DELETE`, `TRUNCATE` or `ALTER` it ([database roles](#database-roles))"
+        """
+        `migrate` grants this role what serving needs and no more: read and append the event log, never `UPDATE`, \
+        `DELETE`, `TRUNCATE` or `ALTER` it ([database roles](#database-roles))
+        """
     )
     static let defaultTenant = Setting<String>(
         "default-tenant", env: "ROBOSCOPE_DEFAULT_TENANT", default: "default",
@@ -332,19 +411,31 @@ enum Settings {
         "subscriptions per connection")
     static let wsMaxPendingSubscribes = Setting<Int>(
         "ws-max-pending-subscribes", env: "ROBOSCOPE_WS_MAX_PENDING_SUBSCRIBES", default: 4,
-        "subscriptions of one connection waiting for their answer at once, unsubscribed ones included until the gateway gets to them; the next `subscribe` gets `rate_limited`"
+        """
+        subscriptions of one connection waiting for their answer at once, unsubscribed ones included until the \
+        gateway gets to them; the next `subscribe` gets `rate_limited`
+        """
     )
     static let wsMaxPresence = Setting<Int>(
         "ws-max-presence", env: "ROBOSCOPE_WS_MAX_PRESENCE", default: 16,
-        "`presence` ops one connection may hold (work sessions; with authentication off, session and user pairs); past it `error` `too_many_presences`"
+        """
+        `presence` ops one connection may hold (work sessions; with authentication off, session and user pairs); \
+        past it `error` `too_many_presences`
+        """
     )
     static let wsOpRate = Setting<Double>(
         "ws-op-rate", env: "ROBOSCOPE_WS_OP_RATE", default: 20,
-        "client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one connection, bursts of twice as many; past it `error` `rate_limited`"
+        """
+        client ops (`subscribe`, `unsubscribe`, `presence`, `auth`) per second on one connection, bursts of twice \
+        as many; past it `error` `rate_limited`
+        """
     )
     static let wsSubjectOpRate = Setting<Double>(
         "ws-subject-op-rate", env: "ROBOSCOPE_WS_SUBJECT_OP_RATE", default: 100,
-        "the same per subject (`tenant/sub`) across all its connections, with authentication on; a `since` catch-up costs an op per 100 events"
+        """
+        the same per subject (`tenant/sub`) across all its connections, with authentication on; a `since` \
+        catch-up costs an op per 100 events
+        """
     )
     static let wsTenantOpRate = Setting<Double>(
         "ws-tenant-op-rate", env: "ROBOSCOPE_WS_TENANT_OP_RATE", default: 1000,
@@ -357,7 +448,10 @@ enum Settings {
         "`on` or `off`: permessage-deflate for clients that offer it ([compression](websocket.md#compression))")
     static let wsDeflateWindowBits = Setting<Int>(
         "ws-deflate-window-bits", env: "ROBOSCOPE_WS_DEFLATE_WINDOW_BITS", default: 15,
-        "largest LZ77 window of permessage-deflate, 9 to 15 (the server's, and the client's when its offer lets us bound it)"
+        """
+        largest LZ77 window of permessage-deflate, 9 to 15 (the server's, and the client's when its offer lets us \
+        bound it)
+        """
     )
     static let wsPresenceGrace = Setting<Double>(
         "ws-presence-grace", env: "ROBOSCOPE_WS_PRESENCE_GRACE", default: 5,

@@ -157,7 +157,8 @@ import Testing
         }
         let (space, _) = try SpaceCommands.create(
             body(
-                #"{"key":"k","name":"n","preview_url":"HTTPS://cdn.example.com/a.png","scan_url":"http://10.0.0.2:9000/s"}"#
+                #"{"key":"k","name":"n","preview_url":"HTTPS://cdn.example.com/a.png","#
+                    + #""scan_url":"http://10.0.0.2:9000/s"}"#
             ), context)
         #expect(space.previewURL == "HTTPS://cdn.example.com/a.png")
         #expect(space.scanURL == "http://10.0.0.2:9000/s")

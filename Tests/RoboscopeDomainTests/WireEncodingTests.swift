@@ -35,11 +35,15 @@ import Testing
 @Suite struct WireDataTests {
     @Test func topLevelTimestampsBecomeWholeSecondsAndNothingElseChanges() throws {
         let stored =
-            #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59.987654Z", "updated_at": "2026-11-22T01:25:00.000001Z", "completed_at": null}"#
+            #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "#
+            + #""label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59.987654Z", "#
+            + #""updated_at": "2026-11-22T01:25:00.000001Z", "completed_at": null}"#
         let wire = String(decoding: try WireData.render(Array(stored.utf8)), as: UTF8.self)
         #expect(
             wire
-                == #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59Z", "updated_at": "2026-11-22T01:25:00Z", "completed_at": null}"#
+                == #"{"id": "a", "meta": {"created_at": "2026-11-22T01:24:59.123456Z", "note": "x,}{\"y\""}, "#
+                + #""label": "2026-11-22T01:24:59.123456Z", "created_at": "2026-11-22T01:24:59Z", "#
+                + #""updated_at": "2026-11-22T01:25:00Z", "completed_at": null}"#
         )
     }
 
@@ -47,7 +51,9 @@ import Testing
         // A string ending in an escaped backslash, a key that ends in `_at` but is no
         // timestamp, an `_at` key shorter than any timestamp key, and a fake one nested.
         let stored =
-            #"{"path": "C:\\", "seen_at": "2026-11-22T01:24:59.123456Z", "a_at": "x", "list": [{"updated_at": "2026-11-22T01:24:59.123456Z"}, "]}\\\""], "started_at": "2026-11-22T01:24:59.123456Z"}"#
+            #"{"path": "C:\\", "seen_at": "2026-11-22T01:24:59.123456Z", "a_at": "x", "#
+            + #""list": [{"updated_at": "2026-11-22T01:24:59.123456Z"}, "]}\\\""], "#
+            + #""started_at": "2026-11-22T01:24:59.123456Z"}"#
         let wire = String(decoding: try WireData.render(Array(stored.utf8)), as: UTF8.self)
         #expect(
             wire

@@ -60,7 +60,10 @@ import Testing
         try await eventually("the first append waits for the lock", within: 30) {
             try scalar(
                 url,
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'"
+                """
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = \
+                'Lock' AND wait_event = 'advisory'
+                """
             ) == 1
         }
         let queued = writes.map { write in Task { await write() } }

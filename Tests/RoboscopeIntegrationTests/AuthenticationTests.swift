@@ -114,7 +114,8 @@ import WebSocketCodec
             port: server.wsPort,
             """
             GET /api/v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer nonsense\r\n\r\n
+            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+            Authorization: Bearer nonsense\r\n\r\n
             """)
         #expect(refused.hasPrefix("HTTP/1.1 401 "))
         #expect(refused.contains("WWW-Authenticate: Bearer"))

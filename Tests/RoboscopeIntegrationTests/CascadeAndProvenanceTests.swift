@@ -61,7 +61,10 @@ import RoboscopePostgres
         #expect(reply.status == 201)
         let connection = try TestDatabase.connect(try await SharedServer.database())
         let row = try connection.query(
-            "SELECT metadata, type, stream_type, stream_version, recorded_at IS NOT NULL FROM eventlog.events WHERE stream_id = $1",
+            """
+            SELECT metadata, type, stream_type, stream_version, recorded_at IS NOT NULL FROM eventlog.events \
+            WHERE stream_id = $1
+            """,
             [Fixtures.id(reply.json)]
         )
         #expect(row.rowCount == 1)

@@ -85,7 +85,8 @@ import RoboscopePostgres
                     // What holds the cluster's xmin back, for the failure message.
                     let holders = try connection.query(
                         """
-                        SELECT pid, datname, state, backend_xid::text, backend_xmin::text, now() - xact_start, left(query, 120)
+                        SELECT pid, datname, state, backend_xid::text, backend_xmin::text, now() - xact_start,
+                            left(query, 120)
                         FROM pg_stat_activity WHERE backend_xid IS NOT NULL OR backend_xmin IS NOT NULL
                         """)
                     let rows = (0..<holders.rowCount).map { row in

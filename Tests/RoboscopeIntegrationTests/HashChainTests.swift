@@ -38,7 +38,8 @@ import RoboscopePostgres
         let (url, connection) = try await history()
         let target = try connection.query(
             """
-            SELECT position FROM eventlog.events WHERE stream_type = 'marker' AND stream_version = 1 ORDER BY position LIMIT 1
+            SELECT position FROM eventlog.events WHERE stream_type = 'marker' AND stream_version = 1 ORDER BY position
+                LIMIT 1
             """
         ).int64(0, 0)!
         try tamper(

@@ -35,7 +35,10 @@ import RoboscopePostgres
     /// The marker events of a session: (position, stream id, version).
     func markerEvents(_ url: String, _ session: JSONValue) throws -> [(Int64, String, Int64)] {
         let result = try TestDatabase.connect(url).query(
-            "SELECT position, stream_id::text, stream_version FROM eventlog.events WHERE stream_type = 'marker' AND work_session_id = $1::uuid ORDER BY position",
+            """
+            SELECT position, stream_id::text, stream_version FROM eventlog.events WHERE stream_type = 'marker' \
+            AND work_session_id = $1::uuid ORDER BY position
+            """,
             [Fixtures.id(session)])
         return (0..<result.rowCount).map { (result.int64($0, 0)!, result.string($0, 1)!, result.int64($0, 2)!) }
     }
@@ -68,7 +71,10 @@ import RoboscopePostgres
         let (position, _, _) = try markerEvents(url, sessions[1])[1]
         try tamper(
             url,
-            "UPDATE eventlog.events SET metadata = jsonb_set(metadata, '{actor}', '\"someone else\"') WHERE position = $1",
+            """
+            UPDATE eventlog.events SET metadata = jsonb_set(metadata, '{actor}', '\"someone else\"') WHERE \
+            position = $1
+            """,
             [String(position)])
         let broken = try await server.client.get("/api/v1/integrity?work_session_id=\(Fixtures.id(sessions[1]))")
         #expect(broken.json["intact"] == false)

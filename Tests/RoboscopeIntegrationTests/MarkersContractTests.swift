@@ -95,8 +95,8 @@ import RoboscopeDomain
         let infinite = try await client.send(
             "POST", "/api/v1/markers",
             body: Data(
-                #"{"work_session_id":"\#(Fixtures.id(session))","p1":[1e400,0,0],"p2":[0,0,0],"p3":[0,0,0],"p4":[0,0,0]}"#
-                    .utf8)
+                (#"{"work_session_id":"\#(Fixtures.id(session))","#
+                    + #""p1":[1e400,0,0],"p2":[0,0,0],"p3":[0,0,0],"p4":[0,0,0]}"#).utf8)
         )
         #expect(infinite.status == 422 || infinite.status == 400)
         #expect(try await client.get("/api/v1/markers?work_session_id=\(Fixtures.id(session))").json == [])

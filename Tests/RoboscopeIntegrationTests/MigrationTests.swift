@@ -15,7 +15,8 @@ import RoboscopeDomain
     static func migrateAsReleased(_ connection: PGConnection) throws {
         try connection.execute(
             """
-            CREATE TABLE public.schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+            CREATE TABLE public.schema_migrations (
+                version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
             """)
         let names = try FileManager.default.contentsOfDirectory(atPath: fixture.path).filter { $0.hasSuffix(".sql") }
             .sorted()
@@ -90,7 +91,10 @@ import RoboscopeDomain
         // The migrations that still have files get their checksums on first sight.
         #expect(
             try connection.query(
-                "SELECT count(*) FROM schema_migrations WHERE checksum IS NOT NULL AND version IN ('0001_event_log', '0002_projection_tables', '0007_hash_chain', '0008_audit_indexes')"
+                """
+                SELECT count(*) FROM schema_migrations WHERE checksum IS NOT NULL AND version IN \
+                ('0001_event_log', '0002_projection_tables', '0007_hash_chain', '0008_audit_indexes')
+                """
             ).int64(0, 0) == 4)
 
         // Every event got its topic numbers, every marker its space; the log still checks out.
@@ -124,7 +128,10 @@ import RoboscopeDomain
             session: sessions[1].place, Self.context(30))
         _ = try EventStore.append(batch, on: connection)
         let after = try connection.query(
-            "SELECT array_agg(work_session_seq ORDER BY position)::text FROM eventlog.events WHERE work_session_id = $1 AND work_session_seq > $2",
+            """
+            SELECT array_agg(work_session_seq ORDER BY position)::text FROM eventlog.events WHERE work_session_id \
+            = $1 AND work_session_seq > $2
+            """,
             [sessions[1].id.description, String(before)]
         ).string(0, 0)
         #expect(after == "{\(before + 1),\(before + 2)}")

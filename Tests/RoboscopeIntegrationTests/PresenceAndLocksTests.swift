@@ -130,7 +130,10 @@ import RoboscopePostgres
         // Audit: acquire, extend and release are in the log; the session's version is untouched.
         let connection = try TestDatabase.connect(url)
         let audit = try connection.query(
-            "SELECT type, metadata->>'actor' FROM eventlog.events WHERE stream_type = 'work_session_lock' AND stream_id = $1 ORDER BY position",
+            """
+            SELECT type, metadata->>'actor' FROM eventlog.events WHERE stream_type = 'work_session_lock' AND \
+            stream_id = $1 ORDER BY position
+            """,
             [Fixtures.id(session)]
         )
         #expect(

@@ -37,7 +37,10 @@ import RoboscopeDomain
             }
         } catch {
             Issue.record(
-                "no 200 within Retry-After (\(wait) s) + 30 s; answers by status: \(answers); server log: \(server.log())"
+                """
+                no 200 within Retry-After (\(wait) s) + 30 s; answers by status: \(answers); server log: \
+                \(server.log())
+                """
             )
         }
         #expect(await server.terminate() == 0)

@@ -53,7 +53,10 @@ import RoboscopeDomain
         let connection = try TestDatabase.connect(try await TestDatabase.fresh("binds"))
         let id = EntityID("0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11")!
         let result = try connection.query(
-            "SELECT $1::bigint = 9007199254740993, $2::uuid = '0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11', $3::boolean, $4::float8 = 0.1, $5::text, $6::text IS NULL, $7::text",
+            """
+            SELECT $1::bigint = 9007199254740993, $2::uuid = '0b6c7f1e-2c1a-4c51-9a57-3f0a5a8e4b11', $3::boolean, \
+            $4::float8 = 0.1, $5::text, $6::text IS NULL, $7::text
+            """,
             [Int64(9_007_199_254_740_993), id, true, 0.1, "it's", nil, StreamType.workSession]
         )
         for column in 0..<4 { #expect(result.string(0, column) == "t", "column \(column)") }

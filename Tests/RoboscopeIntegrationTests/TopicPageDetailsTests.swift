@@ -29,7 +29,8 @@ import RoboscopeDomain
             let data = streamType == "marker_details" ? "{\"v\": \(versions[key]!), \"of\": \"\(marker)\"}" : "{}"
             rows.append(
                 """
-                (gen_random_uuid(), '\(streamType)', '\(id)', \(versions[key]!), '\(type)', '\(data)', '{"actor": "test"}',
+                (gen_random_uuid(), '\(streamType)', '\(id)', \(versions[key]!), '\(type)', '\(data)',
+                 '{"actor": "test"}',
                  '\(space)', '\(session)', sha256('\(sequence)'::bytea), \(sequence))
                 """)
         }

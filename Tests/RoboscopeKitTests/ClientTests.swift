@@ -149,11 +149,13 @@ import RoboscopeKitTesting
 
     @Test func modelsDecodeAsTheAppDecodesThem() throws {
         let json = """
-            {"id":"ED7EAEEE-6FFD-4B79-86C5-C4CEA7A9EC5C","work_session_id":"5be23675-a6cf-48d1-8afa-869d00eac7ce","label":"weld 12",
-             "p1":[0,0,1],"p2":[2,0,1],"p3":[2,0,4],"p4":[0,0,4],"color":null,"version":1,"meta":{"k":[1,2.5,"x",null,true]},
-             "custom_props":{},"calibrated_data":null,"created_at":"2026-11-22T20:54:32Z","updated_at":"2026-11-22T20:54:32Z",
-             "details":{"marker_id":"ed7eaeee-6ffd-4b79-86c5-c4cea7a9ec5c","center_location_long":2.5,"center_location_cross":1,
-             "left_distance":0,"right_distance":2,"far_distance":4,"near_distance":1,"long_size":3,"cross_size":2,"custom_props":{},
+            {"id":"ED7EAEEE-6FFD-4B79-86C5-C4CEA7A9EC5C","work_session_id":"5be23675-a6cf-48d1-8afa-869d00eac7ce",
+             "label":"weld 12","p1":[0,0,1],"p2":[2,0,1],"p3":[2,0,4],"p4":[0,0,4],"color":null,"version":1,
+             "meta":{"k":[1,2.5,"x",null,true]},"custom_props":{},"calibrated_data":null,
+             "created_at":"2026-11-22T20:54:32Z","updated_at":"2026-11-22T20:54:32Z",
+             "details":{"marker_id":"ed7eaeee-6ffd-4b79-86c5-c4cea7a9ec5c","center_location_long":2.5,
+             "center_location_cross":1,"left_distance":0,"right_distance":2,"far_distance":4,"near_distance":1,
+             "long_size":3,"cross_size":2,"custom_props":{},
              "created_at":"2026-11-22T20:54:32Z","updated_at":"2026-11-22T20:54:32Z"},"a_key_from_a_later_release":1}
             """
         let marker = try WireCoding.decoder().decode(Marker.self, from: Data(json.utf8))

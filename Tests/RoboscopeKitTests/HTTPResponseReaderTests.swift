@@ -42,7 +42,10 @@ import Testing
 
     @Test func aChunkedBodyIsJoinedAndItsTrailerDropped() throws {
         let answer = try Self.readEverySplit(
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1A\r\n abcdefghijklmnopqrstuvwxy\r\n0\r\nX-Trailer: 1\r\n\r\n"
+            """
+            HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n1A\r\n \
+            abcdefghijklmnopqrstuvwxy\r\n0\r\nX-Trailer: 1\r\n\r\n
+            """
         )
         #expect(answer.body == Data("hello abcdefghijklmnopqrstuvwxy".utf8))
     }

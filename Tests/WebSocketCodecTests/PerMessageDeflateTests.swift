@@ -215,7 +215,10 @@ private let hello = Array("Hello".utf8)
             PerMessageDeflate.accept(offers: PerMessageDeflate.clientOffer, maxWindowBits: 11))
         #expect(
             answer
-                == "permessage-deflate; client_no_context_takeover; server_max_window_bits=11; client_max_window_bits=11"
+                == """
+                permessage-deflate; client_no_context_takeover; server_max_window_bits=11; \
+                client_max_window_bits=11
+                """
         )
         #expect(bounded.serverMaxWindowBits == 11 && bounded.clientMaxWindowBits == 11)
         let (_, plain) = try #require(PerMessageDeflate.accept(offers: "permessage-deflate", maxWindowBits: 11))

@@ -57,7 +57,10 @@ struct ConnectionSubscriptions {
             return .failure(
                 DomainError(
                     .rateLimited,
-                    "at most \(inFlightLimit) subscriptions waiting for their answer at once; retry once one is answered",
+                    """
+                    at most \(inFlightLimit) subscriptions waiting for their answer at once; retry once one is \
+                    answered
+                    """,
                     field: "topic", details: ["retry_after": .integer(1)]))
         }
         let grant = PendingGrant(topic: topic, presenceChanges: presenceChanges)

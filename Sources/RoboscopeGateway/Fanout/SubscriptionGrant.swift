@@ -68,7 +68,10 @@ struct SubscriptionGrant {
                 DomainError(
                     .tooFarBehind,
                     "more than \(maxCatchUpEvents) events since \(since): catch up with "
-                        + "GET /api/v1/changes?topic=\(topic)&since=\(since), then subscribe with since=<its next_since>",
+                        + """
+                        GET /api/v1/changes?topic=\(topic)&since=\(since), then subscribe with since=<its \
+                        next_since>
+                        """,
                     field: "since"))
         }
         guard events > 0 else { return granted(catchUp: nil) }

@@ -87,7 +87,10 @@ struct ConsoleController {
         // Cached, but asked again every time: a new release's files are seen at once.
         headers[Self.cacheControl] = "no-cache"
         headers[Self.securityPolicy] =
-            "default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+            """
+            default-src 'self'; img-src 'self' data: blob:; style-src 'self'; object-src 'none'; base-uri 'none'; \
+            frame-ancestors 'none'; form-action 'self'
+            """
         if request.headers[Self.ifNoneMatch] == asset.etag {
             return Response(status: .notModified, headers: headers)
         }

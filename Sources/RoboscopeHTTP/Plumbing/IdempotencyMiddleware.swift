@@ -92,7 +92,10 @@ struct IdempotencyMiddleware: RouterMiddleware {
         guard record.fingerprint == claim.fingerprint else {
             throw DomainError(
                 .idempotencyKeyReused,
-                "Idempotency-Key \(claim.key.prefix(64)) was used for another request (method, path or body differ); use a new key",
+                """
+                Idempotency-Key \(claim.key.prefix(64)) was used for another request (method, path or body \
+                differ); use a new key
+                """,
                 field: "Idempotency-Key"
             )
         }

@@ -99,7 +99,8 @@ public struct TimeTravel: Sendable {
         let (bound, parameter) = bound(moment, "$3")
         let result = try connection.query(
             """
-            SELECT e.position, e.type, to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), e.data::text
+            SELECT e.position, e.type, to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                e.data::text
             FROM eventlog.events e
             WHERE e.stream_type = $1 AND e.stream_id = $2::uuid AND \(bound)
             ORDER BY e.stream_version DESC

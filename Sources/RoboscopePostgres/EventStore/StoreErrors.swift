@@ -33,10 +33,8 @@ public enum StoreErrors {
             let type = detail["stream_type"].flatMap {
                 if case .string(let text) = $0 { return text } else { return nil }
             }
-            return DomainError(
-                .notFound,
-                "\(type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity") does not exist: \(error.message)"
-            )
+            let entity = type.map { $0.replacingOccurrences(of: "_", with: " ") } ?? "entity"
+            return DomainError(.notFound, "\(entity) does not exist: \(error.message)")
         case ("23505", "spaces_tenant_key_key"), ("23505", "spaces_key_key"):
             return DomainError(.alreadyExists, "key: another space has this key", field: "key")
         case ("23505", "events_stream_version_key"):

@@ -94,7 +94,8 @@ public struct IdempotencyKeys: Sendable {
         return try await pool.translatingErrors { connection in
             let result = try connection.query(
                 """
-                WITH gone AS (DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - make_interval(secs => $1::float8)
+                WITH gone AS (DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - make_interval(secs =>
+                    $1::float8)
                               RETURNING 1)
                 SELECT count(*) FROM gone
                 """,

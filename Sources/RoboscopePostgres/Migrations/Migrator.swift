@@ -52,8 +52,8 @@ public struct Migrator {
                 return "migration \(migration) was applied with checksum \(recorded.prefix(12)) but its file now has "
                     + "\(now.prefix(12)): applied migrations must not be edited; add a new one"
             case .unresolvable(let names):
-                return
-                    "schema/functions: cannot order \(names.joined(separator: ", ")) (a missing or circular `-- requires:`)"
+                let listed = names.joined(separator: ", ")
+                return "schema/functions: cannot order \(listed) (a missing or circular `-- requires:`)"
             }
         }
     }

@@ -88,7 +88,10 @@ public struct RevocationStore: Sendable {
                 }
                 if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
                 let current = try connection.query(
-                    "SELECT \(Self.columns) FROM public.token_revocations WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2)",
+                    """
+                    SELECT \(Self.columns) FROM public.token_revocations WHERE id = $1::uuid AND ($2::text IS \
+                    NULL OR tenant = $2)
+                    """,
                     [id, tenant]
                 )
                 return current.rowCount == 0 ? nil : try Self.row(current, 0)

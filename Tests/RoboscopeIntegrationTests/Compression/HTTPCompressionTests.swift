@@ -96,7 +96,10 @@ import Glibc
         let session = try await server.client.post("/api/v1/work-sessions", ["space_id": space.json["id"]!])
         let id = try #require(session.json["id"]?.string)
         let markers = (0..<count).map { index in
-            "{\"work_session_id\":\"\(id)\",\"label\":\"marker \(index) of a compression test\",\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]}"
+            """
+            {\"work_session_id\":\"\(id)\",\"label\":\"marker \(index) of a compression \
+            test\",\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]}
+            """
         }
         let bulk = try await server.client.send(
             "POST", "/api/v1/markers/bulk", body: Data("{\"markers\":[\(markers.joined(separator: ","))]}".utf8))
@@ -168,7 +171,10 @@ import Glibc
         let server = try await Self.server.get().server
         let session = try await Self.session(server, markers: 0)
         let markers = (0..<100).map { index in
-            "{\"work_session_id\":\"\(session)\",\"label\":\"uploaded \(index)\",\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]}"
+            """
+            {\"work_session_id\":\"\(session)\",\"label\":\"uploaded \
+            \(index)\",\"p1\":[0,0,1],\"p2\":[2,0,1],\"p3\":[2,0,4],\"p4\":[0,0,4]}
+            """
         }
         let body = Array("{\"markers\":[\(markers.joined(separator: ","))]}".utf8)
         let reply = try await Self.exchange(

@@ -62,8 +62,10 @@ import Testing
         let reply = try WebSocketClient.rawRequest(
             port: server.wsPort,
             """
-            GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1:\(server.wsPort)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: https://evil.example\r\n\r\n
+            GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1:\(server.wsPort)\r\n\
+            Upgrade: websocket\r\nConnection: Upgrade\r\n\
+            Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+            Origin: https://evil.example\r\n\r\n
             """)
         #expect(reply.hasPrefix("HTTP/1.1 403"), "\(reply.prefix(200))")
         let listed = try WebSocketClient(port: server.wsPort, headers: ["Origin: https://app.example.com"])

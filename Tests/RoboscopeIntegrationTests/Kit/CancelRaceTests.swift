@@ -33,8 +33,11 @@ import Glibc
             guard finished.wait(timeout: .now() + 120) == .timedOut else { return }
             FileHandle.standardError.write(
                 Data(
-                    "CancelRaceTests: the rounds did not end within 120 s: the transport is wedged, or the pool starved\n"
-                        .utf8))
+                    """
+                    CancelRaceTests: the rounds did not end within 120 s: the transport is wedged, or the pool \
+                    starved\n
+                    """
+                    .utf8))
             exit(70)
         }
         defer { finished.signal() }

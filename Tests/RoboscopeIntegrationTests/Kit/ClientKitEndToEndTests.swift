@@ -83,7 +83,8 @@ import Glibc
     /// One `apply` input line per label number: a marker create in `session`.
     static func createLines(_ session: UUID, _ labels: ClosedRange<Int>) -> String {
         labels.map {
-            "{\"method\":\"POST\",\"path\":\"/markers\",\"body\":{\"work_session_id\":\"\(session)\",\"label\":\"l\($0)\",\(quad)}}\n"
+            "{\"method\":\"POST\",\"path\":\"/markers\","
+                + "\"body\":{\"work_session_id\":\"\(session)\",\"label\":\"l\($0)\",\(quad)}}\n"
         }.joined()
     }
 
