@@ -5,14 +5,31 @@ import RoboscopeDomain
 @testable import RoboscopePostgres
 
 /// Schema upgrades: a database migrated with the files released before functions moved
-/// to schema/functions (Fixtures/schema-0011) upgrades in place, and an applied
-/// migration that was edited afterwards is refused.
+/// to schema/functions upgrades in place, and an applied migration that was edited
+/// afterwards is refused.
 @Suite struct MigrationTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/schema-0011")
+    /// That release's migrations as it shipped them: an archive, since they are a record
+    /// to restore, never code to edit or to read beside today's schema.
+    static let archive = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/schema-0011.tar.gz")
+
+    /// The archive's files, unpacked into a folder of their own.
+    static func unpacked() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schema-0011-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let tar = Process()
+        tar.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        tar.arguments = ["tar", "-xzf", archive.path, "-C", folder.path]
+        try tar.run()
+        tar.waitUntilExit()
+        guard tar.terminationStatus == 0 else { throw TestFailure("tar could not unpack \(archive.path)") }
+        return folder
+    }
 
     /// What the migrator of that release did: each file once, its name recorded.
     static func migrateAsReleased(_ connection: PGConnection) throws {
+        let fixture = try unpacked()
+        defer { try? FileManager.default.removeItem(at: fixture) }
         try connection.execute(
             """
             CREATE TABLE public.schema_migrations (
