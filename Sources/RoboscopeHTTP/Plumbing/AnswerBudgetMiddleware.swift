@@ -6,13 +6,10 @@ import RoboscopeDomain
 /// process hold more for everyone else. The answer's first MiB was rendered (the rest of
 /// a larger one would be rendered as it is sent) and is dropped at once; small answers
 /// always go.
-struct AnswerBudgetMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct AnswerBudgetMiddleware: APIMiddleware {
     let memory: AnswerMemory
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         let response = try await next(request, context)
         // A body without a length is streamed: over a MiB (StreamedArray).
         if request.method == .get, !memory.admits(response.body.contentLength ?? Int.max) {

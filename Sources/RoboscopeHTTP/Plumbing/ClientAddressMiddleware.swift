@@ -4,14 +4,11 @@ import RoboscopeDomain
 
 /// Names the client of every request: the peer, or, when the peer is one of
 /// `--trusted-proxies`, the address its `X-Forwarded-For` names (docs/security.md).
-struct ClientAddressMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct ClientAddressMiddleware: APIMiddleware {
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
     let proxies: TrustedProxies
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         guard !proxies.networks.isEmpty else { return try await next(request, context) }
         var context = context
         context.clientAddress = proxies.clientAddress(

@@ -7,13 +7,10 @@ import RoboscopeDomain
 /// carrying a foreign `Origin` (403) and a write body that is not JSON (415; a form or
 /// `fetch` with `text/plain` needs no CORS preflight, `application/json` does).
 /// Native clients send no `Origin` and always send JSON (docs/security.md).
-struct CrossSiteWriteGuard: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct CrossSiteWriteGuard: APIMiddleware {
     let origins: OriginPolicy
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         switch request.method {
         case .get, .head, .options:
             return try await next(request, context)

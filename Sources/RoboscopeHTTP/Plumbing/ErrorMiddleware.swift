@@ -12,16 +12,13 @@ import RoboscopeMetrics
 /// subject, client address, duration, the `traceparent`'s trace id), carrying the request
 /// id like every other line logged for the request; and, under `/api/v1`, one count in
 /// its tenant's `roboscope_tenant_requests_total` by outcome.
-struct ErrorMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct ErrorMiddleware: APIMiddleware {
     static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     static let traceParent = HTTPField.Name("traceparent")!
     /// Where API requests are counted per tenant (nil: the probes' port, which has none).
     let tenantMetrics: TenantMetrics?
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         let started = ContinuousClock.now
         let requestID = RequestIdentity.requestID(request)
         var context = context

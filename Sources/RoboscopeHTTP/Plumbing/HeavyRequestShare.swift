@@ -86,13 +86,10 @@ public final class HeavyRequestShare: Sendable {
 }
 
 /// Runs a heavy request in its tenant's turn (HeavyRequestShare).
-struct HeavyRequestMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct HeavyRequestMiddleware: APIMiddleware {
     let share: HeavyRequestShare
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         guard HeavyRequestShare.isHeavy(request) else { return try await next(request, context) }
         let tenant = context.principal.tenant
         guard await share.enter(tenant) else {

@@ -19,8 +19,7 @@ import RoboscopePostgres
 /// the lock routes check it once they hold the key (`SessionLocks`). A write that fails
 /// first (its entity gone since, its body now invalid) looks the key up here, after the
 /// failure, and a key answered before gets its answer instead.
-struct IdempotencyMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct IdempotencyMiddleware: APIMiddleware {
     static let keyHeader = HTTPField.Name("Idempotency-Key")!
     static let replayedHeader = HTTPField.Name("Idempotent-Replayed")!
     static let maxKeyLength = 255
@@ -28,9 +27,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
     let keys: IdempotencyKeys
     let bodyLimit: Int
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         guard [.post, .put, .patch, .delete].contains(request.method),
             let header = request.headers[values: Self.keyHeader].first,
             // Heartbeats repeat safely by nature.

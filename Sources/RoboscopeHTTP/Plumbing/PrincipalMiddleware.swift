@@ -8,8 +8,7 @@ import RoboscopeDomain
 /// runs. With authentication on it comes from the bearer token (401 without a valid
 /// one: never a default principal); with it off, the deployment's one tenant with every
 /// scope, acting as `X-User-Id` (docs/security.md).
-struct PrincipalMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct PrincipalMiddleware: APIMiddleware {
     let verifier: TokenVerifier?
     let defaultTenant: String
     /// Refused tokens per client address (`--unauthenticated-rate-limit`): an address out
@@ -17,9 +16,7 @@ struct PrincipalMiddleware: RouterMiddleware {
     /// signatures costs a lookup, not a signature check each (issue 45).
     var refusals: TokenBuckets?
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         var context = context
         context.caller.enteredAPI()
         if let verifier {

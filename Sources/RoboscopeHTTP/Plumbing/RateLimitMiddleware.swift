@@ -12,13 +12,10 @@ import Synchronization
 /// what it cost beyond that (a bulk's markers, a long poll's seconds, a big page) is
 /// charged when known, and may leave the buckets in debt. Past either: 429 with
 /// `Retry-After`, the body naming the limit.
-struct RateLimitMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct RateLimitMiddleware: APIMiddleware {
     let budgets: RequestBudgets
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         if let refusal = budgets.take(context) { throw refusal }
         return try await next(request, context)
     }

@@ -8,14 +8,11 @@ import RoboscopeDomain
 /// bulk uploads): the body is inflated before anything reads it, and the body limit
 /// applies to the inflated size, so a small bomb is refused (413) after at most the
 /// limit's worth of memory; a corrupt stream is 400, another coding 415.
-struct RequestDecompressionMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct RequestDecompressionMiddleware: APIMiddleware {
 
     let bodyLimit: Int
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         guard let header = request.headers[.contentEncoding] else { return try await next(request, context) }
         let coding: ContentCoding
         switch ContentCoding.of(body: header) {

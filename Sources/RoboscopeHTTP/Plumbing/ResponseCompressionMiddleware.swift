@@ -11,15 +11,12 @@ import Synchronization
 /// a long poll's answer reaches the client when it is written, not at the end. Every
 /// compressible answer says `Vary: Accept-Encoding`, compressed or not, so a cache never
 /// hands one client's encoding to another.
-struct ResponseCompressionMiddleware: RouterMiddleware {
-    typealias Context = RoboscopeRequestContext
+struct ResponseCompressionMiddleware: APIMiddleware {
 
     /// Smaller answers cost more to compress than they save (a frame, a header).
     let minimumSize: Int
 
-    func handle(
-        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: Next) async throws -> Response {
         var response = try await next(request, context)
         guard Self.isCompressible(response) else { return response }
         response.headers.append(HTTPField(name: .vary, value: "Accept-Encoding"))
