@@ -5,6 +5,7 @@ import RoboscopePostgres
 /// `/markers`: every marker returned carries its `details`.
 struct MarkersController {
     let services: APIServices
+    private var route: EntityRoute { EntityRoute(services: services, kind: .marker) }
 
     func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
         group.get("markers", use: list)
@@ -65,18 +66,8 @@ struct MarkersController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        if let moment = try input.asOf() {
-            try await services.gate.require(
-                .audit, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
-            return JSONResponse.make(try await services.timeTravel.marker(id, asOf: moment))
-        }
-        try await services.gate.require(
-            .read, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
-        let snapshot = try await services.reads.markerSnapshot(id)
-        guard let marker = snapshot.value else { throw DomainError.notFound("marker", id) }
-        return Listing.joined(JSONResponse.make(marker), snapshot)
+        try await route.show(
+            input(request, context), context, asOf: services.timeTravel.marker, now: services.reads.markerSnapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -117,12 +108,7 @@ struct MarkersController {
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let body = try await input.fields()
-        let expected = try input.expectedVersion(body)
-        try await services.gate.require(
-            .write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
+        let (id, body, expected) = try await route.update(input(request, context), .write, context)
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { try ReadModels.requiredMarker(id, on: $0) }
@@ -136,11 +122,7 @@ struct MarkersController {
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let expected = try input.expectedVersion(nil)
-        try await services.gate.require(
-            .write, on: StreamRef(.marker, id), context, otherwise: DomainError.notFound("marker", id))
+        let (id, expected) = try await route.delete(input(request, context), .write, context)
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { try ReadModels.requiredMarker(id, on: $0) }

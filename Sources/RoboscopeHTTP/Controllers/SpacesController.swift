@@ -5,6 +5,7 @@ import RoboscopePostgres
 /// `/spaces`: list, read, create, patch, delete (cascading to work sessions and markers).
 struct SpacesController {
     let services: APIServices
+    private var route: EntityRoute { EntityRoute(services: services, kind: .space) }
 
     func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
         group.get("spaces", use: list)
@@ -28,18 +29,8 @@ struct SpacesController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        if let moment = try input.asOf() {
-            try await services.gate.require(
-                .audit, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
-            return JSONResponse.make(try await services.timeTravel.space(id, asOf: moment))
-        }
-        try await services.gate.require(
-            .read, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
-        let snapshot = try await services.reads.spaceSnapshot(id)
-        guard let space = snapshot.value else { throw DomainError.notFound("space", id) }
-        return Listing.joined(JSONResponse.make(space), snapshot)
+        try await route.show(
+            input(request, context), context, asOf: services.timeTravel.space, now: services.reads.spaceSnapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -52,12 +43,7 @@ struct SpacesController {
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let body = try await input.fields()
-        let expected = try input.expectedVersion(body)
-        try await services.gate.require(
-            .admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+        let (id, body, expected) = try await route.update(input(request, context), .admin, context)
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { try ReadModels.requiredSpace(id, on: $0) }
@@ -70,11 +56,7 @@ struct SpacesController {
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let expected = try input.expectedVersion(nil)
-        try await services.gate.require(
-            .admin, on: StreamRef(.space, id), context, otherwise: DomainError.notFound("space", id))
+        let (id, expected) = try await route.delete(input(request, context), .admin, context)
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { (try ReadModels.requiredSpace(id, on: $0), try ReadModels.contents(ofSpace: id, on: $0)) }

@@ -5,6 +5,7 @@ import RoboscopePostgres
 /// `/work-sessions`: list with filters, read, create, patch, delete (cascading to markers).
 struct WorkSessionsController {
     let services: APIServices
+    private var route: EntityRoute { EntityRoute(services: services, kind: .workSession) }
 
     func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
         group.get("work-sessions", use: list)
@@ -40,18 +41,9 @@ struct WorkSessionsController {
     }
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let stream = StreamRef(.workSession, id)
-        if let moment = try input.asOf() {
-            try await services.gate.require(
-                .audit, on: stream, context, otherwise: DomainError.notFound("work session", id))
-            return JSONResponse.make(try await services.timeTravel.workSession(id, asOf: moment))
-        }
-        try await services.gate.require(.read, on: stream, context, otherwise: DomainError.notFound("work session", id))
-        let snapshot = try await services.reads.workSessionSnapshot(id)
-        guard let session = snapshot.value else { throw DomainError.notFound("work session", id) }
-        return Listing.joined(JSONResponse.make(session), snapshot)
+        try await route.show(
+            input(request, context), context, asOf: services.timeTravel.workSession,
+            now: services.reads.workSessionSnapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
@@ -68,12 +60,7 @@ struct WorkSessionsController {
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let body = try await input.fields()
-        let expected = try input.expectedVersion(body)
-        try await services.gate.require(
-            .write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
+        let (id, body, expected) = try await route.update(input(request, context), .write, context)
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { try ReadModels.requiredWorkSession(id, on: $0) }
@@ -86,16 +73,12 @@ struct WorkSessionsController {
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
-        let id = try input.pathID()
-        let expected = try input.expectedVersion(nil)
-        try await services.gate.require(
-            .write, on: StreamRef(.workSession, id), context, otherwise: DomainError.notFound("work session", id))
+        let (id, expected) = try await route.delete(input(request, context), .write, context)
         return try await WriteRetry.run(
             store: services.store, context: context, clientVersion: expected,
             reading: { try ReadModels.contents(ofSession: id, on: $0) }
         ) { contents in
-            guard let contents else { throw DomainError.notFound("work session", id) }
+            guard let contents else { throw route.unknown(id) }
             let batch = try WorkSessionCommands.delete(
                 contents, expectedVersion: expected, RequestIdentity.commandContext(request, context))
             return (JSONResponse.noContentAnswer, batch)
