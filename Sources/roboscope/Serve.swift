@@ -5,6 +5,7 @@ import Metrics
 import Prometheus
 import RoboscopeMetrics
 import Foundation
+import RoboscopeAuth
 import RoboscopeDomain
 import RoboscopeGateway
 import RoboscopeHTTP
@@ -313,42 +314,14 @@ struct Serve: AsyncParsableCommand {
         let metrics = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
         TenantMetrics.shared.labels.setLimit(try metricsMaxTenants())
-        let host = try Settings.host.value(hostFlag)
         let redisEndpoint = try redisEndpoint()
         let redis = RedisPool(endpoint: redisEndpoint, size: try redisPoolSize(), logger: logger)
         let presence = PresenceStore(
             redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
-        let timeouts = try statementTimeouts()
-        let share = try tenantDBShare()
-        let plansFile = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag).map {
-            try PlansFile(path: $0, logger: logger)
-        }
-        let plans = plansFile?.plans
-        let pool = PostgresPool(
-            url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
-            tenantShare: share, plans: plans, logger: logger)
-        // The audit trail, histories, `as_of` reads and integrity scans: connections of
-        // their own, so that requests never wait behind a report, with a longer bound.
-        let reports = PostgresPool(
-            url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
-            statementTimeout: timeouts.reports, tenantShare: share, plans: plans, name: "postgres_reports",
-            logger: logger)
+        let databases = try databases(role, logger: logger)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
-        var services: [any Service] = [redis, pool, reports]
-        if let plansFile { services.append(plansFile) }
-        // Catch-up reads on a standby when it has caught up (docs/operations.md): the
-        // changes feed's pool here; a gateway's tailer keeps its own connection.
-        let standbyURL = try readDatabaseURL()
-        let standby =
-            role.runsAPI
-            ? try standbyURL.map {
-                PostgresPool(
-                    url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
-                    plans: plans, name: "postgres_standby", logger: logger)
-            }
-            : nil
-        if let standby { services.append(standby) }
+        var services: [any Service] = [redis] + databases.services
         if redisEndpoint.usesSentinels {
             services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
         }
@@ -356,13 +329,95 @@ struct Serve: AsyncParsableCommand {
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
         var api = APIServices(
-            store: EventStore(pool: pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()),
-            reads: ReadModels(pool: pool), audit: AuditReader(pool: reports),
-            timeTravel: TimeTravel(pool: reports),
+            store: EventStore(pool: databases.pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()),
+            reads: ReadModels(pool: databases.pool), audit: AuditReader(pool: databases.reports),
+            timeTravel: TimeTravel(pool: databases.reports),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
-        api.standby = standby
+        api.standby = databases.standby
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
+        let verifier = try await authentication(into: &services, logger: logger)
+        try configure(&api, verifier: verifier, plans: databases.plans, role: role, logger: logger)
+        services += try servers(
+            role, api: api, changes: changes, notifier: notifier, metrics: metrics, logger: logger)
+        if role.runsGateway {
+            var configuration = try gateway.configuration(
+                host: try Settings.host.value(hostFlag), port: try wsPort(), presenceWindow: try presenceWindow())
+            configuration.authentication = verifier
+            configuration.defaultTenant = try auth.defaultTenant()
+            configuration.allowedOrigins = try allowedOrigins()
+            configuration.allowedHosts = try allowedHosts()
+            configuration.trustedProxies = try trustedProxies()
+            configuration.presenceMaxUsers = try presenceMaxUsers()
+            configuration.readDatabaseURL = databases.standbyURL
+            configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
+            configuration.plans = databases.plans
+            services.append(
+                try Gateway(
+                    configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
+                    presence: presence, logger: logger
+                ))
+        }
+        // The group owns SIGTERM and SIGINT: the API stops accepting and finishes
+        // in-flight requests, the gateway closes its sockets with 1001.
+        var lifecycle = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0) },
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // Past this, in-flight work is cancelled: an orchestrator's kill comes soon after.
+        lifecycle.maximumGracefulShutdownDuration = .seconds(try shutdownTimeout())
+        let group = ServiceGroup(configuration: lifecycle)
+        try await group.run()
+        logger.info("stopped")
+    }
+
+    /// The Postgres pools of this process and the tenants' plans they share by.
+    struct Databases {
+        let pool: PostgresPool
+        /// The audit trail, histories, `as_of` reads and integrity scans: connections of
+        /// their own, so that requests never wait behind a report, with a longer bound.
+        let reports: PostgresPool
+        /// Catch-up reads on a standby when it has caught up (docs/operations.md): the
+        /// changes feed's pool here; a gateway's tailer keeps its own connection.
+        let standby: PostgresPool?
+        let standbyURL: String?
+        let plansFile: PlansFile?
+        var plans: TenantPlans? { plansFile?.plans }
+        /// What the service group runs, in its order.
+        var services: [any Service] {
+            [pool, reports] + (plansFile.map { [$0] } ?? []) + (standby.map { [$0] } ?? [])
+        }
+    }
+
+    private func databases(_ role: ServeRole, logger: Logger) throws -> Databases {
+        let timeouts = try statementTimeouts()
+        let share = try tenantDBShare()
+        let plansFile = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag).map {
+            try PlansFile(path: $0, logger: logger)
+        }
+        let plans = plansFile?.plans
+        let standbyURL = try readDatabaseURL()
+        return Databases(
+            pool: PostgresPool(
+                url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
+                tenantShare: share, plans: plans, logger: logger),
+            reports: PostgresPool(
+                url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
+                statementTimeout: timeouts.reports, tenantShare: share, plans: plans, name: "postgres_reports",
+                logger: logger),
+            standby: role.runsAPI
+                ? try standbyURL.map {
+                    PostgresPool(
+                        url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
+                        plans: plans, name: "postgres_standby", logger: logger)
+                } : nil,
+            standbyURL: standbyURL, plansFile: plansFile)
+    }
+
+    /// The token verifier, if authentication is on, and the services that keep it current
+    /// (the JWK Set's refresh, the issuer's routes, the revocations from Postgres).
+    private func authentication(into services: inout [any Service], logger: Logger) async throws -> TokenVerifier? {
         let authentication = try await auth.verifier(logger: logger)
         let verifier = authentication?.0
         if let verifier, let source = verifier.keySource {
@@ -377,6 +432,13 @@ struct Serve: AsyncParsableCommand {
             revocations.loadNow()
             services.append(BackgroundThread(start: { revocations.start() }, stop: { await revocations.stop() }))
         }
+        return verifier
+    }
+
+    /// The API's settings that do not make a service.
+    private func configure(
+        _ api: inout APIServices, verifier: TokenVerifier?, plans: TenantPlans?, role: ServeRole, logger: Logger
+    ) throws {
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
         api.rateLimits = try rateLimits()
@@ -385,18 +447,28 @@ struct Serve: AsyncParsableCommand {
         api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
         api.allowedOrigins = try allowedOrigins()
         api.trustedProxies = try trustedProxies()
-        if role.runsAPI {
-            if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
-                api.console = try ConsoleAssets(directory: folder)
-            } else {
-                logger.warning("no console/ folder found: GET /console is not served (pass --console-dir)")
-            }
+        guard role.runsAPI else { return }
+        if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
+            api.console = try ConsoleAssets(directory: folder)
+        } else {
+            logger.warning("no console/ folder found: GET /console is not served (pass --console-dir)")
         }
+        api.maxWaitingPolls = try maxWaitingPolls()
+        api.changesReadAhead = ChangesReadAhead(capacity: try changesReadAhead())
+    }
+
+    /// The HTTP side: the API with what serves it (or, gateway-only, the probes), and the
+    /// probes' own port if set.
+    private func servers(
+        _ role: ServeRole, api given: APIServices, changes: ChangeSignal, notifier: AppendNotifier,
+        metrics: PrometheusCollectorRegistry, logger: Logger
+    ) throws -> [any Service] {
+        var api = given
+        var services: [any Service] = []
+        let host = try Settings.host.value(hostFlag)
         let port = try httpPort()
         if role.runsAPI {
-            api.maxWaitingPolls = try maxWaitingPolls()
             api.changes = changes
-            api.changesReadAhead = ChangesReadAhead(capacity: try changesReadAhead())
             let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
             // Listed before the API server: they stop after its last request.
             services.append(BackgroundThread(start: { notifier.start() }, stop: { await notifier.stop() }))
@@ -425,35 +497,6 @@ struct Serve: AsyncParsableCommand {
                     limits: HTTPLimits(connections: caps, answers: api.limits.answers)))
             logger.info("serving probes and metrics", metadata: ["ops": "\(host):\(ops)"])
         }
-        if role.runsGateway {
-            var configuration = try gateway.configuration(
-                host: host, port: try wsPort(), presenceWindow: try presenceWindow())
-            configuration.authentication = verifier
-            configuration.defaultTenant = try auth.defaultTenant()
-            configuration.allowedOrigins = try allowedOrigins()
-            configuration.allowedHosts = try allowedHosts()
-            configuration.trustedProxies = try trustedProxies()
-            configuration.presenceMaxUsers = try presenceMaxUsers()
-            configuration.readDatabaseURL = standbyURL
-            configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
-            configuration.plans = plans
-            services.append(
-                try Gateway(
-                    configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
-                    presence: presence, logger: logger
-                ))
-        }
-        // The group owns SIGTERM and SIGINT: the API stops accepting and finishes
-        // in-flight requests, the gateway closes its sockets with 1001.
-        var lifecycle = ServiceGroupConfiguration(
-            services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        // Past this, in-flight work is cancelled: an orchestrator's kill comes soon after.
-        lifecycle.maximumGracefulShutdownDuration = .seconds(try shutdownTimeout())
-        let group = ServiceGroup(configuration: lifecycle)
-        try await group.run()
-        logger.info("stopped")
+        return services
     }
 }

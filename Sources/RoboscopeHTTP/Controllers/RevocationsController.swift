@@ -27,6 +27,7 @@ struct RevocationsController {
         let stored = try await services.revocations.create(
             revocation, RequestIdentity.commandContext(request, context), claim: context.idempotency
         ) { JSONResponse.answer($0, status: .created) }
+        await applyHere()
         context.logger.warning(
             "tokens revoked",
             metadata: [
@@ -59,8 +60,20 @@ struct RevocationsController {
         else {
             throw DomainError(.notFound, "revocation \(id) not found")
         }
+        await applyHere()
         context.logger.warning("revocation lifted", metadata: ["revocation": "\(id)", "by": "\(by)"])
         return JSONResponse.make(lifted)
+    }
+
+    /// What is in force now, in this process at once: the instance that answered a revocation
+    /// refuses its tokens from that answer on, not once its listener hears of it (the
+    /// other instances do within the listener's wake-up). Stored already: should the read
+    /// fail, the listener applies it as it does elsewhere.
+    private func applyHere() async {
+        guard let verifier = services.authentication, let inForce = try? await services.revocations.inForce() else {
+            return
+        }
+        verifier.revocations.replace(with: inForce)
     }
 
     /// `{"revocations": [...]}`.

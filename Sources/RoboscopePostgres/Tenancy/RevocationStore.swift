@@ -100,6 +100,11 @@ public struct RevocationStore: Sendable {
     }
 
     /// The revocations in force, on a connection the caller holds (the listener's).
+    /// The revocations in force now, read on the pool.
+    public func inForce() async throws -> [Revocation] {
+        try await pool.translatingErrors { try Self.inForce(on: $0) }
+    }
+
     public static func inForce(on connection: PGConnection) throws -> [Revocation] {
         let result = try connection.query(
             "SELECT \(columns) FROM public.token_revocations WHERE lifted_at IS NULL ORDER BY created_at, id"
