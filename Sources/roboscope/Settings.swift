@@ -383,8 +383,9 @@ enum Settings {
     static let serviceRole = Setting<String>(
         "service-role", env: "ROBOSCOPE_SERVICE_ROLE", default: nil, shown: "unset: grant nothing",
         """
-        `migrate` grants this role what serving needs and no more: read and append the event log, never `UPDATE`, \
-        `DELETE`, `TRUNCATE` or `ALTER` it ([database roles](#database-roles))
+        `migrate` grants this role what serving needs and no more: read the event log and append to it only \
+        through `eventlog.append`, never `INSERT`, `UPDATE`, `DELETE`, `TRUNCATE` or `ALTER` it \
+        ([database roles](#database-roles))
         """
     )
     static let defaultTenant = Setting<String>(

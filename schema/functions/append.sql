@@ -16,6 +16,11 @@
 --                     "metadata": {...} (optional: the members that differ from the batch's)}, ...]}
 -- expected_version null appends at any version, 0 requires a new stream.
 --
+-- It runs as the role that owns the schema (SECURITY DEFINER): the serving role may read
+-- the log and the projections but write neither, so this function is the only way it
+-- changes them (schema/grants/service_role.sql). Its search_path is fixed, temporary
+-- objects last, so no caller can put a table of its own in front of the real ones.
+--
 -- Order (docs/ordering.md): every lock is taken before the first write, in one global
 -- order (the batch's own locks sorted, then its topics' locks sorted: no deadlocks), so
 -- the transaction id Postgres assigns at that write orders the transactions that share
@@ -25,6 +30,8 @@
 CREATE OR REPLACE FUNCTION eventlog.append(batch jsonb)
 RETURNS TABLE (event_position bigint, event_version bigint)
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = public, pg_temp
 SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE

@@ -1,7 +1,9 @@
 -- What the serving processes' role may do (`migrate --service-role NAME`), granted again
 -- after every migration so new tables are covered. The role owns nothing: the migration
 -- role owns the schema, so the service cannot ALTER a table, DISABLE the append-only
--- trigger or DROP anything, and on the event log it may only read and append.
+-- trigger or DROP anything. It reads the log and the projections and writes neither:
+-- `eventlog.append` (SECURITY DEFINER) is its only way to change them, so it cannot
+-- insert an event of its own making nor move a space to another tenant.
 DO $grants$
 DECLARE
     service text := current_setting('roboscope.service_role');
@@ -18,17 +20,17 @@ BEGIN
     END IF;
     EXECUTE format('GRANT CONNECT ON DATABASE %I TO %I', current_database(), service);
     EXECUTE format('GRANT USAGE ON SCHEMA eventlog, public TO %I', service);
-    -- The log: read and append, nothing else.
+    -- The log and the projections: read; `eventlog.append` writes them.
     EXECUTE format('REVOKE ALL ON ALL TABLES IN SCHEMA eventlog FROM %I', service);
-    EXECUTE format('GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA eventlog TO %I', service);
-    -- The projections and stored idempotent answers: what the service keeps current.
+    EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA eventlog TO %I', service);
     EXECUTE format('REVOKE ALL ON ALL TABLES IN SCHEMA public FROM %I', service);
-    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO %I', service);
-    -- What the schema went through is the migration role's to record.
-    EXECUTE format('REVOKE INSERT, UPDATE, DELETE ON public.schema_migrations, public.schema_functions FROM %I', service);
-    -- Revocations are lifted, never erased: their rows are the record of who did what.
+    EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA public TO %I', service);
+    -- What the service writes itself: the answers of keyed writes (stored with a write,
+    -- purged when old), and revocations, lifted but never erased (their rows are the
+    -- record of who did what).
+    EXECUTE format('GRANT INSERT, DELETE ON public.idempotency_keys TO %I', service);
     IF to_regclass('public.token_revocations') IS NOT NULL THEN
-        EXECUTE format('REVOKE DELETE ON public.token_revocations FROM %I', service);
+        EXECUTE format('GRANT INSERT, UPDATE ON public.token_revocations TO %I', service);
     END IF;
     EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA eventlog, public TO %I', service);
     EXECUTE format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA eventlog, public TO %I', service);

@@ -94,9 +94,10 @@ public struct IdempotencyKeys: Sendable {
         return try await pool.translatingErrors { connection in
             let result = try connection.query(
                 """
-                WITH gone AS (DELETE FROM idempotency_keys WHERE created_at < clock_timestamp() - make_interval(secs =>
-                    $1::float8)
-                              RETURNING 1)
+                WITH gone AS (
+                    DELETE FROM idempotency_keys
+                    WHERE created_at < clock_timestamp() - make_interval(secs => $1::float8)
+                    RETURNING 1)
                 SELECT count(*) FROM gone
                 """,
                 [seconds]

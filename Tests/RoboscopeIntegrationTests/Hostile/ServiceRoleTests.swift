@@ -79,11 +79,91 @@ import Testing
             #expect(
                 outcome.contains("permission denied") || outcome.contains("must be owner"), "\(statement): \(outcome)")
         }
-        // The two changes are in the log, untouched.
+        // The two changes are in the log, untouched (the suite's other tests share it).
+        let spaceID = space.json["id"]?.string
         let events = try await onOwnThread {
-            try PGConnectionForTests.query(owner, "SELECT count(*) FROM eventlog.events", [])
+            try PGConnectionForTests.query(
+                owner, "SELECT count(*) FROM eventlog.events WHERE stream_id = $1::uuid", [spaceID])
         }
         #expect(events == 2)
+    }
+
+    /// Everything the service writes, it writes as its role: every kind of change through
+    /// `eventlog.append`, a keyed write's stored answer, and the purge of old ones.
+    @Test func theServiceWritesEverythingItWritesAsItsRole() async throws {
+        let (_, service) = try await Self.database.value
+        let server = try await ServerProcess(databaseURL: service, extraArguments: ["--no-migrate"])
+        defer { server.stopWithoutWaiting() }
+        let client = server.client
+        let fixtures = Fixtures(client: client)
+        let space = try await fixtures.space()
+        let session = try await fixtures.session(in: space)
+        let marker = try await fixtures.marker(in: session, ["label": "weld"])
+        let id = Fixtures.id(marker)
+        #expect(try await client.patch("/api/v1/markers/\(id)", ["label": "weld 2"]).status == 200)
+        var bulk = Fixtures.quad
+        bulk["work_session_id"] = session["id"]!
+        let bulked = try await client.post("/api/v1/markers/bulk", ["markers": [.object(bulk), .object(bulk)]])
+        #expect(bulked.status == 201, "\(bulked.json)")
+        let lock = "/api/v1/locks/\(Fixtures.id(session))"
+        let acquired = try await client.send("POST", lock, json: ["holder": "fitter-1"])
+        #expect(acquired.status == 200 || acquired.status == 201, "\(acquired.json)")
+        let keyed = ["Idempotency-Key": "service-role-\(UUID())"]
+        let first = try await client.send(
+            "POST", "/api/v1/spaces", json: ["key": "keyed", "name": "K"], headers: keyed)
+        let again = try await client.send(
+            "POST", "/api/v1/spaces", json: ["key": "keyed", "name": "K"], headers: keyed)
+        #expect(first.status == 201 && again.status == 201 && again.json == first.json, "\(again.json)")
+        #expect(try await client.delete("/api/v1/markers/\(id)").status == 204)
+        #expect(try await client.delete("/api/v1/work-sessions/\(Fixtures.id(session))").status == 204)
+        #expect(try await client.get("/api/v1/integrity").status == 200)
+        let pool = PostgresPool(url: service, size: 1, logger: Logger(label: "test"))
+        let purged = try await IdempotencyKeys(pool: pool).purge(olderThan: .seconds(0))
+        await onOwnThread { pool.shutdownBlocking() }
+        #expect(purged >= 1, "the service purges old answers as its role")
+    }
+
+    /// What the service role cannot write, though a compromised process tried: an event
+    /// of its own making (hashed by the database's own function), a projection row, a
+    /// space moved to another tenant, a stored answer edited.
+    @Test func theServiceRoleCannotForgeAnEventNorMoveASpace() async throws {
+        let (owner, service) = try await Self.database.value
+        let server = try await ServerProcess(databaseURL: service, extraArguments: ["--no-migrate"])
+        defer { server.stopWithoutWaiting() }
+        let space = try await Fixtures(client: server.client).space()
+        let spaceID = Fixtures.id(space)
+        let refusals = try await onOwnThread { () throws -> [String: String] in
+            let connection = try TestDatabase.connect(service)
+            var refusals: [String: String] = [:]
+            for statement in [
+                """
+                INSERT INTO eventlog.events (stream_type, stream_id, stream_version, type, data, metadata)
+                VALUES ('space', '\(spaceID)', 2, 'space.updated', '{}'::jsonb, '{"actor": "someone-else"}'::jsonb)
+                """,
+                "UPDATE public.space_tenants SET tenant = 'globex' WHERE space_id = '\(spaceID)'",
+                "INSERT INTO public.space_tenants (space_id, tenant) VALUES (gen_random_uuid(), 'globex')",
+                "UPDATE public.spaces SET name = 'forged' WHERE id = '\(spaceID)'",
+                "DELETE FROM public.spaces",
+                "UPDATE public.idempotency_keys SET status = 200",
+            ] {
+                do {
+                    try connection.execute(statement)
+                    refusals[statement] = "ACCEPTED"
+                } catch {
+                    refusals[statement] = "\(error)"
+                }
+            }
+            return refusals
+        }
+        for (statement, outcome) in refusals {
+            #expect(outcome.contains("permission denied"), "\(statement): \(outcome)")
+        }
+        let tenant = try await onOwnThread {
+            try TestDatabase.connect(owner).query(
+                "SELECT tenant FROM public.space_tenants WHERE space_id = $1::uuid", [spaceID]
+            ).string(0, 0)
+        }
+        #expect(tenant == "default", "the space stays its tenant's")
     }
 
     @Test func aSuperuserOrAMissingRoleIsNotAServiceRole() async throws {
