@@ -32,6 +32,9 @@ class API:
     def __init__(self, url):
         parsed = urlparse(url)
         self.host, self.port = parsed.hostname, parsed.port
+        # 503s without Retry-After, the service's or HAProxy's: a failover must have none.
+        self.bare_503s = 0
+        self.lock = threading.Lock()
 
     def call(self, method, path, body=None, headers=None, timeout=10):
         connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
@@ -41,6 +44,9 @@ class API:
             connection.request(method, path, body=payload, headers=all_headers)
             reply = connection.getresponse()
             data = reply.read()
+            if reply.status == 503 and reply.getheader("Retry-After") is None:
+                with self.lock:
+                    self.bare_503s += 1
             try:
                 return reply.status, (json.loads(data) if data else None)
             except ValueError:

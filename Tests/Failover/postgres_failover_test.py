@@ -84,6 +84,9 @@ def main():
         f"{second}:{ok}/{failed}" for second, (ok, failed) in sorted(timeline.items()) if second >= -1))
     acknowledged = writers.acknowledged + multihost_writers.acknowledged
     problems = list(writers.broken) + list(multihost_writers.broken)
+    for name, client in (("through HAProxy", api), ("the multi-host instance", direct)):
+        if client.bare_503s:
+            problems.append(f"{client.bare_503s} answers 503 {name} had no Retry-After")
     if multihost_ok is None:
         problems.append("the multi-host instance answered no write 2xx within 120 s of the kill")
 

@@ -67,6 +67,8 @@ def main():
     answered = eventually("presence answering again", 60, heartbeat_answers, step=0.2)
     if set(unavailable) - {503}:
         problems.append(f"while Redis had no master, presence answered {sorted(set(unavailable))} (503 expected)")
+    if api.bare_503s:
+        problems.append(f"{api.bare_503s} answers 503 had no Retry-After")
     new_master = cluster("env")["REDIS_MASTER"]
     if new_master in ("", old_master):
         problems.append(f"the Sentinels name {new_master!r} after the kill of {old_master}")
