@@ -37,6 +37,23 @@ import Testing
         }
     }
 
+    /// Each statement run as the role at `url`: "ACCEPTED", or the error it met.
+    static func outcomes(of statements: [String], as url: String) async throws -> [String: String] {
+        try await onOwnThread { () throws -> [String: String] in
+            let connection = try TestDatabase.connect(url)
+            var outcomes: [String: String] = [:]
+            for statement in statements {
+                do {
+                    try connection.execute(statement)
+                    outcomes[statement] = "ACCEPTED"
+                } catch {
+                    outcomes[statement] = "\(error)"
+                }
+            }
+            return outcomes
+        }
+    }
+
     static func url(_ url: String, as user: String) -> String {
         var components = URLComponents(string: url)!
         components.user = user
@@ -53,10 +70,8 @@ import Testing
             "/api/v1/spaces/\(space.json["id"]?.string ?? "")", ["name": "Hull 7b"])
         #expect(renamed.status == 200)
 
-        let refusals = try await onOwnThread { () throws -> [String: String] in
-            let connection = try TestDatabase.connect(service)
-            var refusals: [String: String] = [:]
-            for statement in [
+        let refusals = try await Self.outcomes(
+            of: [
                 "UPDATE eventlog.events SET data = '{}'::jsonb",
                 "DELETE FROM eventlog.events",
                 "TRUNCATE eventlog.events",
@@ -65,16 +80,7 @@ import Testing
                 "ALTER TABLE eventlog.events DISABLE TRIGGER ALL",
                 "INSERT INTO public.schema_migrations (version, checksum) VALUES ('9999_forged', 'x')",
                 "CREATE TABLE public.intruder (id int)",
-            ] {
-                do {
-                    try connection.execute(statement)
-                    refusals[statement] = "ACCEPTED"
-                } catch {
-                    refusals[statement] = "\(error)"
-                }
-            }
-            return refusals
-        }
+            ], as: service)
         for (statement, outcome) in refusals {
             #expect(
                 outcome.contains("permission denied") || outcome.contains("must be owner"), "\(statement): \(outcome)")
@@ -132,10 +138,8 @@ import Testing
         defer { server.stopWithoutWaiting() }
         let space = try await Fixtures(client: server.client).space()
         let spaceID = Fixtures.id(space)
-        let refusals = try await onOwnThread { () throws -> [String: String] in
-            let connection = try TestDatabase.connect(service)
-            var refusals: [String: String] = [:]
-            for statement in [
+        let refusals = try await Self.outcomes(
+            of: [
                 """
                 INSERT INTO eventlog.events (stream_type, stream_id, stream_version, type, data, metadata)
                 VALUES ('space', '\(spaceID)', 2, 'space.updated', '{}'::jsonb, '{"actor": "someone-else"}'::jsonb)
@@ -145,16 +149,7 @@ import Testing
                 "UPDATE public.spaces SET name = 'forged' WHERE id = '\(spaceID)'",
                 "DELETE FROM public.spaces",
                 "UPDATE public.idempotency_keys SET status = 200",
-            ] {
-                do {
-                    try connection.execute(statement)
-                    refusals[statement] = "ACCEPTED"
-                } catch {
-                    refusals[statement] = "\(error)"
-                }
-            }
-            return refusals
-        }
+            ], as: service)
         for (statement, outcome) in refusals {
             #expect(outcome.contains("permission denied"), "\(statement): \(outcome)")
         }
