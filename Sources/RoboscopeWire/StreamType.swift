@@ -9,4 +9,7 @@ public enum StreamType: String, Sendable, CaseIterable, Codable {
     /// A token revocation made and lifted (audit only; `public.token_revocations` is what
     /// is in force). Its events belong to a tenant, not to a space.
     case tokenRevocation = "token_revocation"
+
+    /// The kind in words, as messages name it: `work session`, `marker details`.
+    public var spokenName: String { String(rawValue.map { $0 == "_" ? " " : $0 }) }
 }

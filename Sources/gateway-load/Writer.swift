@@ -38,8 +38,8 @@ struct Writer: Sendable {
             index += 1
             let head =
                 """
-                POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \
-                \(body.utf8.count)\r\n\(options.authorizationLine)\r\n
+                POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                Content-Length: \(body.utf8.count)\r\n\(options.authorizationLine)\r\n
                 """
             guard Blocking.writeAll(fd, Array((head + body).utf8)),
                 let (response, _) = Blocking.readUntil(fd, Self.complete)

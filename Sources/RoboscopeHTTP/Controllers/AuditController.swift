@@ -56,7 +56,7 @@ struct AuditController {
         var query = try page(input)
         query.entityType = type
         query.entityID = try input.pathID()
-        let name = type.rawValue.replacingOccurrences(of: "_", with: " ")
+        let name = type.spokenName
         try await services.gate.require(
             .audit, on: StreamRef(type, query.entityID!), context,
             otherwise: DomainError.notFound(name, query.entityID!))

@@ -11,7 +11,7 @@ struct EntityRoute {
 
     /// `404 <kind> <id> not found`.
     func unknown(_ id: EntityID) -> DomainError {
-        DomainError.notFound(kind.rawValue.replacingOccurrences(of: "_", with: " "), id)
+        DomainError.notFound(kind.spokenName, id)
     }
 
     /// `GET /<kinds>/{id}`: the entity as it is, with its topic's snapshot headers; with

@@ -150,8 +150,8 @@ public final class OfflineStore: Sendable {
         try database.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match) VALUES (?, ?, ?, ?,
-                        ?, ?, ?, ?)
+                    INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [key, topic, method, path, body, line, Date().timeIntervalSince1970, ifMatch])
             return PendingWrite(
                 sequence: db.lastInsertedRowID, key: key, topic: topic, method: method, path: path,

@@ -23,8 +23,8 @@ public struct AuditReader: Sendable {
                    p.type, p.data::text
             FROM eventlog.events e
             LEFT JOIN eventlog.events p
-                   ON p.stream_type = e.stream_type AND p.stream_id = e.stream_id AND p.stream_version =
-                       e.stream_version - 1
+                   ON p.stream_type = e.stream_type AND p.stream_id = e.stream_id
+                  AND p.stream_version = e.stream_version - 1
             WHERE \(conditions)
             ORDER BY e.position \(query.descending ? "DESC" : "")
             LIMIT \(query.limit + 1)

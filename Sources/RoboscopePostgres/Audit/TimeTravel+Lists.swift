@@ -21,8 +21,8 @@ extension TimeTravel {
             let (bound, parameter) = Self.bound(moment, "$2")
             var sql =
                 """
-                SELECT DISTINCT ON (e.stream_id) e.type, e.data::text FROM eventlog.events e WHERE e.stream_type \
-                = $1 AND \(bound)
+                SELECT DISTINCT ON (e.stream_id) e.type, e.data::text FROM eventlog.events e \
+                WHERE e.stream_type = $1 AND \(bound)
                 """
             var parameters: PostgresBinds = [stream, parameter]
             if let parentColumn, let parent {

@@ -65,7 +65,7 @@ public struct TimeTravel: Sendable {
         _ type: T.Type, _ stream: StreamType, _ id: EntityID, _ moment: AsOf
     ) async throws -> T {
         try await run { connection in
-            let name = stream.rawValue.replacingOccurrences(of: "_", with: " ")
+            let name = stream.spokenName
             guard let row = try Self.last(stream, id, moment, on: connection) else {
                 throw DomainError(
                     .notFound, "\(name) \(id) did not exist yet at \(moment)",

@@ -268,7 +268,7 @@ public struct ReadModels: Sendable {
         guard result.rowCount == 1 else {
             throw DomainError(
                 .malformedRequest,
-                "query after: no \(stream.rawValue.replacingOccurrences(of: "_", with: " ")) \(id) was ever created",
+                "query after: no \(stream.spokenName) \(id) was ever created",
                 field: "after")
         }
         return try RowReader(result, row: 0, source: "eventlog.events").text(0)

@@ -89,8 +89,8 @@ public struct RevocationStore: Sendable {
                 if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }
                 let current = try connection.query(
                     """
-                    SELECT \(Self.columns) FROM public.token_revocations WHERE id = $1::uuid AND ($2::text IS \
-                    NULL OR tenant = $2)
+                    SELECT \(Self.columns) FROM public.token_revocations
+                    WHERE id = $1::uuid AND ($2::text IS NULL OR tenant = $2)
                     """,
                     [id, tenant]
                 )
@@ -99,12 +99,12 @@ public struct RevocationStore: Sendable {
         }
     }
 
-    /// The revocations in force, on a connection the caller holds (the listener's).
     /// The revocations in force now, read on the pool.
     public func inForce() async throws -> [Revocation] {
         try await pool.translatingErrors { try Self.inForce(on: $0) }
     }
 
+    /// The revocations in force, on a connection the caller holds (the listener's).
     public static func inForce(on connection: PGConnection) throws -> [Revocation] {
         let result = try connection.query(
             "SELECT \(columns) FROM public.token_revocations WHERE lifted_at IS NULL ORDER BY created_at, id"
