@@ -51,6 +51,10 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     // Load and outages.
     /// Postgres or Redis cannot be reached.
     public static let unavailable = ErrorCode("service_unavailable")
+    /// A write whose commit may or may not have been stored (its wait for the synchronous
+    /// standby was cancelled, or the database's connection broke before its answer): 503
+    /// with `Retry-After`; the retry with the same idempotency key stores it exactly once.
+    public static let commitUnknown = ErrorCode("commit_unknown")
     /// Past a rate or a bound on what a client may have outstanding: 429 with
     /// `Retry-After`, or a WebSocket `error` with `retry_after`.
     public static let rateLimited = ErrorCode("rate_limited")
@@ -77,6 +81,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
         malformedRequest, invalidField, payloadTooLarge, unsupportedMediaType, methodNotAllowed, headersTooLarge,
         requestTimeout, badRequest, misdirectedRequest, notFound, versionConflict, alreadyExists, locked, unauthorized,
         tokenRevoked, forbidden, idempotencyKeyInProgress, idempotencyKeyAnswered, idempotencyKeyReused, unavailable,
+        commitUnknown,
         rateLimited, overloaded, presenceFull, internalError, unknownOperation, alreadySubscribed, notSubscribed,
         tooManySubscriptions, tooManyPresences, tooFarBehind,
     ]

@@ -17,7 +17,7 @@ enum APIError {
         case .idempotencyKeyReused: return .unprocessableContent
         case .payloadTooLarge: return .contentTooLarge
         case .locked: return HTTPResponse.Status(code: 423, reasonPhrase: "Locked")
-        case .unavailable, .overloaded: return .serviceUnavailable
+        case .unavailable, .overloaded, .commitUnknown: return .serviceUnavailable
         case .unauthorized, .tokenRevoked: return .unauthorized
         case .forbidden: return .forbidden
         case .rateLimited, .presenceFull: return .tooManyRequests
@@ -45,7 +45,8 @@ enum APIError {
 
     static func response(for error: DomainError, requestID: String) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if error.code == .unavailable || error.code == .overloaded || error.code == .idempotencyKeyInProgress {
+        let retrySoon: Set<DomainError.Code> = [.unavailable, .overloaded, .commitUnknown, .idempotencyKeyInProgress]
+        if retrySoon.contains(error.code) {
             headers[.retryAfter] = "1"
         }
         if error.code == .rateLimited || error.code == .presenceFull,

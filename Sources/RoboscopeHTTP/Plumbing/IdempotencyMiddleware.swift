@@ -48,12 +48,25 @@ struct IdempotencyMiddleware: APIMiddleware {
         do {
             return try await next(request, context)
         } catch let error as DomainError where error.code == .idempotencyKeyAnswered {
-            guard let record = try await keys.record(actor: claim.actor, key: key) else { throw error }
+            guard let record = try await keys.replayableRecord(actor: claim.actor, key: key) else { throw error }
             return try Self.replay(record, for: claim)
+        } catch let error as DomainError where error.code == .commitUnknown {
+            // Its answer is stored on this node, but maybe not on the synchronous standby
+            // that a failover would promote: it is not acknowledged until a retry finds it.
+            throw error
         } catch {
             // A retry whose write can no longer run as it first did. Without the database,
-            // the write's own error says more than the look-up's.
-            guard let record = try? await keys.record(actor: claim.actor, key: key) else { throw error }
+            // the write's own error says more than the look-up's, unless the look-up found
+            // the answer and could not make sure the standby has it.
+            let record: IdempotencyRecord?
+            do {
+                record = try await keys.replayableRecord(actor: claim.actor, key: key)
+            } catch let lookUp as DomainError where lookUp.code == .commitUnknown {
+                throw lookUp
+            } catch {
+                record = nil
+            }
+            guard let record else { throw error }
             return try Self.replay(record, for: claim)
         }
     }

@@ -206,7 +206,9 @@ final class AppendCombiner: Sendable {
         do {
             appended = try EventStore.append(
                 StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
-        } catch let error as DomainError where error.code == .unavailable {
+        } catch let error as DomainError where error.code == .unavailable || error.code == .commitUnknown {
+            // Not a refusal: with a commit that may have happened, appending the members
+            // one by one could store them twice.
             throw error
         } catch {
             Self.fallbacks.increment()

@@ -139,6 +139,11 @@ public struct EventStore: Sendable {
                 let row = RowReader(result, row: index, source: "eventlog.append")
                 return Appended(position: try row.int64(0), version: try row.int64(1))
             }
+        } catch let error as PGError where error.kind == .connection {
+            // The statement is its own transaction (or the last before a COMMIT): sent,
+            // and no answer came back, so it may have committed.
+            throw StoreErrors.translate(
+                PGError(.commitUnknown, "the connection broke during the append: \(error.message)"))
         } catch let error as PGError {
             throw StoreErrors.translate(error)
         }

@@ -8,6 +8,11 @@ public enum StoreErrors {
         if error.kind == .connection {
             return DomainError(.unavailable, "the database is unreachable")
         }
+        if error.kind == .commitUnknown {
+            return DomainError(
+                .commitUnknown,
+                "the write may or may not have been stored (\(error.message)); retry with the same Idempotency-Key")
+        }
         let detail = error.detail.flatMap { try? JSONParser.parse(Array($0.utf8)).objectValue } ?? [:]
         switch (error.sqlState, error.constraint) {
         case ("RB409", _):

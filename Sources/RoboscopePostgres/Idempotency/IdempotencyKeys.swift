@@ -43,8 +43,20 @@ public struct IdempotencyKeys: Sendable {
         self.pool = pool
     }
 
-    public func record(actor: String, key: String) async throws -> IdempotencyRecord? {
-        try await pool.translatingErrors { try Self.record(actor: actor, key: key, on: $0) }
+    /// The key's record, to be replayed as an acknowledgement: once it is found, a
+    /// transaction of its own that writes to the WAL (a transactional logical message,
+    /// which any role may emit; taking a transaction id alone writes nothing, and a commit
+    /// that wrote nothing does not wait) commits, and its commit waits for the synchronous
+    /// standby like any write's, so the standby then has everything committed before it,
+    /// the stored answer included. A first attempt whose wait was cancelled
+    /// (`commit_unknown`) stored the answer here alone; its retry must not acknowledge it
+    /// before the standby has it. Replays are rare: the barrier costs one commit each.
+    public func replayableRecord(actor: String, key: String) async throws -> IdempotencyRecord? {
+        try await pool.translatingErrors { connection in
+            guard let record = try Self.record(actor: actor, key: key, on: connection) else { return nil }
+            try connection.query(prepared: "SELECT pg_logical_emit_message(true, 'roboscope.replay', '')")
+            return record
+        }
     }
 
     /// The key's record, read on a connection the caller holds.

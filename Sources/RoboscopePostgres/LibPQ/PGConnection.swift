@@ -30,8 +30,28 @@ public final class PGConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             throw connectionError
         }
-        // Server notices (NOTICE: … already exists, skipping) are not errors; keep them off stderr.
-        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        // Server notices (NOTICE: … already exists, skipping) are not errors and stay off
+        // stderr; the one warning that changes a statement's meaning is kept.
+        PQsetNoticeReceiver(handle, Self.receiveNotice, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Set by the notice receiver when the server cancelled a commit's wait for the
+    /// synchronous standby, during the statement libpq is running; `check` turns it into
+    /// a `commitUnknown` error for that statement.
+    private var syncWaitCancelled = false
+
+    /// libpq calls this on the thread running the statement, before the statement's result
+    /// is returned. Postgres words the warning "canceling wait for synchronous replication
+    /// due to user request" (a cancel) or "canceling the wait for synchronous replication
+    /// and terminating connection …" (a terminated backend); SQLSTATE does not tell it from
+    /// other warnings, so the text does (the server's messages are in English unless
+    /// `lc_messages` says otherwise: docs/operations.md).
+    private static let receiveNotice: PQnoticeReceiver = { argument, result in
+        guard let argument, let result else { return }
+        let connection = Unmanaged<PGConnection>.fromOpaque(argument).takeUnretainedValue()
+        guard let text = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map({ String(cString: $0) })
+        else { return }
+        if text.contains("wait for synchronous replication") { connection.syncWaitCancelled = true }
     }
 
     deinit {
@@ -98,12 +118,17 @@ public final class PGConnection {
         try check(PQexec(handle, script))
     }
 
-    /// Runs `body` in a transaction, committing when it returns and rolling back when it throws.
+    /// Runs `body` in a transaction, committing when it returns and rolling back when it
+    /// throws. A `COMMIT` whose connection broke before its answer is `commitUnknown`.
     public func transaction<T>(_ begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
         try execute(begin)
         do {
             let value = try body()
-            try execute("COMMIT")
+            do {
+                try execute("COMMIT")
+            } catch let error as PGError where error.kind == .connection {
+                throw PGError(.commitUnknown, "the connection broke before the commit's answer: \(error.message)")
+            }
             return value
         } catch {
             if !isBroken { _ = try? execute("ROLLBACK") }
@@ -113,6 +138,13 @@ public final class PGConnection {
 
     @discardableResult
     func check(_ result: OpaquePointer?) throws -> PGResult {
+        if syncWaitCancelled {
+            syncWaitCancelled = false
+            if let result { PQclear(result) }
+            throw PGError(
+                .commitUnknown,
+                "the wait for the synchronous standby was cancelled: committed here, maybe not on the standby")
+        }
         guard let result else {
             throw connectionError
         }

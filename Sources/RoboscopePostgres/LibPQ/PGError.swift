@@ -6,6 +6,11 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
         public static let connection = Kind(name: "connection")
         /// The server refused the statement; `sqlState` says why.
         public static let statement = Kind(name: "statement")
+        /// A commit whose outcome is not known: its wait for the synchronous standby was
+        /// cancelled (the server then says so in a warning and reports success, though the
+        /// standby may never have the transaction), or its connection broke before the
+        /// answer. It may be stored or not; only a retry with its idempotency key can tell.
+        public static let commitUnknown = Kind(name: "commit_unknown")
     }
 
     public var kind: Kind
