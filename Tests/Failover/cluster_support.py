@@ -199,8 +199,50 @@ def feed(api, topic):
             return events
 
 
+class Outcome:
+    """What `writes_and_deliveries` found: the broken promises, writes lost and doubled."""
+    def __init__(self, problems, lost, doubled):
+        self.problems, self.lost, self.doubled = problems, lost, doubled
+
+
+def writes_and_deliveries(api, acknowledged, subscribers, stop_subscribers, listening):
+    """Once writing has stopped: every subscriber catches up to what the feed lists for its
+    topic (the same events, `topic_seq` 1..n, no gap, no repeat), then stops; every
+    acknowledged write is in the log exactly once, and no key made two markers."""
+    problems = []
+    expected = {topic: feed(api, topic) for topic in {s.topic for s in subscribers}}
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and any(len(s.events) < len(expected[s.topic]) for s in subscribers):
+        time.sleep(0.2)
+    stop_subscribers.set()
+    listening.join(timeout=10)
+    for number, subscriber in enumerate(subscribers):
+        want = expected[subscriber.topic]
+        if subscriber.events != want:
+            seqs = [seq for _, seq, _, _ in subscriber.events]
+            problems.append(f"subscriber {number} on {subscriber.topic}: {len(subscriber.events)} events against the feed's "
+                            f"{len(want)}; topic_seq runs {seqs[:3]}...{seqs[-3:]}")
+        if [seq for _, seq, _, _ in want] != list(range(1, len(want) + 1)):
+            problems.append(f"the feed of {subscriber.topic} has a gap or a repeat in topic_seq")
+    keys_in_log = {}
+    for events in expected.values():
+        for _, _, kind, key in events:
+            if key and kind == "marker.created":
+                keys_in_log[key] = keys_in_log.get(key, 0) + 1
+    for key, marker, _session, _, _ in acknowledged:
+        count = keys_in_log.get(key, 0)
+        if count != 1:
+            problems.append(f"write {key} (marker {marker}) is in the log {count} times")
+    ids = [marker for _, marker, _, _, _ in acknowledged]
+    if len(set(ids)) != len(ids):
+        problems.append("two acknowledged writes answered the same marker id")
+    lost = sum(1 for key, *_ in acknowledged if keys_in_log.get(key, 0) == 0)
+    doubled = sum(1 for count in keys_in_log.values() if count > 1)
+    return Outcome(problems, lost, doubled)
+
+
 def node_port(env, node):
-    """The Postgres port of node `pg1` or `pg2` (from the cluster's multi-host URL)."""
+    """The Postgres port of node `pg1`, `pg2` or `pg3` (from the cluster's multi-host URL)."""
     hosts = urlparse(env["DATABASE_URL_MULTIHOST"]).netloc.split("@")[-1].split(",")
     return hosts[int(node[2:]) - 1].rsplit(":", 1)[1]
 

@@ -19,8 +19,9 @@ retried, lost, doubled) and exits non-zero on any broken promise.
 import argparse, os, subprocess, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, CLUSTER, Subscriber, Writers, binary, cluster, eventually, feed, first_write_after,
-                             free_port, new_sessions, ready, record_pid, report, subscribers_thread, verify)
+from cluster_support import (API, CLUSTER, Subscriber, Writers, binary, cluster, eventually, first_write_after,
+                             free_port, new_sessions, ready, record_pid, report, subscribers_thread, verify,
+                             writes_and_deliveries)
 
 
 def main():
@@ -90,37 +91,8 @@ def main():
     if multihost_ok is None:
         problems.append("the multi-host instance answered no write 2xx within 120 s of the kill")
 
-    # Every subscriber catches up to what the feed lists for its topic.
-    expected = {topic: feed(api, topic) for topic in {s.topic for s in subscribers}}
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and any(len(s.events) < len(expected[s.topic]) for s in subscribers):
-        time.sleep(0.2)
-    stop_subscribers.set()
-    listening.join(timeout=10)
-    for number, subscriber in enumerate(subscribers):
-        want = expected[subscriber.topic]
-        if subscriber.events != want:
-            seqs = [seq for _, seq, _, _ in subscriber.events]
-            problems.append(f"subscriber {number} on {subscriber.topic}: {len(subscriber.events)} events against the feed's "
-                            f"{len(want)}; topic_seq runs {seqs[:3]}...{seqs[-3:]}")
-        if [seq for _, seq, _, _ in want] != list(range(1, len(want) + 1)):
-            problems.append(f"the feed of {subscriber.topic} has a gap or a repeat in topic_seq")
-
-    # Every acknowledged write exactly once; no key twice.
-    keys_in_log = {}
-    for events in expected.values():
-        for _, _, kind, key in events:
-            if key and kind == "marker.created":
-                keys_in_log[key] = keys_in_log.get(key, 0) + 1
-    for key, marker, _session, _, _ in acknowledged:
-        count = keys_in_log.get(key, 0)
-        if count != 1:
-            problems.append(f"write {key} (marker {marker}) is in the log {count} times")
-    doubled = [key for key, count in keys_in_log.items() if count > 1]
-    ids = [marker for _, marker, _, _, _ in acknowledged]
-    if len(set(ids)) != len(ids):
-        problems.append("two acknowledged writes answered the same marker id")
-
+    outcome = writes_and_deliveries(api, acknowledged, subscribers, stop_subscribers, listening)
+    problems += outcome.problems
     problems += verify(env["DATABASE_URL"])
 
     # The old primary rejoins as a standby.
@@ -138,7 +110,7 @@ def main():
           f"{recovered:.1f} s after it; "
           f"on the multi-host URL {multihost_ok or 0:.1f} s; "
           f"{len(acknowledged)} writes acknowledged, {writers.retries + multihost_writers.retries} retries, "
-          f"{sum(1 for k, *_ in acknowledged if keys_in_log.get(k, 0) == 0)} lost, {len(doubled)} doubled; "
+          f"{outcome.lost} lost, {outcome.doubled} doubled; "
           f"{len(subscribers)} subscribers, {sum(s.reconnects for s in subscribers)} reconnects, "
           f"{sum(len(s.events) for s in subscribers)} events delivered")
     report("failover", problems)

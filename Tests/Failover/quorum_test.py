@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Losing one of three, on deploy/local/cluster (issue 48): the synchronous standby, then
+an etcd member, each SIGKILLed under keyed write load and WebSocket subscribers.
+
+Patroni runs in strict synchronous mode: a commit is answered only once a synchronous
+standby has flushed it. With the synchronous standby dead, commits wait until Patroni
+names the other standby; writes must resume well within 30 s, and none is answered
+before a standby has it. With one etcd member of three dead, the other two keep quorum
+and Patroni its leader key: writes go on. After each fault `cluster up` brings the
+member back. Then:
+
+- every write answered 2xx is in the log exactly once, no key made two markers;
+- every subscriber got every event of its topic exactly once, in order;
+- `roboscope verify` and `verify --chain` pass.
+
+Prints, per fault, the time from the kill to the first 2xx of a write started after it,
+and exits non-zero on any broken promise.
+"""
+import argparse, os, subprocess, sys, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster_support import (API, CLUSTER, Subscriber, Writers, cluster, eventually, first_write_after, new_sessions,
+                             report, subscribers_thread, verify, writes_and_deliveries)
+
+RESUME_WITHIN = 30
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--subscribers", type=int, default=50)
+    parser.add_argument("--between", type=float, default=3, help="seconds of writes around each fault")
+    args = parser.parse_args()
+    env = cluster("up", attempts=2)
+    api = API(env["API_URL"])
+    sessions = new_sessions(api, args.sessions, "quorum")
+    subscribers = [Subscriber(env["WS_URL"], f"work_session:{sessions[n % len(sessions)]}") for n in range(args.subscribers)]
+    stop_subscribers = threading.Event()
+    listening = subscribers_thread(subscribers, stop_subscribers)
+    eventually("every subscriber subscribed", 30, lambda: all(s.subscribed for s in subscribers))
+    writers = Writers(api, sessions, args.writers)
+    writers.start()
+    problems, figures = [], []
+
+    def fault(name, command, settled):
+        """Kills with `command`, times the first 2xx after it, waits for `settled`, then
+        brings everything back with `cluster up`."""
+        time.sleep(args.between)
+        subprocess.run([CLUSTER, command], check=True, capture_output=True)
+        killed_at = time.monotonic()
+        recovered = first_write_after(writers, killed_at)
+        if recovered is None or recovered > RESUME_WITHIN:
+            problems.append(f"{name}: no write answered 2xx within {RESUME_WITHIN} s (first after {recovered})")
+        try:
+            eventually(f"{name}: {settled.__doc__}", 60, settled, step=0.2)
+        except AssertionError as error:
+            problems.append(str(error))
+        figures.append(f"{name} {recovered or 0:.1f} s")
+        time.sleep(args.between)
+        cluster("up")
+
+    standby = env["PG_SYNC_STANDBY"]
+
+    def other_standby_synchronous():
+        """another standby synchronous"""
+        now = cluster("env")
+        return now["PG_SYNC_STANDBY"] not in ("none", standby) and now["PG_PRIMARY"] != standby
+
+    fault(f"synchronous standby {standby} killed", "kill-postgres-sync-standby", other_standby_synchronous)
+
+    def etcd_member_back():
+        """the writes going on"""
+        return True
+
+    fault("etcd member etcd1 killed", "kill-etcd-member", etcd_member_back)
+    writers.stop()
+    problems += list(writers.broken)
+    if api.bare_503s:
+        problems.append(f"{api.bare_503s} answers 503 had no Retry-After")
+    outcome = writes_and_deliveries(api, writers.acknowledged, subscribers, stop_subscribers, listening)
+    problems += outcome.problems
+    problems += verify(env["DATABASE_URL"])
+    print(f"quorum: first 2xx after the fault: {'; '.join(figures)}; {len(writers.acknowledged)} writes acknowledged, "
+          f"{writers.retries} retries, {outcome.lost} lost, {outcome.doubled} doubled; {len(subscribers)} subscribers, "
+          f"{sum(len(s.events) for s in subscribers)} events delivered")
+    report("quorum", problems)
+
+
+if __name__ == "__main__":
+    main()
