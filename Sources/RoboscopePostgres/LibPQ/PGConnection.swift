@@ -160,7 +160,12 @@ public final class PGConnection {
             if isBroken {
                 throw PGError(.connection, message)
             }
-            let sqlState = field(Int32(UInt8(ascii: "C")))
+            var sqlState = field(Int32(UInt8(ascii: "C")))
+            // A function that takes a transaction id (the replay barrier's logical message)
+            // says it is on a standby with an internal error, not with 25006.
+            if sqlState == "XX000" && message.hasPrefix("cannot assign TransactionIds during recovery") {
+                sqlState = "25006"
+            }
             if sqlState == "25006" { isOnStandby = true }
             throw PGError(
                 .statement, message,
