@@ -2,7 +2,8 @@
 """A nemesis on deploy/local/cluster (issue 48): for `--seconds`, under keyed writers and
 resuming WebSocket subscribers, a seeded random schedule of faults, one at a time: the
 Postgres primary killed (its machine dies), the synchronous standby killed, an etcd
-member killed, the primary cut off etcd (then healed), the Redis master killed, an API
+member killed, the primary cut off etcd (then healed), one node's disk frozen for 10-30 s
+(`stall-disk`, where each node has a file system of its own), the Redis master killed, an API
 instance and a gateway instance killed. Each fault is followed by `cluster up`, which
 brings back what died, before the next one after a random quiet spell. The schedule
 runs every kind once in a shuffled order before any kind again.
@@ -11,7 +12,8 @@ Promises, checked at the end:
 - 0 acknowledged writes lost, 0 stored twice (every 2xx in the log exactly once);
 - every subscriber got every event of its topic exactly once, in order;
 - writes resume within 30 s of each fault: no stretch of 30 s without a 2xx from the
-  fault until `cluster up` has brought everything back (the worst per kind is printed);
+  fault's end (a kill's moment, a stalled disk's thaw)
+  until `cluster up` has brought everything back (the worst per kind is printed);
 - no 503 without Retry-After; `roboscope verify` and `verify --chain` pass.
 
 The seed is printed first: `--seed N` replays the same schedule.
@@ -25,16 +27,31 @@ from cluster_support import (API, CLUSTER, Subscriber, Writers, cluster, eventua
 RESUME_WITHIN = 30
 
 
-def partition_and_heal():
+# A fault is a function of the schedule's random source that puts the fault in place and
+# returns when it is over on its own (a monotonic time; now for a kill) and how to mend it
+# then (or None).
+def partition_and_heal(_rng):
     subprocess.run([CLUSTER, "partition-postgres-primary"], check=True, capture_output=True)
-    return lambda: subprocess.run([CLUSTER, "heal"], check=True, capture_output=True)
+    return time.monotonic(), lambda: subprocess.run([CLUSTER, "heal"], check=True, capture_output=True)
 
 
 def kill(command):
-    def fault():
+    def fault(_rng):
         subprocess.run([CLUSTER, command], check=True, capture_output=True)
-        return None
+        return time.monotonic(), None
     return fault
+
+
+def stall_disk(rng):
+    """One node's file system frozen for 10 to 30 s: a Postgres node or an etcd member."""
+    env = cluster("env")
+    node = rng.choice(env["PG_NODES"].split(",") + env["ETCD_MEMBERS"].split(","))
+    seconds = rng.randint(10, 30)
+    subprocess.run([CLUSTER, "stall-disk", node, str(seconds)], check=True, capture_output=True)
+    role = next((name for name, at in (("primary", env["PG_PRIMARY"]), ("synchronous standby", env["PG_SYNC_STANDBY"]))
+                 if at == node), "standby" if node.startswith("pg") else "etcd member")
+    print(f"nemesis: {node}'s disk ({role}) frozen for {seconds} s", flush=True)
+    return time.monotonic() + seconds, None
 
 
 FAULTS = {
@@ -45,6 +62,7 @@ FAULTS = {
     "redis master killed": kill("kill-redis-master"),
     "api killed": kill("kill-api"),
     "gateway killed": kill("kill-gateway"),
+    "disk stalled": stall_disk,
 }
 
 
@@ -56,10 +74,10 @@ def longest_pause(writers, start, end):
     return max(later - earlier for earlier, later in zip(moments, moments[1:]))
 
 
-def schedule(rng):
+def schedule(rng, kinds):
     """Every kind once, shuffled, then again."""
     while True:
-        kinds = list(FAULTS)
+        kinds = list(kinds)
         rng.shuffle(kinds)
         yield from kinds
 
@@ -76,6 +94,10 @@ def main():
     print(f"nemesis: seed {seed} (replay with --seed {seed})", flush=True)
     rng = random.Random(seed)
     env = cluster("up", attempts=2)
+    kinds = list(FAULTS)
+    if env.get("DISK_STALLS") != "yes":
+        kinds.remove("disk stalled")
+        print("nemesis: no disk stalls (the nodes share one file system on this machine)", flush=True)
     api = API(env["API_URL"])
     sessions = new_sessions(api, args.sessions, "nemesis")
     subscribers = [Subscriber(env["WS_URL"], f"work_session:{sessions[n % len(sessions)]}") for n in range(args.subscribers)]
@@ -86,25 +108,31 @@ def main():
     writers.start()
     problems, worst, log = [], {}, []
     ends = time.monotonic() + args.seconds
-    for kind in schedule(rng):
+    for kind in schedule(rng, kinds):
         if time.monotonic() >= ends:
             break
         time.sleep(rng.uniform(1, 4))
-        mend = FAULTS[kind]()
+        over_at, mend = FAULTS[kind](rng)
         # Once the command has returned: the fault is in place (a kill is done, a cut made).
+        # A stall is over when its disk thaws: writes on the frozen node wait until then,
+        # and the promise counts from there.
         struck = time.monotonic()
-        resumed = first_write_after(writers, struck, limit=RESUME_WITHIN * 2)
+        time.sleep(max(0, over_at - struck))
+        over = max(struck, over_at)
+        resumed = first_write_after(writers, over, limit=RESUME_WITHIN * 2)
         if mend:
             mend()
         cluster("up")
-        # The longest time without a 2xx from the fault until everything is back: a cut-off
-        # primary still answers until it demotes itself, and the pause comes then.
-        pause = longest_pause(writers, struck, time.monotonic())
+        # The longest time without a 2xx from the fault's end until everything is back: a
+        # cut-off primary still answers until it demotes itself, and the pause comes then.
+        now = time.monotonic()
+        pause = longest_pause(writers, over, now)
+        during = f", {longest_pause(writers, struck, over):.1f} s during it" if over > struck else ""
         if resumed is None or pause > RESUME_WITHIN:
             problems.append(f"{kind}: writes paused {pause:.1f} s (first 2xx after {resumed}); at most {RESUME_WITHIN} s")
         worst[kind] = max(worst.get(kind, 0), pause)
         log.append(kind)
-        print(f"nemesis: {kind}: first 2xx after {resumed or 0:.1f} s, longest pause {pause:.1f} s", flush=True)
+        print(f"nemesis: {kind}: first 2xx after {resumed or 0:.1f} s, longest pause {pause:.1f} s{during}", flush=True)
     writers.stop()
     problems += list(writers.broken)
     if api.bare_503s:
