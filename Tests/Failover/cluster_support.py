@@ -199,6 +199,30 @@ def feed(api, topic):
             return events
 
 
+class Load:
+    """`sessions` new work sessions and `subscribers` WebSocket subscribers over them,
+    through the cluster's load balancers, each resuming with `since` when dropped; every
+    one subscribed once this returns. `check` stops them once writing is done."""
+
+    def __init__(self, env, name, sessions, subscribers):
+        self.api = API(env["API_URL"])
+        self.sessions = new_sessions(self.api, sessions, name)
+        self.subscribers = [Subscriber(env["WS_URL"], f"work_session:{self.sessions[n % sessions]}")
+                            for n in range(subscribers)]
+        self.stop_subscribers = threading.Event()
+        self.listening = subscribers_thread(self.subscribers, self.stop_subscribers)
+        eventually("every subscriber subscribed", 30, lambda: all(s.subscribed for s in self.subscribers))
+
+    def writers(self, count, api=None):
+        """`count` keyed writers on these sessions, started (through `api`, else the balancer)."""
+        writers = Writers(api or self.api, self.sessions, count)
+        writers.start()
+        return writers
+
+    def check(self, acknowledged):
+        return writes_and_deliveries(self.api, acknowledged, self.subscribers, self.stop_subscribers, self.listening)
+
+
 class Outcome:
     """What `writes_and_deliveries` found: the broken promises, writes lost and doubled."""
     def __init__(self, problems, lost, doubled):

@@ -18,11 +18,10 @@ Promises, checked at the end:
 
 The seed is printed first: `--seed N` replays the same schedule.
 """
-import argparse, os, random, subprocess, sys, threading, time
+import argparse, os, random, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, CLUSTER, Subscriber, Writers, cluster, eventually, first_write_after, new_sessions,
-                             report, subscribers_thread, verify, writes_and_deliveries)
+from cluster_support import CLUSTER, Load, cluster, first_write_after, report, verify
 
 RESUME_WITHIN = 30
 
@@ -98,14 +97,9 @@ def main():
     if env.get("DISK_STALLS") != "yes":
         kinds.remove("disk stalled")
         print("nemesis: no disk stalls (the nodes share one file system on this machine)", flush=True)
-    api = API(env["API_URL"])
-    sessions = new_sessions(api, args.sessions, "nemesis")
-    subscribers = [Subscriber(env["WS_URL"], f"work_session:{sessions[n % len(sessions)]}") for n in range(args.subscribers)]
-    stop_subscribers = threading.Event()
-    listening = subscribers_thread(subscribers, stop_subscribers)
-    eventually("every subscriber subscribed", 30, lambda: all(s.subscribed for s in subscribers))
-    writers = Writers(api, sessions, args.writers)
-    writers.start()
+    load = Load(env, "nemesis", args.sessions, args.subscribers)
+    api, subscribers = load.api, load.subscribers
+    writers = load.writers(args.writers)
     problems, worst, log = [], {}, []
     ends = time.monotonic() + args.seconds
     for kind in schedule(rng, kinds):
@@ -137,7 +131,7 @@ def main():
     problems += list(writers.broken)
     if api.bare_503s:
         problems.append(f"{api.bare_503s} answers 503 had no Retry-After")
-    outcome = writes_and_deliveries(api, writers.acknowledged, subscribers, stop_subscribers, listening)
+    outcome = load.check(writers.acknowledged)
     problems += outcome.problems
     problems += verify(env["DATABASE_URL"])
     print(f"nemesis: seed {seed}, {len(log)} faults over {args.seconds:.0f} s; longest pause per kind: "

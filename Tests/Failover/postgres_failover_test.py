@@ -16,12 +16,11 @@ Postgres get SIGKILL); writing goes on until well after the standby took over. T
 Prints the failover's figures (time from the kill to the first 2xx write, writes
 retried, lost, doubled) and exits non-zero on any broken promise.
 """
-import argparse, os, subprocess, sys, threading, time
+import argparse, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, CLUSTER, Subscriber, Writers, binary, cluster, eventually, first_write_after,
-                             free_port, new_sessions, ready, record_pid, report, subscribers_thread, verify,
-                             writes_and_deliveries)
+from cluster_support import (API, CLUSTER, Load, binary, cluster, eventually, first_write_after, free_port, ready,
+                             record_pid, report, verify)
 
 
 def main():
@@ -35,12 +34,8 @@ def main():
     # A start that fails (a package mirror's hiccup, a port still held) is retried once
     # from nothing, its failure printed; the failover itself is never retried.
     env = cluster("up", attempts=2)
-    api = API(env["API_URL"])
-    sessions = new_sessions(api, args.sessions, "failover")
-    subscribers = [Subscriber(env["WS_URL"], f"work_session:{sessions[n % len(sessions)]}") for n in range(args.subscribers)]
-    stop_subscribers = threading.Event()
-    listening = subscribers_thread(subscribers, stop_subscribers)
-    eventually("every subscriber subscribed", 30, lambda: all(s.subscribed for s in subscribers))
+    load = Load(env, "failover", args.sessions, args.subscribers)
+    api, subscribers = load.api, load.subscribers
 
     # One more API instance, outside HAProxy, on libpq's multi-host URL
     # (target_session_attrs=read-write): it must find the new primary by itself.
@@ -56,10 +51,8 @@ def main():
     direct = API(f"http://127.0.0.1:{multihost_port}")
     eventually("the multi-host instance ready", 60, lambda: ready(direct))
 
-    writers = Writers(api, sessions, args.writers)
-    writers.start()
-    multihost_writers = Writers(direct, sessions, 4)
-    multihost_writers.start()
+    writers = load.writers(args.writers)
+    multihost_writers = load.writers(4, api=direct)
     time.sleep(args.before)
     killed_primary = cluster("env")["PG_PRIMARY"]
     subprocess.run([CLUSTER, "kill-postgres-primary"], check=True, capture_output=True)
@@ -91,7 +84,7 @@ def main():
     if multihost_ok is None:
         problems.append("the multi-host instance answered no write 2xx within 120 s of the kill")
 
-    outcome = writes_and_deliveries(api, acknowledged, subscribers, stop_subscribers, listening)
+    outcome = load.check(acknowledged)
     problems += outcome.problems
     problems += verify(env["DATABASE_URL"])
 

@@ -16,11 +16,10 @@ member back. Then:
 Prints, per fault, the time from the kill to the first 2xx of a write started after it,
 and exits non-zero on any broken promise.
 """
-import argparse, os, subprocess, sys, threading, time
+import argparse, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, CLUSTER, Subscriber, Writers, cluster, eventually, first_write_after, new_sessions,
-                             report, subscribers_thread, verify, writes_and_deliveries)
+from cluster_support import CLUSTER, Load, cluster, eventually, first_write_after, report, verify
 
 RESUME_WITHIN = 30
 
@@ -33,14 +32,9 @@ def main():
     parser.add_argument("--between", type=float, default=3, help="seconds of writes around each fault")
     args = parser.parse_args()
     env = cluster("up", attempts=2)
-    api = API(env["API_URL"])
-    sessions = new_sessions(api, args.sessions, "quorum")
-    subscribers = [Subscriber(env["WS_URL"], f"work_session:{sessions[n % len(sessions)]}") for n in range(args.subscribers)]
-    stop_subscribers = threading.Event()
-    listening = subscribers_thread(subscribers, stop_subscribers)
-    eventually("every subscriber subscribed", 30, lambda: all(s.subscribed for s in subscribers))
-    writers = Writers(api, sessions, args.writers)
-    writers.start()
+    load = Load(env, "quorum", args.sessions, args.subscribers)
+    api, subscribers = load.api, load.subscribers
+    writers = load.writers(args.writers)
     problems, figures = [], []
 
     def fault(name, command, settled):
@@ -78,7 +72,7 @@ def main():
     problems += list(writers.broken)
     if api.bare_503s:
         problems.append(f"{api.bare_503s} answers 503 had no Retry-After")
-    outcome = writes_and_deliveries(api, writers.acknowledged, subscribers, stop_subscribers, listening)
+    outcome = load.check(writers.acknowledged)
     problems += outcome.problems
     problems += verify(env["DATABASE_URL"])
     print(f"quorum: first 2xx after the fault: {'; '.join(figures)}; {len(writers.acknowledged)} writes acknowledged, "

@@ -35,15 +35,8 @@ import Testing
         let spaceKey = Fixtures.uniqueKey()
         let body: JSONValue = ["key": .string(spaceKey), "name": "waits for a standby"]
         let client = server.client
-        let first = Task { try await client.post("/api/v1/spaces", body, headers: ["Idempotency-Key": key]) }
-        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'"
-        try await eventually("the create waits for the synchronous standby", within: 30) {
-            try scalar(postgres.url(of: "postgres"), waiting) == 1
-        }
-        _ = try scalar(
-            postgres.url(of: "postgres"),
-            "SELECT count(\(function)(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
-        let answer = try await first.value
+        let create = { @Sendable in try await client.post("/api/v1/spaces", body, headers: ["Idempotency-Key": key]) }
+        let answer = try await Self.interrupted(create, by: function, on: postgres)
         #expect(answer.status == 503, "an interrupted commit is never acknowledged: \(answer.status) \(answer.json)")
         #expect(answer.json["error"]?["code"]?.string == "commit_unknown", "\(answer.json)")
         #expect(answer.header("Retry-After") == "1")
@@ -52,16 +45,9 @@ import Testing
 
         // A retry while the standby is still away finds the stored answer, but must not
         // acknowledge it before the standby has it: it waits, and is cancelled in turn.
-        let early = Task { try await client.post("/api/v1/spaces", body, headers: ["Idempotency-Key": key]) }
-        try await eventually("the retry waits for the synchronous standby", within: 30) {
-            try scalar(postgres.url(of: "postgres"), waiting) == 1
-        }
-        _ = try scalar(
-            postgres.url(of: "postgres"),
-            "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
-        let earlyAnswer = try await early.value
-        #expect(earlyAnswer.status == 503, "\(earlyAnswer.json)")
-        #expect(earlyAnswer.json["error"]?["code"]?.string == "commit_unknown", "\(earlyAnswer.json)")
+        let early = try await Self.interrupted(create, by: "pg_cancel_backend", on: postgres)
+        #expect(early.status == 503, "\(early.json)")
+        #expect(early.json["error"]?["code"]?.string == "commit_unknown", "\(early.json)")
 
         try postgres.set("synchronous_standby_names", to: nil)
         let retry = try await client.post("/api/v1/spaces", body, headers: ["Idempotency-Key": key])
@@ -73,5 +59,20 @@ import Testing
                 url, "SELECT count(*) FROM eventlog.events WHERE type = 'space.created' AND data->>'key' = $1",
                 [spaceKey]) == 1)
         #expect(await server.terminate() == 0)
+    }
+
+    /// Sends `request`, waits until its commit waits for the synchronous standby, then
+    /// interrupts that backend with `function` (`pg_cancel_backend`, `pg_terminate_backend`).
+    static func interrupted(
+        _ request: @escaping @Sendable () async throws -> HTTPClient.Reply, by function: String,
+        on postgres: PrivatePostgres
+    ) async throws -> HTTPClient.Reply {
+        let sent = Task { try await request() }
+        let admin = postgres.url(of: "postgres")
+        try await eventually("the write waits for the synchronous standby", within: 30) {
+            try scalar(admin, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'") == 1
+        }
+        _ = try scalar(admin, "SELECT count(\(function)(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'")
+        return try await sent.value
     }
 }
