@@ -222,6 +222,17 @@ class Load:
     def check(self, acknowledged):
         return writes_and_deliveries(self.api, acknowledged, self.subscribers, self.stop_subscribers, self.listening)
 
+    def finish(self, writers, database_url):
+        """Stops `writers` and checks every promise: what a writer met, 503s without
+        Retry-After, every write and delivery (`check`), `roboscope verify`. The problems
+        found, and the outcome for the figures."""
+        writers.stop()
+        problems = list(writers.broken)
+        if self.api.bare_503s:
+            problems.append(f"{self.api.bare_503s} answers 503 had no Retry-After")
+        outcome = self.check(writers.acknowledged)
+        return problems + outcome.problems + verify(database_url), outcome
+
 
 class Outcome:
     """What `writes_and_deliveries` found: the broken promises, writes lost and doubled."""

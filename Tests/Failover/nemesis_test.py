@@ -21,7 +21,7 @@ The seed is printed first: `--seed N` replays the same schedule.
 import argparse, os, random, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import CLUSTER, Load, cluster, first_write_after, report, verify
+from cluster_support import CLUSTER, Load, cluster, first_write_after, report
 
 RESUME_WITHIN = 30
 
@@ -98,7 +98,7 @@ def main():
         kinds.remove("disk stalled")
         print("nemesis: no disk stalls (the nodes share one file system on this machine)", flush=True)
     load = Load(env, "nemesis", args.sessions, args.subscribers)
-    api, subscribers = load.api, load.subscribers
+    subscribers = load.subscribers
     writers = load.writers(args.writers)
     problems, worst, log = [], {}, []
     ends = time.monotonic() + args.seconds
@@ -127,13 +127,8 @@ def main():
         worst[kind] = max(worst.get(kind, 0), pause)
         log.append(kind)
         print(f"nemesis: {kind}: first 2xx after {resumed or 0:.1f} s, longest pause {pause:.1f} s{during}", flush=True)
-    writers.stop()
-    problems += list(writers.broken)
-    if api.bare_503s:
-        problems.append(f"{api.bare_503s} answers 503 had no Retry-After")
-    outcome = load.check(writers.acknowledged)
-    problems += outcome.problems
-    problems += verify(env["DATABASE_URL"])
+    found, outcome = load.finish(writers, env["DATABASE_URL"])
+    problems += found
     print(f"nemesis: seed {seed}, {len(log)} faults over {args.seconds:.0f} s; longest pause per kind: "
           + ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in sorted(worst.items()))
           + f"; {len(writers.acknowledged)} writes acknowledged, {writers.retries} retries, {outcome.lost} lost, "

@@ -19,7 +19,7 @@ and exits non-zero on any broken promise.
 import argparse, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import CLUSTER, Load, cluster, eventually, first_write_after, report, verify
+from cluster_support import CLUSTER, Load, cluster, eventually, first_write_after, report
 
 RESUME_WITHIN = 30
 
@@ -33,7 +33,7 @@ def main():
     args = parser.parse_args()
     env = cluster("up", attempts=2)
     load = Load(env, "quorum", args.sessions, args.subscribers)
-    api, subscribers = load.api, load.subscribers
+    subscribers = load.subscribers
     writers = load.writers(args.writers)
     problems, figures = [], []
 
@@ -68,13 +68,8 @@ def main():
         return True
 
     fault("etcd member etcd1 killed", "kill-etcd-member", etcd_member_back)
-    writers.stop()
-    problems += list(writers.broken)
-    if api.bare_503s:
-        problems.append(f"{api.bare_503s} answers 503 had no Retry-After")
-    outcome = load.check(writers.acknowledged)
-    problems += outcome.problems
-    problems += verify(env["DATABASE_URL"])
+    found, outcome = load.finish(writers, env["DATABASE_URL"])
+    problems += found
     print(f"quorum: first 2xx after the fault: {'; '.join(figures)}; {len(writers.acknowledged)} writes acknowledged, "
           f"{writers.retries} retries, {outcome.lost} lost, {outcome.doubled} doubled; {len(subscribers)} subscribers, "
           f"{sum(len(s.events) for s in subscribers)} events delivered")
