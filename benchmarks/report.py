@@ -891,6 +891,25 @@ def failover(r, data):
              data["subscribers_with_gaps_or_repeats"] == 0)
 
 
+def sync_replication(r, data):
+    r.add("## What the synchronous standby costs", "")
+    if not data:
+        return r.missing("the synchronous standby's cost", "deploy/local/bench failover")
+    modes = data["modes"]
+    r.add(machine_line(data) + f" On `deploy/local/cluster` (nodes on {data['storage']}), {data['clients']} clients, "
+          f"{data['repeat']} runs of {data['seconds_per_run']} s each way, alternating (`benchmarks/sync_replication.py`): "
+          "one `serve` instance writing markers to the primary, next to pgbench's minimal transaction storing the same "
+          "facts. Sync: as the service runs (a commit waits for the synchronous standby's flush). Single node: the "
+          "same primary with `synchronous_commit = local`, what one Postgres without a standby does.", "",
+          "| mode | API markers/s | API p99 ms | minimal tps | API / minimal | non-2xx |",
+          "| --- | ---: | ---: | ---: | ---: | ---: |")
+    for mode, m in modes.items():
+        r.add(f"| {mode.replace('_', ' ')} | {m['api_per_second']:,.0f} | {m['p99_ms']:.1f} | {m['minimal_tps']:,.0f} | "
+              f"{m['ratio']:.2f} | {m['non_2xx']} |")
+    r.add("", f"Sync / single node: the API {data['sync_over_single_api']:.2f}, the minimal transaction "
+          f"{data['sync_over_single_minimal']:.2f}.", "")
+
+
 def kit_soak(r, data):
     r.add("## The kit on a network that keeps going away", "")
     if not data:
@@ -949,6 +968,7 @@ def main():
     revocation(sections, load(args.results, "revocation"))
     before_after(sections, load(args.results, "before_after"))
     failover(sections, load(args.results, "failover"))
+    sync_replication(sections, load(args.results, "sync_replication"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

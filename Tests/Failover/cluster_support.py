@@ -282,6 +282,12 @@ def node_port(env, node):
     return hosts[int(node[2:]) - 1].rsplit(":", 1)[1]
 
 
+def psql(port, sql):
+    """One statement on one node (its port), as the cluster's superuser: the first column."""
+    return subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc", sql],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def binary():
     return os.environ.get("ROBOSCOPE_BINARY", os.path.join(REPO, ".build/debug/roboscope"))
 

@@ -20,8 +20,8 @@ WAL receiver goes on flushing meanwhile, so the primary's synchronous commits re
 import http.client, os, signal, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, MARKER, BlockingWebSocket, node_port, binary, cluster, eventually, feed, free_port, new_sessions, ready,
-                             record_pid, report)
+from cluster_support import (API, MARKER, BlockingWebSocket, node_port, binary, cluster, eventually, feed, free_port, new_sessions, psql,
+                             ready, record_pid, report)
 
 def reads(api, reader, source):
     """roboscope_catch_up_reads_total{reader, source} of the instance."""
@@ -35,11 +35,6 @@ def reads(api, reader, source):
         if line.startswith("roboscope_catch_up_reads_total{") and f'reader="{reader}"' in line and f'source="{source}"' in line:
             return float(line.rsplit(" ", 1)[1])
     return 0.0
-
-
-def psql(port, sql):
-    return subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc", sql],
-                          capture_output=True, text=True, check=True).stdout.strip()
 
 
 def catch_up(ws_url, topic):
