@@ -47,8 +47,9 @@ def stall_disk(rng):
     node = rng.choice(env["PG_NODES"].split(",") + env["ETCD_MEMBERS"].split(","))
     seconds = rng.randint(10, 30)
     subprocess.run([CLUSTER, "stall-disk", node, str(seconds)], check=True, capture_output=True)
-    role = next((name for name, at in (("primary", env["PG_PRIMARY"]), ("synchronous standby", env["PG_SYNC_STANDBY"]))
-                 if at == node), "standby" if node.startswith("pg") else "etcd member")
+    synchronous = env.get("PG_SYNC_STANDBYS", env["PG_SYNC_STANDBY"]).split(",")
+    role = ("primary" if node == env["PG_PRIMARY"] else "synchronous standby" if node in synchronous
+            else "standby" if node.startswith("pg") else "etcd member")
     print(f"nemesis: {node}'s disk ({role}) frozen for {seconds} s", flush=True)
     return time.monotonic() + seconds, None
 

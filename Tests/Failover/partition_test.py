@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""A network partition of the Postgres primary on deploy/local/cluster (issue 36): its
-Patroni loses etcd (`cluster partition-postgres-primary` cuts its own relay to etcd)
-while it and its Postgres keep running, under 8 keyed writers through HAProxy.
+"""A network partition of the Postgres primary on deploy/local/cluster (issues 36, 48): its
+Patroni loses etcd, its standbys lose it and the load balancer stops sending it clients
+(`cluster partition-postgres-primary` closes its relays to etcd and to its peers, and its
+HAProxy server) while it and its Postgres keep running, under 8 keyed writers through
+HAProxy.
 
 - the cut-off primary demotes itself: within Patroni's ttl it refuses writes (read-only,
   or down), so two nodes never take writes at once;
