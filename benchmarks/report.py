@@ -899,8 +899,11 @@ def sync_replication(r, data):
     r.add(machine_line(data) + f" On `deploy/local/cluster` (nodes on {data['storage']}), {data['clients']} clients, "
           f"{data['repeat']} runs of {data['seconds_per_run']} s each way, alternating (`benchmarks/sync_replication.py`): "
           "one `serve` instance writing markers to the primary, next to pgbench's minimal transaction storing the same "
-          "facts. Sync: as the service runs (a commit waits for the synchronous standby's flush). Single node: the "
-          "same primary with `synchronous_commit = local`, what one Postgres without a standby does.", "",
+          "facts. Sync: as the service runs (a commit waits for both synchronous standbys' flush). Single node: the "
+          "same primary with `synchronous_commit = local`, what one Postgres without a standby does. The whole "
+          "cluster (three nodes, etcd, HAProxy, two API and two gateway instances) shares the machine's cores with "
+          "the load, so the API's figures vary from run to run by more than the standbys cost; the minimal "
+          "transaction's ratio is the cost of the standbys' round trip and flush.", "",
           "| mode | API markers/s | API p99 ms | minimal tps | API / minimal | non-2xx |",
           "| --- | ---: | ---: | ---: | ---: | ---: |")
     for mode, m in modes.items():

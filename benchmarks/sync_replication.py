@@ -4,7 +4,7 @@ deploy/local/cluster: markers created over HTTP by one `serve` instance writing 
 cluster's primary, next to pgbench running the minimal transaction that stores the same
 facts (benchmarks/minimal_write.pgbench), each twice in alternation:
 
-- sync: as the service runs, every commit waits for the synchronous standby's flush;
+- sync: as the service runs, every commit waits for both synchronous standbys' flush;
 - single node: the same instance, primary and disk with `synchronous_commit = local`
   (set per connection in the database URL), which is what one Postgres without a
   standby does.
@@ -19,14 +19,18 @@ sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Failover"))
 sys.path.insert(0, HERE)
 # After sys.path names Tests/Failover, where these live.
 from cluster_support import binary, cluster  # noqa: E402
-from write_path import machine, minimal, post_markers, psql, sessions_in, start_server  # noqa: E402
+from write_path import free_port, machine, minimal, post_markers, psql, sessions_in, start_server  # noqa: E402
 
 LOCAL_COMMIT = "options=-c%20synchronous_commit%3Dlocal"
 
 
-def storage(path):
-    """The file system type under `path` (the nodes' data: tmpfs, or a disk)."""
-    return subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip()
+def storage(state):
+    """Where the nodes' data live: a node's file system, and what holds its image (the
+    cluster's state folder: tmpfs, or a disk)."""
+    def kind(path):
+        return subprocess.run(["findmnt", "-no", "FSTYPE", "-T", path], capture_output=True, text=True).stdout.strip()
+    node, holder = kind(os.path.join(state, "pg1")), kind(state)
+    return f"{node} images on {holder}" if os.path.ismount(os.path.join(state, "pg1")) else holder
 
 
 def main():
@@ -45,9 +49,12 @@ def main():
     psql(url, open(os.path.join(HERE, "marker_batch.sql")).read())
     psql(url, open(os.path.join(HERE, "minimal_write.sql")).read())
 
-    servers = {mode: start_server(binary(), "--database-url", mode_url, "--db-pool-size", "32")
-               for mode, mode_url in urls.items()}
+    servers = {}
     try:
+        # Two instances side by side: each its own WebSocket port.
+        for mode, mode_url in urls.items():
+            servers[mode] = start_server(binary(), "--database-url", mode_url, "--db-pool-size", "32",
+                                         "--ws-port", str(free_port()))
         _, port, space, session = servers["sync"]
         sessions = [session] + sessions_in(port, space, args.sessions - 1)
         psql(url, "DROP TABLE IF EXISTS bench.sessions; CREATE TABLE bench.sessions (n int PRIMARY KEY, id uuid NOT NULL);"
