@@ -55,7 +55,12 @@ def main():
         time.sleep(args.between)
         cluster("up")
 
-    standby = env["PG_SYNC_STANDBY"]
+    # Both standbys synchronous first: `up` can return while a rejoined one still catches
+    # up, and the standby killed is the first Patroni reports synchronous at the kill (a
+    # clean-clone run read pg2 here, then pg1 joined and was the one killed).
+    eventually("both standbys synchronous", 60,
+               lambda: len(cluster("env").get("PG_SYNC_STANDBYS", "").split(",")) == 2, step=0.2)
+    standby = cluster("env")["PG_SYNC_STANDBY"]
 
     def other_standby_synchronous():
         """another standby synchronous"""
