@@ -76,6 +76,9 @@ let package = Package(
         .target(name: "RoboscopeGeometry"),
         // The wire vocabulary the server and the kit share (JSONValue): no dependencies.
         .target(name: "RoboscopeWire"),
+        // Verifiable history's pure parts (RFC 9162's tree and proofs, signed notes,
+        // checkpoints): shared by the server and RoboscopeKit's verifier.
+        .target(name: "RoboscopeProofs", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry", "RoboscopeWire"]),
         .target(
             name: "RoboscopeAuth",
@@ -119,6 +122,7 @@ let package = Package(
                 "BlockingPool",
                 "RoboscopeMetrics",
                 "RoboscopeDomain",
+                "RoboscopeProofs",
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
@@ -161,6 +165,7 @@ let package = Package(
             name: "RoboscopeKit",
             dependencies: [
                 "RoboscopeGeometry",
+                "RoboscopeProofs",
                 "RoboscopeWire",
                 // gzip for request bodies (`RequestCompression`), on every platform.
                 "CZlib",
@@ -208,6 +213,8 @@ let package = Package(
         .testTarget(name: "RoboscopeDomainTests", dependencies: ["RoboscopeDomain"]),
         .testTarget(name: "RoboscopeGeometryTests", dependencies: ["RoboscopeGeometry"]),
         .testTarget(name: "RoboscopeWireTests", dependencies: ["RoboscopeWire"]),
+        // RFC 9162's checks against transparency-dev/merkle's test vectors (Vectors/README.md).
+        .testTarget(name: "RoboscopeProofsTests", dependencies: ["RoboscopeProofs"], exclude: ["Vectors"]),
         // A clock the unit tests drive by hand (TestInstant), shared by two test targets.
         .target(name: "TestInstants", path: "Tests/TestInstants"),
         .testTarget(
