@@ -60,6 +60,7 @@ public enum APIServer {
         ChangesController(services: services).addRoutes(to: api)
         RealtimeController(services: services).addRoutes(to: api)
         IntegrityController(services: services).addRoutes(to: api)
+        HistoryController(services: services).addRoutes(to: api)
         RevocationsController(services: services).addRoutes(to: api)
         ConnectionsController(services: services).addRoutes(to: api)
         return router

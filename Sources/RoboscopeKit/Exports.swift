@@ -3,3 +3,5 @@
 @_exported import RoboscopeGeometry
 // So does the wire vocabulary the server shares (`JSONValue`).
 @_exported import RoboscopeWire
+// And verifiable history's checks (`Checkpoint`, `NoteVerifier`, `LogAudit`, RFC 9162's proofs).
+@_exported import RoboscopeProofs

@@ -10,7 +10,7 @@ struct RoboscopeClientCommand: AsyncParsableCommand {
         abstract: "Follow a topic, read, or apply mutations through a durable outbox (RoboscopeKit from a shell).",
         discussion: "Exit codes: 0 done; 1 a failure to run; 2 the server refused (a request answered 4xx or 5xx); "
             + "3 watch gave up after --max-auth-failures refused tokens in a row.",
-        subcommands: [Watch.self, Apply.self, Get.self, PresenceCommand.self, LockCommand.self]
+        subcommands: [Watch.self, Apply.self, Get.self, PresenceCommand.self, LockCommand.self, VerifyCommand.self]
     )
 }
 

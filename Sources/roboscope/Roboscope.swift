@@ -6,7 +6,8 @@ struct Roboscope: AsyncParsableCommand {
         commandName: "roboscope",
         abstract: "The Roboscope collaboration service and its maintenance tools.",
         subcommands: [
-            Serve.self, Migrate.self, Replay.self, Rebuild.self, Verify.self, PrintSettings.self, PrintScopes.self,
+            Serve.self, Migrate.self, Replay.self, Rebuild.self, Verify.self, Keygen.self, PrintSettings.self,
+            PrintScopes.self,
         ],
         defaultSubcommand: Serve.self
     )

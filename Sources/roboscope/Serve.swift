@@ -10,6 +10,7 @@ import RoboscopeDomain
 import RoboscopeGateway
 import RoboscopeHTTP
 import RoboscopePostgres
+import RoboscopeProofs
 import RoboscopeRedis
 import ServiceLifecycle
 
@@ -71,6 +72,10 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.requestTimeout.name, help: Settings.requestTimeout.help) var requestTimeoutFlag: Int?
     @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
     @Option(name: Settings.tenantPlansFile.name, help: Settings.tenantPlansFile.help) var tenantPlansFileFlag: String?
+    @Option(name: Settings.signingKeyFile.name, help: Settings.signingKeyFile.help) var signingKeyFileFlag: String?
+    @Option(name: Settings.deploymentName.name, help: Settings.deploymentName.help) var deploymentNameFlag: String?
+    @Option(name: Settings.checkpointInterval.name, help: Settings.checkpointInterval.help)
+    var checkpointIntervalFlag: Double?
     @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag:
         Int?
     @Option(name: Settings.logRefusalsPerSecond.name, help: Settings.logRefusalsPerSecond.help)
@@ -197,6 +202,21 @@ struct Serve: AsyncParsableCommand {
         )
     }
     func appendsAtOnce() throws -> Int { try Settings.appendsAtOnce.value(appendsAtOnceFlag) }
+
+    /// The history key (`--signing-key-file`), nil when unset.
+    func historySigner() throws -> HistorySigner? {
+        guard let path = try Settings.signingKeyFile.resolve(signingKeyFileFlag) else { return nil }
+        return try HistoryKeyFile.signer(
+            path: path, deployment: try Settings.deploymentName.value(deploymentNameFlag))
+    }
+
+    func checkpointInterval() throws -> Duration {
+        let seconds = try Settings.checkpointInterval.value(checkpointIntervalFlag)
+        guard seconds >= 0.01, seconds <= 3600 else {
+            throw ValidationError("--checkpoint-interval must be 0.01 to 3600 seconds")
+        }
+        return .milliseconds(Int64(seconds * 1000))
+    }
     func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
 
     /// `--redis-url`, or the Sentinels' master when `--redis-sentinels` names them.
@@ -328,8 +348,19 @@ struct Serve: AsyncParsableCommand {
         let changes = ChangeSignal()
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
+        let signer = try historySigner()
+        if let signer, role.runsAPI {
+            // One per API process; several processes take turns per tenant (an advisory lock).
+            let checkpointer = Checkpointer(
+                url: common.databaseURL, signer: signer, deployment: try Settings.deploymentName.value(deploymentNameFlag),
+                interval: try checkpointInterval(), logger: logger)
+            services.append(BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() }))
+        } else if signer == nil {
+            logger.warning("no --signing-key-file: appends are not signed, and verifiers will report them")
+        }
         var api = APIServices(
-            store: EventStore(pool: databases.pool, notifier: notifier, appendsAtOnce: try appendsAtOnce()),
+            store: EventStore(
+                pool: databases.pool, notifier: notifier, appendsAtOnce: try appendsAtOnce(), signer: signer),
             reads: ReadModels(pool: databases.pool), audit: AuditReader(pool: databases.reports),
             timeTravel: TimeTravel(pool: databases.reports),
             presence: presence, locks: LockStore(redis: redis), limits: try limits()

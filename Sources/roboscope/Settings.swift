@@ -272,6 +272,20 @@ enum Settings {
         flags'; re-read when it changes ([running many customers](#running-many-customers))
         """
     )
+    static let signingKeyFile = Setting<String>(
+        "signing-key-file", env: "ROBOSCOPE_SIGNING_KEY_FILE", default: nil,
+        shown: "unset: nothing is signed (verifiers report every event)",
+        """
+        the history key, a 32-byte Ed25519 seed in base64 (`roboscope keygen`): it signs every append and each \
+        tenant's checkpoints, and never enters the database ([verifiable history](investigations.md#proving-the-history))
+        """
+    )
+    static let deploymentName = Setting<String>(
+        "deployment-name", env: "ROBOSCOPE_DEPLOYMENT_NAME", default: "local",
+        "names the history key (`roboscope/<name>`) and each tenant's log (`roboscope/<name>/<tenant>`)")
+    static let checkpointInterval = Setting<Double>(
+        "checkpoint-interval", env: "ROBOSCOPE_CHECKPOINT_INTERVAL", default: 1,
+        "seconds between a tenant's signed checkpoints while its log grows (api role)")
     static let shutdownTimeout = Setting<Int>(
         "shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
         "seconds SIGTERM waits for in-flight work before cancelling it")
@@ -474,6 +488,7 @@ enum Settings {
         SettingRow(responseMemory), SettingRow(opsPort), SettingRow(metricsMaxTenants),
         SettingRow(logRefusalsPerSecond),
         SettingRow(tenantPlansFile),
+        SettingRow(signingKeyFile), SettingRow(deploymentName), SettingRow(checkpointInterval),
         SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit),
         SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),

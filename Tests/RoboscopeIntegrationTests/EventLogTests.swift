@@ -14,9 +14,10 @@ import RoboscopePostgres
 
     static let provenance = EventMetadata(Provenance(actor: "test", requestID: "t"), causationID: nil)
 
-    static func spaceCreation(_ id: EntityID = .random()) -> AppendBatch {
+    static func spaceCreation(_ id: EntityID = .random(), tenant: String? = nil) -> AppendBatch {
         let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000)
-        let space = Space(id: id, key: "k-\(id)", name: "n", version: 1, createdAt: now, updatedAt: now)
+        let space = Space(
+            id: id, key: "k-\(id)", name: "n", version: 1, createdAt: now, updatedAt: now, tenant: tenant)
         return AppendBatch(events: [
             PendingEvent(
                 stream: StreamRef(.space, id), expectedVersion: .noStream, type: .spaceCreated,
@@ -159,7 +160,8 @@ import RoboscopePostgres
     }
 
     /// An open transaction holds back events committed after it began writing,
-    /// and they are delivered once it ends.
+    /// and they are delivered once it ends. (The later one is another tenant's: one
+    /// tenant's appends commit one after another, in the order of its log.)
     @Test func openTransactionHoldsBackLaterCommits() throws {
         let reader = try TestDatabase.connect(databaseURL)
         let slow = try TestDatabase.connect(databaseURL)
@@ -167,7 +169,7 @@ import RoboscopePostgres
         let start = try DeliveryReader.live(after: .start, limit: 100_000, on: reader).last?.cursor ?? .start
         try slow.execute("BEGIN")
         _ = try EventStore.append(Self.spaceCreation(), on: slow)
-        _ = try EventStore.append(Self.spaceCreation(), on: fast)
+        _ = try EventStore.append(Self.spaceCreation(tenant: "elsewhere"), on: fast)
         // The hazard: the later position is already visible while the earlier one is not,
         // so a reader that trusted positions alone would move past the slow event.
         let visible = try reader.query("SELECT max(position) FROM eventlog.events").int64(0, 0)!

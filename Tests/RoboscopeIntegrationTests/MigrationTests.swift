@@ -50,7 +50,7 @@ import RoboscopeDomain
     static func appendAsReleased(_ batch: AppendBatch, on connection: PGConnection) throws {
         var document = BatchDocument(batch: batch, claim: nil, answer: nil)
         document.metadataOnEveryEvent = true
-        _ = try EventStore.append(StorageJSON.encodeString(document), on: connection)
+        try connection.query("SELECT event_position FROM eventlog.append($1::jsonb)", [StorageJSON.encodeString(document)])
     }
 
     static func context(_ seconds: Int64) -> CommandContext {
@@ -100,10 +100,19 @@ import RoboscopeDomain
         #expect(
             outcome.migrations == [
                 "0012_sync_protocol", "0013_tenancy", "0014_tenant_first_audit", "0015_token_revocations",
+                "0016_verifiable_history",
             ])
         #expect(
             try connection.query("SELECT count(*) FROM eventlog.events WHERE tenant IS NULL").int64(0, 0) == 0,
             "every event names its space's tenant")
+        #expect(
+            try connection.query(
+                """
+                SELECT count(*) FROM eventlog.events e JOIN eventlog.tenant_logs l USING (tenant)
+                WHERE e.tenant_seq BETWEEN 1 AND l.size
+                """
+            ).int64(0, 0) == connection.query("SELECT count(*) FROM eventlog.events").int64(0, 0),
+            "every event is numbered in its tenant's log")
         #expect(outcome.functions.contains("append"))
         // The migrations that still have files get their checksums on first sight.
         #expect(

@@ -129,6 +129,22 @@ import RoboscopeDomain
         "GET /api/v1/realtime": Case(need: .authenticated, namesEntity: false, path: { _ in "/api/v1/realtime" }),
         "GET /api/v1/integrity": Case(
             need: .scope("audit"), path: { "/api/v1/integrity?work_session_id=\($0.session)" }, below: ["read"]),
+        // The tenant's own log: a first checkpoint may still be on its way (404, or 400 for a tree it lacks).
+        "GET /api/v1/checkpoints/latest": Case(
+            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/checkpoints/latest" },
+            below: ["read", "write", "admin"], allowedUpTo: 404),
+        "GET /api/v1/checkpoints/key": Case(
+            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/checkpoints/key" },
+            below: ["read", "write", "admin"]),
+        "GET /api/v1/proofs/inclusion": Case(
+            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/inclusion?tenant_seq=1&tree_size=1" },
+            below: ["read", "write", "admin"], allowedUpTo: 400),
+        "GET /api/v1/proofs/consistency": Case(
+            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/consistency?from=1&to=1" },
+            below: ["read", "write", "admin"], allowedUpTo: 400),
+        "GET /api/v1/proofs/entries": Case(
+            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/entries?limit=10" },
+            below: ["read", "write", "admin"]),
         // A revocation of a subject no token of the matrix has: the rest of the run is unaffected.
         "POST /api/v1/admin/revocations": Case(
             need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },

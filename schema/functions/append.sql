@@ -28,7 +28,8 @@
 -- exclusively, so its events are numbered 1, 2, 3, ... and their positions grow in
 -- commit order.
 CREATE OR REPLACE FUNCTION eventlog.append(batch jsonb)
-RETURNS TABLE (event_position bigint, event_version bigint)
+RETURNS TABLE (event_position bigint, event_version bigint, event_tenant text, event_tenant_seq bigint,
+               event_hash bytea)
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = public, pg_temp
@@ -54,8 +55,12 @@ DECLARE
     follows_in_batch boolean[];
     last_type text;
     actual_ids uuid[];
+    tenant_seqs bigint[];
     positions bigint[];
     versions bigint[];
+    tenants text[];
+    numbers bigint[];
+    digests bytea[];
 BEGIN
     -- An idempotency key admits one request at a time, and one change ever. The try
     -- never waits, so it cannot deadlock with the sorted locks below.
@@ -295,6 +300,27 @@ BEGIN
     SELECT array_agg(session_seq ORDER BY ord), array_agg(space_seq ORDER BY ord)
     INTO session_seqs, space_seqs FROM numbered;
 
+    -- Each tenant's log (verifiable history): its events are numbered 1, 2, 3, ... in
+    -- the order their appends commit. The tenant's row, updated here and locked to the
+    -- commit, is the last lock taken (tenants sorted), so two appends of one tenant
+    -- number their events one after the other, and never deadlock.
+    WITH routed AS (
+        SELECT r.tenant, r.ord FROM unnest(route_tenants) WITH ORDINALITY AS r(tenant, ord)
+    ),
+    grown AS (
+        INSERT INTO eventlog.tenant_logs AS l (tenant, size)
+        SELECT routed.tenant, count(*) FROM routed WHERE routed.tenant IS NOT NULL
+        GROUP BY routed.tenant ORDER BY routed.tenant
+        ON CONFLICT (tenant) DO UPDATE SET size = l.size + excluded.size
+        RETURNING l.tenant, l.size
+    ),
+    numbered AS (
+        SELECT r.ord, g.size - count(*) OVER (PARTITION BY r.tenant)
+                      + row_number() OVER (PARTITION BY r.tenant ORDER BY r.ord) AS seq
+        FROM routed r LEFT JOIN grown g ON g.tenant = r.tenant
+    )
+    SELECT array_agg(numbered.seq ORDER BY numbered.ord) INTO tenant_seqs FROM numbered;
+
     -- Each event's hash is computed here, set-based, when its stream's previous event is
     -- already stored (or it starts the stream): the chain trigger then does nothing for
     -- it (its WHEN clause). An event whose previous one is earlier in this batch is left
@@ -304,7 +330,7 @@ BEGIN
     -- volatile clock_timestamp() once for each use.
     WITH inserted AS (
         INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, recorded_at,
-                                     hash, work_session_id, space_id, work_session_seq, space_seq, tenant)
+                                     hash, work_session_id, space_id, work_session_seq, space_seq, tenant, tenant_seq)
         SELECT n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at,
                CASE WHEN NOT follows_in_batch[n.ordinality] THEN eventlog.event_digest(
                    CASE WHEN n.stream_version > 1 THEN
@@ -315,7 +341,7 @@ BEGIN
                    n.event_id, n.stream_type, n.stream_id, n.stream_version, n.type, n.data, n.metadata, n.recorded_at)
                END,
                route_sessions[n.ordinality], route_spaces[n.ordinality], session_seqs[n.ordinality], space_seqs[n.ordinality],
-               route_tenants[n.ordinality]
+               route_tenants[n.ordinality], tenant_seqs[n.ordinality]
         FROM (
             SELECT i.ordinality, (i.item->>'event_id')::uuid AS event_id, i.item->>'stream_type' AS stream_type,
                    (i.item->>'stream_id')::uuid AS stream_id, next_versions[i.ordinality] AS stream_version,
@@ -326,11 +352,14 @@ BEGIN
             OFFSET 0
         ) AS n
         ORDER BY n.ordinality
-        RETURNING position, stream_version
+        RETURNING position, stream_version, tenant, tenant_seq, hash
     )
     SELECT array_agg(inserted.position ORDER BY inserted.position),
-           array_agg(inserted.stream_version ORDER BY inserted.position)
-    INTO positions, versions FROM inserted;
+           array_agg(inserted.stream_version ORDER BY inserted.position),
+           array_agg(inserted.tenant ORDER BY inserted.position),
+           array_agg(inserted.tenant_seq ORDER BY inserted.position),
+           array_agg(inserted.hash ORDER BY inserted.position)
+    INTO positions, versions, tenants, numbers, digests FROM inserted;
 
     PERFORM eventlog.project(positions[1], positions[cardinality(positions)], pg_current_xact_id());
 
@@ -340,6 +369,6 @@ BEGIN
         FROM jsonb_array_elements(claims) AS c WHERE c ? 'status';
     END IF;
 
-    RETURN QUERY SELECT * FROM unnest(positions, versions);
+    RETURN QUERY SELECT * FROM unnest(positions, versions, tenants, numbers, digests);
 END;
 $$;

@@ -32,6 +32,13 @@ BEGIN
     IF to_regclass('public.token_revocations') IS NOT NULL THEN
         EXECUTE format('GRANT INSERT, UPDATE ON public.token_revocations TO %I', service);
     END IF;
+    -- Verifiable history: the service signs its appends and checkpoints with a key the
+    -- database never sees, so a row the service role writes here proves nothing unless
+    -- that key signed it.
+    IF to_regclass('eventlog.checkpoints') IS NOT NULL THEN
+        EXECUTE format('GRANT INSERT ON eventlog.append_signatures, eventlog.merkle_nodes, eventlog.checkpoints TO %I',
+                       service);
+    END IF;
     EXECUTE format('GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA eventlog, public TO %I', service);
     EXECUTE format('GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA eventlog, public TO %I', service);
 END

@@ -61,6 +61,11 @@ public enum OperationScopes {
         OperationScope("GET /api/v1/realtime", "token"),
         OperationScope(
             "GET /api/v1/integrity", "audit", "without `work_session_id` or `space_id` (the whole log): `operator`"),
+        OperationScope("GET /api/v1/checkpoints/latest", "audit"),
+        OperationScope("GET /api/v1/checkpoints/key", "audit"),
+        OperationScope("GET /api/v1/proofs/inclusion", "audit"),
+        OperationScope("GET /api/v1/proofs/consistency", "audit"),
+        OperationScope("GET /api/v1/proofs/entries", "audit", "not with a token narrowed to some `spaces`"),
         OperationScope("POST /api/v1/admin/revocations", "admin or operator", adminNote + ", and keys (`kid`)"),
         OperationScope("GET /api/v1/admin/revocations", "admin or operator", adminNote),
         OperationScope("DELETE /api/v1/admin/revocations/{id}", "admin or operator", adminNote),

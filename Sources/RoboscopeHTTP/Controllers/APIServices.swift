@@ -16,6 +16,9 @@ public struct APIServices: Sendable {
     public var idempotency: IdempotencyKeys
     /// Token revocations (`/admin/revocations`).
     public var revocations: RevocationStore
+    /// Checkpoints, proofs and the log's entries (verifiable history): on the reports'
+    /// pool, as every read of the audit trail.
+    var history: HistoryStore { HistoryStore(pool: audit.pool) }
     let sessionLocks: SessionLocks
     /// The work sessions' places that marker creates need, read once each.
     let sessionPlaces: WorkSessionPlaces
@@ -104,7 +107,7 @@ public struct APIServices: Sendable {
         self.locks = locks
         self.limits = limits
         idempotency = IdempotencyKeys(pool: store.pool)
-        revocations = RevocationStore(pool: store.pool)
+        revocations = RevocationStore(pool: store.pool, signer: store.signer)
         sessionLocks = SessionLocks(
             store: store, locks: locks, claims: RequestClaims(redis: locks.redis), idempotency: idempotency)
         gate = Gate(places: Places(pool: store.pool))

@@ -1,5 +1,6 @@
 import Metrics
 import RoboscopeDomain
+import RoboscopeProofs
 import Synchronization
 
 /// Group commit for the appends of separate requests: at most `appendsAtOnce` appends
@@ -41,6 +42,7 @@ final class AppendCombiner: Sendable {
 
     private let pool: PostgresPool
     let limits: Limits
+    private let signer: HistorySigner?
     private let state = Mutex(State())
 
     /// Calls of `eventlog.append` (transactions), and the requests they carried: their
@@ -51,9 +53,10 @@ final class AppendCombiner: Sendable {
     static let fallbacks = Counter(label: "roboscope_append_groups_split_total")
     static let waiting = Gauge(label: "roboscope_appends_queued")
 
-    init(pool: PostgresPool, limits: Limits) {
+    init(pool: PostgresPool, limits: Limits, signer: HistorySigner? = nil) {
         precondition(limits.appendsAtOnce >= 1 && limits.eventsPerAppend >= 1)
         self.pool = pool
+        self.signer = signer
         self.limits = limits
         // At zero from the start, as every series of this process.
         for counter in [Self.transactions, Self.requests, Self.fallbacks] { counter.increment(by: 0) }
@@ -129,7 +132,8 @@ final class AppendCombiner: Sendable {
 
     private func commit(_ requests: [BatchDocument.Request]) async -> [Result<[EventStore.Appended], any Error>] {
         do {
-            return try await pool.translatingErrors { try Self.append(requests, on: $0) }
+            let signer = signer
+            return try await pool.translatingErrors { try Self.append(requests, signer: signer, on: $0) }
         } catch {
             return Array(repeating: .failure(error), count: requests.count)
         }
@@ -191,21 +195,21 @@ final class AppendCombiner: Sendable {
     /// Appends `requests` in one transaction; after a refusal, each in its own. Without
     /// the database, every request fails alike.
     static func append(
-        _ requests: [BatchDocument.Request], on connection: PGConnection
+        _ requests: [BatchDocument.Request], signer: HistorySigner?, on connection: PGConnection
     ) throws -> [Result<[EventStore.Appended], any Error>] {
         Self.transactions.increment()
         Self.requests.increment(by: requests.count)
         guard requests.count > 1 else {
             return [
                 Result {
-                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
+                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), signer: signer, on: connection)
                 }
             ]
         }
         let appended: [EventStore.Appended]
         do {
             appended = try EventStore.append(
-                StorageJSON.encodeString(BatchDocument(combining: requests)), on: connection)
+                StorageJSON.encodeString(BatchDocument(combining: requests)), signer: signer, on: connection)
         } catch let error as DomainError where error.code == .unavailable || error.code == .commitUnknown {
             // Not a refusal: with a commit that may have happened, appending the members
             // one by one could store them twice.
@@ -216,7 +220,7 @@ final class AppendCombiner: Sendable {
             Self.requests.increment(by: requests.count)
             return requests.map { request in
                 Result {
-                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), on: connection)
+                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), signer: signer, on: connection)
                 }
             }
         }

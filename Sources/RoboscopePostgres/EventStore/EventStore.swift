@@ -3,6 +3,7 @@ import BlockingPool
 import Metrics
 import RoboscopeMetrics
 import RoboscopeDomain
+import RoboscopeProofs
 
 /// Appends batches of events to the log, in one transaction each, through
 /// `eventlog.append`, which checks versions, numbers the events on their topics and
@@ -14,18 +15,25 @@ public struct EventStore: Sendable {
     public let notifier: AppendNotifier?
     /// Commits concurrent requests' appends together (`append(_:claim:answer:)`).
     let combiner: AppendCombiner
+    /// Signs each append's events in its transaction (verifiable history); nil appends
+    /// unsigned events, which verifiers report (`--signing-key-file`).
+    public let signer: HistorySigner?
 
     /// How many appends run at a time unless told otherwise (`--appends-at-once`).
     public static let defaultAppendsAtOnce = 2
 
     /// `appendsAtOnce`: how many appends run at a time; requests arriving meanwhile are
     /// committed together (`AppendCombiner`).
-    public init(pool: PostgresPool, notifier: AppendNotifier? = nil, appendsAtOnce: Int = defaultAppendsAtOnce) {
+    public init(
+        pool: PostgresPool, notifier: AppendNotifier? = nil, appendsAtOnce: Int = defaultAppendsAtOnce,
+        signer: HistorySigner? = nil
+    ) {
         self.pool = pool
         self.notifier = notifier
+        self.signer = signer
         var limits = AppendCombiner.Limits.default
         limits.appendsAtOnce = appendsAtOnce
-        combiner = AppendCombiner(pool: pool, limits: limits)
+        combiner = AppendCombiner(pool: pool, limits: limits, signer: signer)
         // Registered at zero from the start: a fresh deployment's dashboards show 0, not "no data".
         Self.appendedEvents.increment(by: 0)
     }
@@ -62,9 +70,10 @@ public struct EventStore: Sendable {
         _ batch: AppendBatch, claim: IdempotencyClaim, answer: @escaping @Sendable ([Appended]) -> StoredAnswer
     ) async throws -> (appended: [Appended], answer: StoredAnswer) {
         let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: nil))
+        let signer = signer
         let (appended, stored) = try await pool.translatingErrors { connection in
             try connection.transaction {
-                let appended = try Self.append(document, on: connection)
+                let appended = try Self.append(document, signer: signer, on: connection)
                 let stored = answer(appended)
                 try IdempotencyKeys.store(claim, stored, on: connection)
                 return (appended, stored)
@@ -89,11 +98,12 @@ public struct EventStore: Sendable {
         _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch),
         claim: IdempotencyClaim?
     ) async throws -> StoredAnswer {
+        let signer = signer
         let alone = try await combiner.ifRunnerFree {
             try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
                 let (answer, batch) = try Self.decide(after: read, decide, claim: claim, on: connection)
                 guard !batch.events.isEmpty else { return (answer, []) }
-                return (answer, try Self.append(batch, claim: claim, answer: answer, on: connection))
+                return (answer, try Self.append(batch, claim: claim, answer: answer, signer: signer, on: connection))
             }
         }
         if let (answer, appended) = alone {
@@ -126,18 +136,51 @@ public struct EventStore: Sendable {
 
     /// Appends on a connection the caller holds (a pool job of this store's, tools, tests).
     public static func append(
-        _ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil, on connection: PGConnection
+        _ batch: AppendBatch, claim: IdempotencyClaim? = nil, answer: StoredAnswer? = nil,
+        signer: HistorySigner? = nil, on connection: PGConnection
     ) throws -> [Appended] {
-        try append(StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer)), on: connection)
+        try append(
+            StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: answer)), signer: signer,
+            on: connection)
     }
 
-    static func append(_ document: String, on connection: PGConnection) throws -> [Appended] {
+    /// Appends `document`; with a `signer`, signs each tenant's events in the same
+    /// transaction (one of its own when the caller has none open), so no event commits
+    /// without its signature.
+    static func append(_ document: String, signer: HistorySigner?, on connection: PGConnection) throws -> [Appended] {
+        guard let signer else { return try appendRows(document, on: connection).map(\.appended) }
+        let sign = {
+            let rows = try appendRows(document, on: connection)
+            try AppendSignatures.store(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer), on: connection)
+            return rows.map(\.appended)
+        }
+        return connection.isInTransaction ? try sign() : try connection.transaction("BEGIN", sign)
+    }
+
+    /// One event as `eventlog.append` answers it.
+    struct AppendedRow {
+        var appended: Appended
+        /// Its tenant, number in the tenant's log and digest (nil: an event of no tenant).
+        var logEntry: AppendSignatures.LogEntry?
+    }
+
+    static func appendRows(_ document: String, on connection: PGConnection) throws -> [AppendedRow] {
         do {
             let result = try connection.query(
-                prepared: "SELECT event_position, event_version FROM eventlog.append($1::jsonb)", [document])
+                prepared: """
+                    SELECT event_position, event_version, event_tenant, event_tenant_seq, event_hash
+                    FROM eventlog.append($1::jsonb)
+                    """,
+                [document])
             return try (0..<result.rowCount).map { index in
                 let row = RowReader(result, row: index, source: "eventlog.append")
-                return Appended(position: try row.int64(0), version: try row.int64(1))
+                let appended = Appended(position: try row.int64(0), version: try row.int64(1))
+                guard let tenant = row.optionalText(2), let number = try row.optionalInt64(3) else {
+                    return AppendedRow(appended: appended, logEntry: nil)
+                }
+                return AppendedRow(
+                    appended: appended,
+                    logEntry: .init(tenant: tenant, tenantSeq: number, digest: try row.bytea(4)))
             }
         } catch let error as PGError where error.kind == .connection {
             // The statement is its own transaction (or the last before a COMMIT): sent,

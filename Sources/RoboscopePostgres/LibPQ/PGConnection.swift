@@ -66,6 +66,9 @@ public final class PGConnection {
     /// `target_session_attrs=read-write`).
     private(set) var isOnStandby = false
 
+    /// True inside a transaction the caller began (`BEGIN`, `transaction`).
+    public var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
     public var isBroken: Bool { isOnStandby || PQstatus(handle) != CONNECTION_OK }
 
     /// Runs one statement with parameters (`$1`, `$2`, …); nil is SQL NULL.

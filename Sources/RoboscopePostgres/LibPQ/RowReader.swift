@@ -1,4 +1,5 @@
 import RoboscopeDomain
+import RoboscopeProofs
 
 /// Reads one row of a result, each cell as the type its column must hold. A cell that
 /// does not hold it throws `CorruptRow`, naming what was read, the column and the
@@ -73,6 +74,15 @@ struct RowReader {
     /// The cell's bytes in place, valid while `result` lives (no copy, for parsing).
     func borrowedBytes(_ column: Int) throws -> UnsafeRawBufferPointer {
         guard let bytes = result.bytes(row, column) else { throw corrupt(column, "is null") }
+        return bytes
+    }
+
+    /// A `bytea` cell, which the text format sends as `\x` and hex digits.
+    func bytea(_ column: Int) throws -> [UInt8] {
+        let text = try text(column)
+        guard text.hasPrefix("\\x"), let bytes = Hex.decode(String(text.dropFirst(2))) else {
+            throw corrupt(column, "is not bytea")
+        }
         return bytes
     }
 

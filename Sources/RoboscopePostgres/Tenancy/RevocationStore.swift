@@ -1,4 +1,5 @@
 import RoboscopeDomain
+import RoboscopeProofs
 
 /// `public.token_revocations`: revocations made, listed, lifted (never deleted), and the
 /// ones in force, which every process loads at start and whenever Postgres announces a
@@ -9,8 +10,12 @@ public struct RevocationStore: Sendable {
     /// Most revocations a listing returns (the newest).
     public static let listLimit = 1000
 
-    public init(pool: PostgresPool) {
+    /// Signs the revocations' audit events as `EventStore` signs every append.
+    let signer: HistorySigner?
+
+    public init(pool: PostgresPool, signer: HistorySigner? = nil) {
         self.pool = pool
+        self.signer = signer
     }
 
     static let columns = """
@@ -26,7 +31,8 @@ public struct RevocationStore: Sendable {
         _ revocation: Revocation, _ context: CommandContext, claim: IdempotencyClaim?,
         answer: @escaping @Sendable (StoredRevocation) -> StoredAnswer
     ) async throws -> StoredRevocation {
-        try await pool.translatingErrors { connection in
+        let signer = signer
+        return try await pool.translatingErrors { connection in
             try connection.transaction {
                 let result = try connection.query(
                     """
@@ -42,7 +48,7 @@ public struct RevocationStore: Sendable {
                 let stored = try Self.row(result, 0)
                 try EventStore.append(
                     RevocationCommands.recorded(stored, .tokenRevocationCreated, context),
-                    claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
+                    claim: claim, answer: claim.map { _ in answer(stored) }, signer: signer, on: connection)
                 return stored
             }
         }
@@ -69,7 +75,8 @@ public struct RevocationStore: Sendable {
         _ id: EntityID, tenant: String?, by liftedBy: String, _ context: CommandContext, claim: IdempotencyClaim?,
         answer: @escaping @Sendable (StoredRevocation) -> StoredAnswer
     ) async throws -> StoredRevocation? {
-        try await pool.translatingErrors { connection in
+        let signer = signer
+        return try await pool.translatingErrors { connection in
             try connection.transaction {
                 let lifted = try connection.query(
                     """
@@ -83,7 +90,7 @@ public struct RevocationStore: Sendable {
                     let stored = try Self.row(lifted, 0)
                     try EventStore.append(
                         RevocationCommands.recorded(stored, .tokenRevocationLifted, context),
-                        claim: claim, answer: claim.map { _ in answer(stored) }, on: connection)
+                        claim: claim, answer: claim.map { _ in answer(stored) }, signer: signer, on: connection)
                     return stored
                 }
                 if let claim { try IdempotencyKeys.refuseAnswered(claim, on: connection) }

@@ -48,6 +48,9 @@ final class ServerProcess: @unchecked Sendable {
             // Many servers run at once against one cluster: a small pool each keeps them
             // under its connection limit.
             + (extraArguments.contains("--db-pool-size") ? [] : ["--db-pool-size", "4"])
+            // Every server signs its history, as a production one does, with the tests' key.
+            + (extraArguments.contains("--signing-key-file")
+                ? [] : ["--signing-key-file", try TestHistoryKey.path(), "--checkpoint-interval", "0.2"])
             + extraArguments
         if let command = wrapper.first {
             process.arguments = Array(wrapper.dropFirst()) + [Self.binary.path] + (process.arguments ?? [])

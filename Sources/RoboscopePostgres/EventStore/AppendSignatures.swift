@@ -1,0 +1,58 @@
+import Foundation
+import RoboscopeProofs
+
+/// The service's signatures over what it appends (verifiable history): one per append
+/// transaction and tenant, over `AppendStatement`, stored in the same transaction as the
+/// events. The key stays in the process, so no database role can sign an event.
+enum AppendSignatures {
+    /// An appended event's place in its tenant's log.
+    struct LogEntry: Sendable, Hashable {
+        var tenant: String
+        var tenantSeq: Int64
+        var digest: [UInt8]
+    }
+
+    struct Signature: Sendable, Hashable, Encodable {
+        var tenant: String
+        var firstSeq: Int64
+        var lastSeq: Int64
+        var signature: [UInt8]
+
+        enum CodingKeys: String, CodingKey {
+            case tenant, firstSeq = "first_seq", lastSeq = "last_seq", signature
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(tenant, forKey: .tenant)
+            try container.encode(firstSeq, forKey: .firstSeq)
+            try container.encode(lastSeq, forKey: .lastSeq)
+            try container.encode(Data(signature).base64EncodedString(), forKey: .signature)
+        }
+    }
+
+    /// One signature per tenant of `entries` (an append numbers a tenant's events
+    /// contiguously, so each covers a range).
+    static func sign(_ entries: [LogEntry], with signer: HistorySigner) throws -> [Signature] {
+        try Dictionary(grouping: entries, by: \.tenant).sorted { $0.key < $1.key }.map { tenant, entries in
+            let statement = AppendStatement(
+                tenant: tenant, entries: entries.map { .init(tenantSeq: $0.tenantSeq, digest: $0.digest) })
+            return Signature(
+                tenant: tenant, firstSeq: statement.entries[0].tenantSeq,
+                lastSeq: statement.entries[statement.entries.count - 1].tenantSeq,
+                signature: try signer.signature(of: statement.text))
+        }
+    }
+
+    static func store(_ signatures: [Signature], on connection: PGConnection) throws {
+        guard !signatures.isEmpty else { return }
+        let document = String(decoding: try JSONEncoder().encode(signatures), as: UTF8.self)
+        try connection.query(
+            prepared: """
+                INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature)
+                SELECT s.tenant, s.first_seq, s.last_seq, decode(s.signature, 'base64')
+                FROM jsonb_to_recordset($1::jsonb) AS s(tenant text, first_seq bigint, last_seq bigint, signature text)
+                """,
+            [document])
+    }
+}

@@ -1,0 +1,180 @@
+import BlockingPool
+import Foundation
+import Logging
+import Metrics
+import RoboscopeProofs
+
+/// Signs each tenant's tree while it grows (DESIGN.md, "Verifiable history"): every
+/// `interval`, for each tenant whose log holds events no checkpoint covers, it extends
+/// the stored subtrees by the new leaves and stores a checkpoint of the new root, signed
+/// as a C2SP note. On its own connection and thread; a lost connection reconnects with
+/// backoff, and a round is one transaction per tenant, so a crash loses nothing signed.
+public final class Checkpointer: Sendable {
+    private let thread: ReconnectingThread<PGConnection>
+
+    /// Most new leaves one round adds to a tenant's tree: a large backlog (a log from
+    /// before signing) is covered in steps of this, each a transaction of bounded size.
+    public static let leavesPerRound = 50_000
+
+    static let checkpoints = Counter(label: "roboscope_checkpoints_signed_total")
+    static let refusals = Counter(label: "roboscope_checkpoints_refused_total")
+
+    public init(url: String, signer: HistorySigner, deployment: String, interval: Duration, logger: Logger) {
+        Self.checkpoints.increment(by: 0)
+        Self.refusals.increment(by: 0)
+        thread = ReconnectingThread(name: "checkpointer", logger: logger, lossLevel: .warning) {
+            try PGConnection(url)
+        } body: { connection, stop in
+            while !stop.isStopped {
+                for refusal in try Self.round(on: connection, signer: signer, deployment: deployment) {
+                    logger.error("a tenant's tree was not signed", metadata: ["problem": "\(refusal)"])
+                }
+                // Checked every 100 ms, so that `stop` is not held up by the interval.
+                let until = ContinuousClock.now + interval
+                while !stop.isStopped, ContinuousClock.now < until {
+                    Thread.sleep(forTimeInterval: min(0.1, max(0.001, (until - ContinuousClock.now).secondsDouble)))
+                }
+            }
+        }
+    }
+
+    public func start() { thread.start() }
+
+    public func stop() async { await thread.stop() }
+
+    /// What a round refused to sign, and why (the service never signs a history it cannot
+    /// extend from the one it signed before).
+    public struct Refusal: Error, CustomStringConvertible, Sendable {
+        public let tenant: String
+        public let description: String
+    }
+
+    /// Checkpoints every tenant whose log has grown; the refusals (tenants left as they were).
+    @discardableResult
+    public static func round(
+        on connection: PGConnection, signer: HistorySigner, deployment: String, leavesPerRound: Int = leavesPerRound
+    ) throws -> [Refusal] {
+        let due = try connection.query(
+            """
+            SELECT l.tenant, l.size, coalesce(c.size, 0)
+            FROM eventlog.tenant_logs l
+            LEFT JOIN LATERAL (
+                SELECT size FROM eventlog.checkpoints c WHERE c.tenant = l.tenant ORDER BY size DESC LIMIT 1
+            ) AS c ON true
+            WHERE l.size <> coalesce(c.size, 0)
+            ORDER BY l.tenant
+            """)
+        var refusals: [Refusal] = []
+        for index in 0..<due.rowCount {
+            let row = RowReader(due, row: index, source: "eventlog.tenant_logs")
+            let tenant = try row.text(0)
+            let size = try row.int64(1)
+            let signed = try row.int64(2)
+            guard size > signed else {
+                Self.refusals.increment()
+                refusals.append(
+                    Refusal(
+                        tenant: tenant,
+                        description: "the log of \(tenant) holds \(size) events, fewer than the \(signed) it signed: "
+                            + "it was rolled back or cut, and is not signed again"))
+                continue
+            }
+            do {
+                try extend(
+                    tenant: tenant, through: min(size, signed + Int64(leavesPerRound)), signer: signer,
+                    deployment: deployment, on: connection)
+            } catch let refusal as Refusal {
+                Self.refusals.increment()
+                refusals.append(refusal)
+            }
+        }
+        return refusals
+    }
+
+    /// Extends the tenant's tree to `size` leaves and signs it, in one transaction that
+    /// only one process runs at a time for the tenant.
+    static func extend(
+        tenant: String, through size: Int64, signer: HistorySigner, deployment: String, on connection: PGConnection
+    ) throws {
+        try connection.transaction {
+            let locked = try connection.query(
+                "SELECT pg_try_advisory_xact_lock(hashtextextended('checkpoint:' || $1, 0))", [tenant])
+            guard locked.bool(0, 0) == true else { return }
+            let old = try HistoryStore.latestCheckpoint(tenant: tenant, on: connection)
+            let oldSize = old?.size ?? 0
+            guard size > oldSize else { return }
+            let frontier = try HistoryStore.subtrees(
+                tenant: tenant, Set(TreeShape.frontier(of: UInt64(oldSize))), on: connection)
+            let leaves = try digests(tenant: tenant, after: oldSize, through: size, on: connection)
+            let growth: TreeGrowth
+            do {
+                growth = try TreeGrowth(from: UInt64(oldSize), frontier: frontier, appending: leaves.map(MerkleHash.leaf))
+            } catch {
+                throw Refusal(tenant: tenant, description: "the stored tree of \(tenant) is incomplete: \(error)")
+            }
+            if let old {
+                // The stored subtrees must still give the root the service signed.
+                let root = try SubtreeHashes { frontier[$0] ?? [] }.hash(of: 0..<UInt64(oldSize))
+                guard root == old.root else {
+                    throw Refusal(
+                        tenant: tenant, description: "the stored tree of \(tenant) no longer gives its signed root")
+                }
+            }
+            try store(growth.newNodes, tenant: tenant, on: connection)
+            let checkpoint = Checkpoint(
+                origin: Checkpoint.origin(deployment: deployment, tenant: tenant), size: growth.size, root: growth.root)
+            try connection.query(
+                "INSERT INTO eventlog.checkpoints (tenant, size, root, note) VALUES ($1, $2, decode($3, 'hex'), $4)",
+                [tenant, Int64(growth.size), Hex.encode(growth.root), try signer.signedNote(checkpoint.text)])
+            Self.checkpoints.increment()
+        }
+    }
+
+    /// The digests of the tenant's events `after` + 1 through `size`, which must all be there.
+    private static func digests(tenant: String, after: Int64, through size: Int64, on connection: PGConnection) throws
+        -> [[UInt8]]
+    {
+        let result = try connection.query(
+            prepared: """
+                SELECT tenant_seq, hash FROM eventlog.events
+                WHERE tenant = $1 AND tenant_seq > $2 AND tenant_seq <= $3 ORDER BY tenant_seq
+                """,
+            [tenant, after, size])
+        var digests: [[UInt8]] = []
+        digests.reserveCapacity(result.rowCount)
+        for index in 0..<result.rowCount {
+            let row = RowReader(result, row: index, source: "eventlog.events")
+            guard try row.int64(0) == after + Int64(index) + 1 else {
+                throw Refusal(
+                    tenant: tenant, description: "the log of \(tenant) lacks event \(after + Int64(index) + 1)")
+            }
+            digests.append(try row.bytea(1))
+        }
+        guard Int64(digests.count) == size - after else {
+            throw Refusal(tenant: tenant, description: "the log of \(tenant) lacks event \(after + Int64(digests.count) + 1)")
+        }
+        return digests
+    }
+
+    private static func store(_ nodes: [NodeAddress: Hash], tenant: String, on connection: PGConnection) throws {
+        let ordered = Array(nodes)
+        // In slices, so that one statement's parameters stay a few MiB.
+        var start = 0
+        while start < ordered.count {
+            let slice = ordered[start..<min(ordered.count, start + 20_000)]
+            try connection.query(
+                """
+                INSERT INTO eventlog.merkle_nodes (tenant, level, index, hash)
+                SELECT $1, n.level, n.index, decode(n.hash, 'hex')
+                FROM unnest($2::smallint[], $3::bigint[], $4::text[]) AS n(level, index, hash)
+                ON CONFLICT DO NOTHING
+                """,
+                [
+                    tenant, "{" + slice.map { String($0.key.level) }.joined(separator: ",") + "}",
+                    "{" + slice.map { String($0.key.index) }.joined(separator: ",") + "}",
+                    "{" + slice.map { Hex.encode($0.value) }.joined(separator: ",") + "}",
+                ])
+            start += 20_000
+        }
+    }
+}
