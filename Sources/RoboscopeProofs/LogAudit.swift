@@ -150,7 +150,9 @@ public struct LogAudit {
         let statement = AppendStatement(
             tenant: tenant, entries: pendingRange.map { .init(tenantSeq: $0.tenantSeq, digest: $0.digest) })
         guard verifier.isValid(signature: signature, of: statement.text) else {
-            throw Failure(tenantSeq: first.tenantSeq, "its append's signature does not verify")
+            throw Failure(
+                tenantSeq: first.tenantSeq,
+                "its append's signature (events \(range.lowerBound) to \(range.upperBound)) does not verify")
         }
     }
 }
