@@ -110,6 +110,7 @@ let package = Package(
             dependencies: [
                 "CHiredis",
                 "RoboscopeDomain",
+                "RoboscopeProofs",
                 "BlockingPool",
                 server("Logging", "swift-log"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),

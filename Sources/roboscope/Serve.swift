@@ -353,7 +353,8 @@ struct Serve: AsyncParsableCommand {
             // One per API process; several processes take turns per tenant (an advisory lock).
             let checkpointer = Checkpointer(
                 url: common.databaseURL, signer: signer, deployment: try Settings.deploymentName.value(deploymentNameFlag),
-                interval: try checkpointInterval(), logger: logger)
+                interval: try checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redisEndpoint),
+                logger: logger)
             services.append(BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() }))
         } else if signer == nil {
             logger.warning("no --signing-key-file: appends are not signed, and verifiers will report them")
@@ -366,6 +367,7 @@ struct Serve: AsyncParsableCommand {
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
         api.standby = databases.standby
+        api.deploymentName = try Settings.deploymentName.value(deploymentNameFlag)
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
         let verifier = try await authentication(into: &services, logger: logger)
         try configure(&api, verifier: verifier, plans: databases.plans, role: role, logger: logger)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RoboscopePostgres
+import RoboscopeProofs
 
 /// `roboscope verify`: replays the log into scratch tables and compares them with the
 /// live projections; prints every difference and exits 1 if there is any.
@@ -15,16 +16,29 @@ struct Verify: AsyncParsableCommand {
     @Flag(name: .customLong("chain"), help: "Recompute every event's hash and name the first broken link.")
     var chain = false
 
+    @Option(
+        name: .customLong("verifier-key"),
+        help: "With --chain, also check the service's signatures against this verifier key (<name>+<id>+<key>).")
+    var verifierKey: String?
+
     func run() async throws {
         let logger = common.logger("roboscope.verify")
         let connection = try await common.connect(logger: logger)
         if chain {
             let events = try HashChain.eventCount(on: connection)
-            if let broken = try HashChain.firstBrokenLink(on: connection) {
-                print("checked the hash chain of \(events) events: \(broken)")
-                throw ExitCode(1)
+            let broken = try HashChain.firstBrokenLink(on: connection)
+            print("checked the hash chain of \(events) events: \(broken.map { "\($0)" } ?? "intact")")
+            var signed = true
+            if let verifierKey {
+                let report = try SignatureCheck.check(
+                    .wholeLog, verifier: try NoteVerifier(verifierKey), on: connection)
+                signed = report.invalidEvents == 0
+                print(
+                    "checked \(report.appends) appends' signatures: "
+                        + (report.first.map { "\(report.invalidEvents) events without a valid one, first at \($0)" }
+                            ?? "every event signed"))
             }
-            print("checked the hash chain of \(events) events: intact")
+            if broken != nil || !signed { throw ExitCode(1) }
             return
         }
         var bar = ProgressBar("verify")

@@ -19,6 +19,8 @@ public struct APIServices: Sendable {
     /// Checkpoints, proofs and the log's entries (verifiable history): on the reports'
     /// pool, as every read of the audit trail.
     var history: HistoryStore { HistoryStore(pool: audit.pool) }
+    /// Names each tenant's log (`roboscope/<deployment>/<tenant>`; `--deployment-name`).
+    public var deploymentName = "local"
     let sessionLocks: SessionLocks
     /// The work sessions' places that marker creates need, read once each.
     let sessionPlaces: WorkSessionPlaces

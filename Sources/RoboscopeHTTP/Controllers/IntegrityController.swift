@@ -1,6 +1,8 @@
 import Hummingbird
 import RoboscopeDomain
 import RoboscopePostgres
+import RoboscopeProofs
+import RoboscopeRedis
 
 /// `GET /integrity?work_session_id=|space_id=`: recomputes the hash chain of every stream
 /// of a work session or a space and names the first broken link, so that an investigator
@@ -36,8 +38,15 @@ struct IntegrityController {
         }
         let checker = IntegrityChecker(pool: services.audit.pool)
         let budgets = services.budgets
+        let verifier = services.store.signer?.verifier
+        let history = services.history
+        let redis = services.locks.redis
+        let deployment = services.deploymentName
+        let tenant = context.principal.tenant
         return try await CancelOnClose.run(request) {
             let report = try await checker.check(scope)
+            var signatures: SignatureCheck.Report?
+            if let verifier { signatures = try await checker.signatures(scope, verifier: verifier) }
             // A scan costs its size: a token per 100 events read, as every report.
             budgets.charge(context, rows: Int(report.checkedEvents))
             if scope != .wholeLog, report.checkedEvents == 0 {
@@ -50,9 +59,37 @@ struct IntegrityController {
                     "version": .integer(link.version), "problem": .string(link.problem),
                 ])
             }
+            let invalid = signatures.map { report -> JSONValue in
+                .object([
+                    "checked_appends": .integer(report.appends), "invalid_events": .integer(report.invalidEvents),
+                    "first_invalid": report.first.map { problem -> JSONValue in
+                        .object([
+                            "position": problem.position.map { .integer($0) } ?? .null,
+                            "tenant_seq": problem.tenantSeq.map { .integer($0) } ?? .null,
+                            "problem": .string(problem.problem),
+                        ])
+                    } ?? .null,
+                ])
+            }
+            // A database rolled back to an earlier backup: the checkpoints Redis saw signed
+            // are not in its tree (the whole log: every tenant's; else the caller's).
+            var rollback: String?
+            if verifier != nil {
+                for tenant in scope == .wholeLog ? try await history.tenants() : [tenant] {
+                    let origin = Checkpoint.origin(deployment: deployment, tenant: tenant)
+                    let reply = try await redis.command(["GET", RedisCheckpointWitness.key(origin: origin)])
+                    guard let witnessed = RedisCheckpointWitness.parse(reply),
+                        let problem = try await history.problem(tenant: tenant, witnessed: witnessed)
+                    else { continue }
+                    rollback = "\(tenant): \(problem)"
+                    break
+                }
+            }
+            let signed = (signatures?.invalidEvents ?? 0) == 0 && rollback == nil
             return JSONResponse.make(
                 JSONValue.object([
-                    "scope": .string(name), "intact": .bool(report.brokenLink == nil),
+                    "scope": .string(name), "intact": .bool(report.brokenLink == nil && signed),
+                    "signatures": invalid ?? .null, "history": rollback.map { .string($0) } ?? .null,
                     "checked_events": .integer(report.checkedEvents),
                     "streams": .integer(report.streams), "first_broken_link": link ?? .null,
                     "checked_at": .string(WallClock.now().formatted(.wire)),

@@ -1,4 +1,5 @@
 import RoboscopeDomain
+import RoboscopeProofs
 
 /// The log's tamper evidence: each event's hash covers the previous hash of its stream
 /// and its own content (schema/functions/chain_hash.sql). Checking recomputes every hash
@@ -75,5 +76,10 @@ public struct IntegrityChecker: Sendable {
 
     public func check(_ scope: HashChain.Scope) async throws -> HashChain.Report {
         try await pool.translatingErrors { try HashChain.check(scope, on: $0) }
+    }
+
+    /// The service's signatures over the scope's events (verifiable history).
+    public func signatures(_ scope: HashChain.Scope, verifier: NoteVerifier) async throws -> SignatureCheck.Report {
+        try await pool.translatingErrors { try SignatureCheck.check(scope, verifier: verifier, on: $0) }
     }
 }

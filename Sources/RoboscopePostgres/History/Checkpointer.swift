@@ -18,15 +18,23 @@ public final class Checkpointer: Sendable {
 
     static let checkpoints = Counter(label: "roboscope_checkpoints_signed_total")
     static let refusals = Counter(label: "roboscope_checkpoints_refused_total")
+    /// Checks and records the witness could not make (Redis unreachable): signing goes on.
+    static let witnessFailures = Counter(label: "roboscope_checkpoint_witness_failures_total")
 
-    public init(url: String, signer: HistorySigner, deployment: String, interval: Duration, logger: Logger) {
-        Self.checkpoints.increment(by: 0)
-        Self.refusals.increment(by: 0)
+    /// `witness`: where each signed checkpoint is recorded outside Postgres, and checked
+    /// before the next is signed (a database rolled back is never signed again).
+    public init(
+        url: String, signer: HistorySigner, deployment: String, interval: Duration,
+        witness: (any CheckpointWitness)? = nil, logger: Logger
+    ) {
+        for counter in [Self.checkpoints, Self.refusals, Self.witnessFailures] { counter.increment(by: 0) }
         thread = ReconnectingThread(name: "checkpointer", logger: logger, lossLevel: .warning) {
             try PGConnection(url)
         } body: { connection, stop in
             while !stop.isStopped {
-                for refusal in try Self.round(on: connection, signer: signer, deployment: deployment) {
+                for refusal in try Self.round(
+                    on: connection, signer: signer, deployment: deployment, witness: witness)
+                {
                     logger.error("a tenant's tree was not signed", metadata: ["problem": "\(refusal)"])
                 }
                 // Checked every 100 ms, so that `stop` is not held up by the interval.
@@ -52,7 +60,8 @@ public final class Checkpointer: Sendable {
     /// Checkpoints every tenant whose log has grown; the refusals (tenants left as they were).
     @discardableResult
     public static func round(
-        on connection: PGConnection, signer: HistorySigner, deployment: String, leavesPerRound: Int = leavesPerRound
+        on connection: PGConnection, signer: HistorySigner, deployment: String,
+        witness: (any CheckpointWitness)? = nil, leavesPerRound: Int = leavesPerRound
     ) throws -> [Refusal] {
         let due = try connection.query(
             """
@@ -82,7 +91,7 @@ public final class Checkpointer: Sendable {
             do {
                 try extend(
                     tenant: tenant, through: min(size, signed + Int64(leavesPerRound)), signer: signer,
-                    deployment: deployment, on: connection)
+                    deployment: deployment, witness: witness, on: connection)
             } catch let refusal as Refusal {
                 Self.refusals.increment()
                 refusals.append(refusal)
@@ -94,15 +103,22 @@ public final class Checkpointer: Sendable {
     /// Extends the tenant's tree to `size` leaves and signs it, in one transaction that
     /// only one process runs at a time for the tenant.
     static func extend(
-        tenant: String, through size: Int64, signer: HistorySigner, deployment: String, on connection: PGConnection
+        tenant: String, through size: Int64, signer: HistorySigner, deployment: String,
+        witness: (any CheckpointWitness)?, on connection: PGConnection
     ) throws {
-        try connection.transaction {
+        let origin = Checkpoint.origin(deployment: deployment, tenant: tenant)
+        let signed: WitnessedCheckpoint? = try connection.transaction {
             let locked = try connection.query(
                 "SELECT pg_try_advisory_xact_lock(hashtextextended('checkpoint:' || $1, 0))", [tenant])
-            guard locked.bool(0, 0) == true else { return }
+            guard locked.bool(0, 0) == true else { return nil }
             let old = try HistoryStore.latestCheckpoint(tenant: tenant, on: connection)
             let oldSize = old?.size ?? 0
-            guard size > oldSize else { return }
+            guard size > oldSize else { return nil }
+            if let witness {
+                try check(
+                    witness, origin: origin, tenant: tenant,
+                    newest: old.map { WitnessedCheckpoint(size: UInt64($0.size), root: $0.root) }, on: connection)
+            }
             let frontier = try HistoryStore.subtrees(
                 tenant: tenant, Set(TreeShape.frontier(of: UInt64(oldSize))), on: connection)
             let leaves = try digests(tenant: tenant, after: oldSize, through: size, on: connection)
@@ -121,12 +137,39 @@ public final class Checkpointer: Sendable {
                 }
             }
             try store(growth.newNodes, tenant: tenant, on: connection)
-            let checkpoint = Checkpoint(
-                origin: Checkpoint.origin(deployment: deployment, tenant: tenant), size: growth.size, root: growth.root)
+            let checkpoint = Checkpoint(origin: origin, size: growth.size, root: growth.root)
             try connection.query(
                 "INSERT INTO eventlog.checkpoints (tenant, size, root, note) VALUES ($1, $2, decode($3, 'hex'), $4)",
                 [tenant, Int64(growth.size), Hex.encode(growth.root), try signer.signedNote(checkpoint.text)])
             Self.checkpoints.increment()
+            return WitnessedCheckpoint(size: growth.size, root: growth.root)
+        }
+        // Recorded once committed: the witness never holds what the database lost in a crash.
+        if let witness, let signed {
+            do {
+                try witness.record(origin: origin, signed)
+            } catch {
+                Self.witnessFailures.increment()
+            }
+        }
+    }
+
+    /// Refuses to sign when the database no longer holds the checkpoint the witness saw.
+    private static func check(
+        _ witness: any CheckpointWitness, origin: String, tenant: String, newest: WitnessedCheckpoint?,
+        on connection: PGConnection
+    ) throws {
+        let seen: WitnessedCheckpoint?
+        do {
+            seen = try witness.newest(origin: origin)
+        } catch {
+            Self.witnessFailures.increment()
+            return
+        }
+        guard let seen else { return }
+        let stored = try HistoryStore.subtrees(tenant: tenant, seen.addresses, on: connection)
+        if let problem = seen.problem(databaseNewest: newest, subtrees: SubtreeHashes { stored[$0] ?? [] }) {
+            throw Refusal(tenant: tenant, description: "the log of \(tenant) is not signed again: \(problem)")
         }
     }
 

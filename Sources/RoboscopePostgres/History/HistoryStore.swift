@@ -35,6 +35,26 @@ public struct HistoryStore: Sendable {
         public var signature: [UInt8]?
     }
 
+    /// Every tenant with a log.
+    public func tenants() async throws -> [String] {
+        try await pool.translatingErrors { connection in
+            let result = try connection.query("SELECT tenant FROM eventlog.tenant_logs ORDER BY tenant")
+            return (0..<result.rowCount).compactMap { result.string($0, 0) }
+        }
+    }
+
+    /// Why the tenant's stored tree does not hold `witnessed` (a checkpoint signed before),
+    /// nil when it does.
+    public func problem(tenant: String, witnessed: WitnessedCheckpoint) async throws -> String? {
+        try await pool.translatingErrors { connection in
+            let newest = try Self.latestCheckpoint(tenant: tenant, on: connection).map {
+                WitnessedCheckpoint(size: UInt64($0.size), root: $0.root)
+            }
+            let stored = try Self.subtrees(tenant: tenant, witnessed.addresses, on: connection)
+            return witnessed.problem(databaseNewest: newest, subtrees: SubtreeHashes { stored[$0] ?? [] })
+        }
+    }
+
     public func latestCheckpoint(tenant: String) async throws -> StoredCheckpoint? {
         try await pool.translatingErrors { try Self.latestCheckpoint(tenant: tenant, on: $0) }
     }

@@ -59,7 +59,7 @@ import Testing
         try await CommandRunner.run(
             ClientProcess.binary,
             ["verify", "--url", "http://127.0.0.1:\(setup.server.port)", "--state", setup.state,
-             "--key", TestHistoryKey.verifier.description] + (events ? ["--events"] : []))
+             "--key", TestHistoryKey.verifier(setup.databaseURL).description] + (events ? ["--events"] : []))
     }
 
     /// Runs `statements` as the role that owns the schema, with the log's guards off.
@@ -72,13 +72,26 @@ import Testing
         }
     }
 
+    /// `/integrity` of the whole log: intact, and the first event without a valid signature.
+    static func integrity(_ setup: Setup) async throws -> (intact: Bool, firstInvalid: Int64?, link: Bool) {
+        let reply = try await setup.client.get("/api/v1/integrity")
+        #expect(reply.status == 200, "\(reply.json)")
+        let first = reply.json["signatures"]?["first_invalid"]?["tenant_seq"]
+        return (
+            reply.json["intact"] == .bool(true), first?.int,
+            reply.json["first_broken_link"] != .null
+        )
+    }
+
     @Test func anHonestLogVerifiesAndKeepsVerifyingAsItGrows() async throws {
         let setup = try await Self.setUp("history_honest")
         defer { setup.server.stopWithoutWaiting() }
         let size = try await Self.checkpointed(setup)
         let first = try await Self.verify(setup)
         #expect(first.status == 0, "\(first.output)")
-        #expect(first.output.contains("verified: roboscope/local/default, \(size) events, each checked (\(size))"))
+        #expect(first.output.contains("verified: roboscope/\(TestHistoryKey.deployment(of: setup.databaseURL))/default, \(size) events, each checked (\(size))"))
+        let integrity = try await Self.integrity(setup)
+        #expect(integrity.intact && integrity.firstInvalid == nil)
         try await Self.write(setup, markers: 3)
         let grown = try await Self.checkpointed(setup)
         let second = try await Self.verify(setup, events: false)
@@ -146,6 +159,8 @@ import Testing
         let outcome = try await Self.verify(setup)
         #expect(outcome.status == 1, "\(outcome.output)")
         #expect(outcome.output.contains("tenant_seq \(before + 1): no signature of the service covers it"))
+        let integrity = try await Self.integrity(setup)
+        #expect(!integrity.intact && integrity.firstInvalid == before + 1)
     }
 
     @Test func anEditedPastEventIsNamedWhetherItsHashIsKeptOrRecomputed() async throws {
@@ -158,6 +173,8 @@ import Testing
         let kept = try await Self.verify(setup)
         #expect(kept.status == 1)
         #expect(kept.output.contains("tenant_seq 4: its content does not give its digest"), "\(kept.output)")
+        let chainBroken = try await Self.integrity(setup)
+        #expect(!chainBroken.intact && chainBroken.link)
         try await Self.asOwner(
             setup,
             [
@@ -178,6 +195,8 @@ import Testing
         #expect(
             recomputed.output.contains("tenant_seq \(first): its append's signature (events \(first) to"),
             "\(recomputed.output)")
+        let unsigned = try await Self.integrity(setup)
+        #expect(!unsigned.intact && unsigned.firstInvalid == first)
     }
 
     @Test func aDeletedStreamTailIsNamed() async throws {
@@ -192,6 +211,11 @@ import Testing
         let outcome = try await Self.verify(setup)
         #expect(outcome.status == 1)
         #expect(outcome.output.contains("tenant_seq \(number): missing"), "\(outcome.output)")
+        let first = try scalar(
+            setup.databaseURL,
+            "SELECT first_seq FROM eventlog.append_signatures WHERE \(number) BETWEEN first_seq AND last_seq")
+        let integrity = try await Self.integrity(setup)
+        #expect(!integrity.intact && integrity.firstInvalid == first)
     }
 
     /// The database restored from a backup taken before the last writes: the log is
@@ -215,13 +239,33 @@ import Testing
         let restore = try await CommandRunner.run(
             URL(fileURLWithPath: "/usr/bin/pg_restore"), ["--no-owner", "-d", restored, backup])
         #expect(restore.status == 0, "\(restore.output)")
-        setup = Setup(
-            databaseURL: restored, server: try await ServerProcess(databaseURL: restored), state: setup.state)
-        defer { setup.server.stopWithoutWaiting() }
-        let outcome = try await Self.verify(setup, events: false)
+        // The same deployment as before the restore: its key, its logs' names, its witness.
+        let server = try await ServerProcess(
+            databaseURL: restored,
+            extraArguments: [
+                "--signing-key-file", try TestHistoryKey.path(), "--checkpoint-interval", "0.2",
+                "--deployment-name", TestHistoryKey.deployment(of: setup.databaseURL),
+            ])
+        defer { server.stopWithoutWaiting() }
+        let original = setup.databaseURL
+        setup = Setup(databaseURL: restored, server: server, state: setup.state)
+        let outcome = try await CommandRunner.run(
+            ClientProcess.binary,
+            ["verify", "--url", "http://127.0.0.1:\(server.port)", "--state", setup.state,
+             "--key", TestHistoryKey.verifier(original).description])
         #expect(outcome.status == 1)
         #expect(
             outcome.output.contains("tenant_seq \(early + 1): the log shrank from \(late) to \(early)"),
             "\(outcome.output)")
+        // The service noticed too: /integrity names it, and the log is not signed again.
+        let reply = try await server.client.get("/api/v1/integrity")
+        #expect(reply.json["intact"] == .bool(false))
+        #expect(reply.json["history"]?.string?.contains("rolled back") == true, "\(reply.json)")
+        try await Self.write(setup, markers: 1)
+        let grown = try scalar(restored, "SELECT size FROM eventlog.tenant_logs WHERE tenant = 'default'")
+        try await eventually("the checkpointer refuses the rolled-back log") {
+            server.log().contains("is not signed again")
+        }
+        #expect(try scalar(restored, "SELECT max(size) FROM eventlog.checkpoints") < grown)
     }
 }

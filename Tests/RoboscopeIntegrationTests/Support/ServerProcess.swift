@@ -50,7 +50,13 @@ final class ServerProcess: @unchecked Sendable {
             + (extraArguments.contains("--db-pool-size") ? [] : ["--db-pool-size", "4"])
             // Every server signs its history, as a production one does, with the tests' key.
             + (extraArguments.contains("--signing-key-file")
-                ? [] : ["--signing-key-file", try TestHistoryKey.path(), "--checkpoint-interval", "0.2"])
+                ? []
+                : [
+                    "--signing-key-file", try TestHistoryKey.path(), "--checkpoint-interval", "0.2",
+                    // One deployment per database: the servers share Redis, where each
+                    // log's newest checkpoint is witnessed under its name.
+                    "--deployment-name", TestHistoryKey.deployment(of: databaseURL),
+                ])
             + extraArguments
         if let command = wrapper.first {
             process.arguments = Array(wrapper.dropFirst()) + [Self.binary.path] + (process.arguments ?? [])

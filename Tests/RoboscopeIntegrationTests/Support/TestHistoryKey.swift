@@ -8,8 +8,15 @@ enum TestHistoryKey {
     static let seed: [UInt8] = HistorySigner.newSeed()
     private static let written = Mutex<String?>(nil)
 
-    /// The key's verifier, as the servers name it (`--deployment-name` `local`).
-    static var verifier: NoteVerifier { try! HistorySigner(name: "roboscope/local", seed: seed).verifier }
+    /// The deployment name of the servers of a database: the database's name.
+    static func deployment(of databaseURL: String) -> String {
+        URLComponents(string: databaseURL)?.path.split(separator: "/").last.map(String.init) ?? "local"
+    }
+
+    /// The key's verifier, as the servers of the database name it.
+    static func verifier(_ databaseURL: String) -> NoteVerifier {
+        try! HistorySigner(name: "roboscope/\(deployment(of: databaseURL))", seed: seed).verifier
+    }
 
     static func path() throws -> String {
         try written.withLock { path in
