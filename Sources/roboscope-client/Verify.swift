@@ -7,7 +7,8 @@ import RoboscopeKit
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Verify the tenant's signed history: checkpoint, consistency with the last run, and with --events every event.",
+        abstract:
+            "Verify the tenant's signed history (its checkpoint, consistency with the last run; --events: each event).",
         discussion: "Exit 0 when everything holds; 1 when anything fails (the first tenant_seq that fails is named); "
             + "2 when the server refused."
     )
@@ -17,10 +18,14 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: "A folder where the pinned key and the last verified checkpoint are kept between runs.")
     var state: String
 
-    @Option(help: "The verifier key to pin (<name>+<id>+<key>); else the kept one, else the service's, trusted on first use.")
+    @Option(
+        help:
+            "The verifier key to pin (<name>+<id>+<key>); else the kept one, else the service's, trusted on first use.")
     var key: String?
 
-    @Flag(help: "Check every event up to the checkpoint: its digest, its stream's chain, its append's signature, the tree.")
+    @Flag(
+        help:
+            "Check every event up to the checkpoint: its digest, its stream's chain, its append's signature, the tree.")
     var events = false
 
     func run() async throws {

@@ -34,7 +34,8 @@ enum HistoryKeyFile {
         }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let seed = Data(base64Encoded: text), seed.count == 32 else {
-            throw ValidationError("--signing-key-file: \(path) does not hold a 32-byte seed in base64 (roboscope keygen)")
+            throw ValidationError(
+                "--signing-key-file: \(path) does not hold a 32-byte seed in base64 (roboscope keygen)")
         }
         return try HistorySigner(name: keyName(deployment: deployment), seed: Array(seed))
     }

@@ -352,7 +352,8 @@ struct Serve: AsyncParsableCommand {
         if let signer, role.runsAPI {
             // One per API process; several processes take turns per tenant (an advisory lock).
             let checkpointer = Checkpointer(
-                url: common.databaseURL, signer: signer, deployment: try Settings.deploymentName.value(deploymentNameFlag),
+                url: common.databaseURL, signer: signer,
+                deployment: try Settings.deploymentName.value(deploymentNameFlag),
                 interval: try checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redisEndpoint),
                 logger: logger)
             services.append(BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() }))

@@ -277,7 +277,8 @@ enum Settings {
         shown: "unset: nothing is signed (verifiers report every event)",
         """
         the history key, a 32-byte Ed25519 seed in base64 (`roboscope keygen`): it signs every append and each \
-        tenant's checkpoints, and never enters the database ([verifiable history](investigations.md#proving-the-history))
+        tenant's checkpoints, and never enters the database \
+        ([verifiable history](investigations.md#proving-the-history))
         """
     )
     static let deploymentName = Setting<String>(

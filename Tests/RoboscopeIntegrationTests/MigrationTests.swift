@@ -50,7 +50,8 @@ import RoboscopeDomain
     static func appendAsReleased(_ batch: AppendBatch, on connection: PGConnection) throws {
         var document = BatchDocument(batch: batch, claim: nil, answer: nil)
         document.metadataOnEveryEvent = true
-        try connection.query("SELECT event_position FROM eventlog.append($1::jsonb)", [StorageJSON.encodeString(document)])
+        try connection.query(
+            "SELECT event_position FROM eventlog.append($1::jsonb)", [StorageJSON.encodeString(document)])
     }
 
     static func context(_ seconds: Int64) -> CommandContext {

@@ -137,7 +137,8 @@ import RoboscopeDomain
             need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/checkpoints/key" },
             below: ["read", "write", "admin"]),
         "GET /api/v1/proofs/inclusion": Case(
-            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/inclusion?tenant_seq=1&tree_size=1" },
+            need: .scope("audit"), namesEntity: false,
+            path: { _ in "/api/v1/proofs/inclusion?tenant_seq=1&tree_size=1" },
             below: ["read", "write", "admin"], allowedUpTo: 400),
         "GET /api/v1/proofs/consistency": Case(
             need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/consistency?from=1&to=1" },

@@ -36,7 +36,10 @@ struct MerkleVectorTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: vectorFolder.path)
             .filter { $0.hasPrefix(kind + "__") && $0.hasSuffix(".json") }.sorted()
         return try names.map { name in
-            (name, try JSONDecoder().decode(Vector.self, from: Data(contentsOf: vectorFolder.appendingPathComponent(name))))
+            (
+                name,
+                try JSONDecoder().decode(Vector.self, from: Data(contentsOf: vectorFolder.appendingPathComponent(name)))
+            )
         }
     }
 

@@ -5,9 +5,12 @@ import Testing
 struct SignedNoteTests {
     /// golang.org/x/mod's sumdb/note example, signed by the Go implementation.
     static let goVerifierKey = "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
-    static let goText = "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n"
-    static let goNote = goText
-        + "\n\u{2014} PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+    static let goText =
+        "If you think cryptography is the answer to your problem,\nthen you don't know what your problem is.\n"
+    static let goNote =
+        goText
+        + "\n\u{2014} PeterNeumann "
+        + "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
 
     @Test func aNoteSignedByTheGoImplementationOpens() throws {
         let verifier = try NoteVerifier(Self.goVerifierKey)
@@ -36,7 +39,9 @@ struct SignedNoteTests {
         let note = try signer.signedNote(checkpoint.text)
         let verifier = try NoteVerifier(signer.verifier.description)
         #expect(try Checkpoint(note: note, verifier: verifier) == checkpoint)
-        #expect(note.hasPrefix("roboscope/test/acme\n42\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n\u{2014} roboscope/test "))
+        #expect(
+            note.hasPrefix(
+                "roboscope/test/acme\n42\n47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n\n\u{2014} roboscope/test "))
         #expect(throws: NoteVerifier.Malformed.self) {
             try Checkpoint(note: note.replacingOccurrences(of: "\n42\n", with: "\n41\n"), verifier: verifier)
         }

@@ -34,7 +34,8 @@ struct HistoryController {
         _ = try signingKey()
         let tenant = context.principal.tenant
         guard let checkpoint = try await services.history.latestCheckpoint(tenant: tenant) else {
-            throw DomainError(.notFound, "no checkpoint of this tenant's log yet: it is empty, or its first is on its way")
+            throw DomainError(
+                .notFound, "no checkpoint of this tenant's log yet: it is empty, or its first is on its way")
         }
         return Self.text(checkpoint.note)
     }

@@ -15,7 +15,8 @@ public struct KeptCheckpoint: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case verifierKey = "verifier_key", note
+        case verifierKey = "verifier_key"
+        case note
     }
 }
 
@@ -85,7 +86,9 @@ extension RoboscopeClient {
         return report
     }
 
-    private func consistency(of checkpoint: Checkpoint, with kept: KeptCheckpoint, verifier: NoteVerifier)
+    private func consistency(
+        of checkpoint: Checkpoint, with kept: KeptCheckpoint, verifier: NoteVerifier
+    )
         async throws -> LogAudit.Failure?
     {
         let old: Checkpoint

@@ -202,7 +202,8 @@ final class AppendCombiner: Sendable {
         guard requests.count > 1 else {
             return [
                 Result {
-                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: requests)), signer: signer, on: connection)
+                    try EventStore.append(
+                        StorageJSON.encodeString(BatchDocument(combining: requests)), signer: signer, on: connection)
                 }
             ]
         }
@@ -220,7 +221,8 @@ final class AppendCombiner: Sendable {
             Self.requests.increment(by: requests.count)
             return requests.map { request in
                 Result {
-                    try EventStore.append(StorageJSON.encodeString(BatchDocument(combining: [request])), signer: signer, on: connection)
+                    try EventStore.append(
+                        StorageJSON.encodeString(BatchDocument(combining: [request])), signer: signer, on: connection)
                 }
             }
         }

@@ -19,7 +19,10 @@ enum AppendSignatures {
         var signature: [UInt8]
 
         enum CodingKeys: String, CodingKey {
-            case tenant, firstSeq = "first_seq", lastSeq = "last_seq", signature
+            case tenant
+            case firstSeq = "first_seq"
+            case lastSeq = "last_seq"
+            case signature
         }
 
         func encode(to encoder: any Encoder) throws {

@@ -154,7 +154,14 @@ public struct EventStore: Sendable {
             try AppendSignatures.store(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer), on: connection)
             return rows.map(\.appended)
         }
-        return connection.isInTransaction ? try sign() : try connection.transaction("BEGIN", sign)
+        if connection.isInTransaction { return try sign() }
+        do {
+            return try connection.transaction("BEGIN", sign)
+        } catch let error as PGError {
+            // What the commit refused (a deferred key check: two spaces of one key) or
+            // could not confirm, as the append's own statement would report it.
+            throw StoreErrors.translate(error)
+        }
     }
 
     /// One event as `eventlog.append` answers it.

@@ -103,7 +103,9 @@ public struct HistoryStore: Sendable {
         try await pool.translatingErrors { try Self.entries(tenant: tenant, after: tenantSeq, limit: limit, on: $0) }
     }
 
-    static func entries(tenant: String, after tenantSeq: Int64, limit: Int, on connection: PGConnection) throws
+    static func entries(
+        tenant: String, after tenantSeq: Int64, limit: Int, on connection: PGConnection
+    ) throws
         -> [Entry]
     {
         // The content is written as eventlog.event_digest writes it: the two must not differ.
@@ -167,7 +169,9 @@ public struct HistoryStore: Sendable {
             })
     }
 
-    static func subtrees(tenant: String, _ addresses: Set<NodeAddress>, on connection: PGConnection) throws
+    static func subtrees(
+        tenant: String, _ addresses: Set<NodeAddress>, on connection: PGConnection
+    ) throws
         -> [NodeAddress: Hash]
     {
         guard !addresses.isEmpty else { return [:] }

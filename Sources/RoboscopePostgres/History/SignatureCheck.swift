@@ -26,7 +26,9 @@ public enum SignatureCheck {
         }
     }
 
-    public static func check(_ scope: HashChain.Scope, verifier: NoteVerifier, on connection: PGConnection) throws
+    public static func check(
+        _ scope: HashChain.Scope, verifier: NoteVerifier, on connection: PGConnection
+    ) throws
         -> Report
     {
         var session: EntityID?
@@ -85,13 +87,16 @@ public enum SignatureCheck {
             let position = try row.optionalInt64(0)
             let number = try row.optionalInt64(1)
             guard let tenant = row.optionalText(2) else {
-                found(Problem(position: position, tenantSeq: number, problem: "no signature of the service covers it"), events: 1)
+                found(
+                    Problem(position: position, tenantSeq: number, problem: "no signature of the service covers it"),
+                    events: 1)
                 continue
             }
             report.appends += 1
             let last = try row.int64(3)
             let signature = try row.bytea(4)
-            let entries = (row.optionalText(5) ?? "").split(separator: ",").compactMap { item -> AppendStatement.Entry? in
+            let entries = (row.optionalText(5) ?? "").split(separator: ",").compactMap {
+                item -> AppendStatement.Entry? in
                 let parts = item.split(separator: " ")
                 guard parts.count == 2, let seq = Int64(parts[0]), let digest = Hex.decode(String(parts[1])) else {
                     return nil

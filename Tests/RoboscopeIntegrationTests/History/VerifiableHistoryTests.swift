@@ -58,8 +58,10 @@ import Testing
     static func verify(_ setup: Setup, events: Bool = true) async throws -> CommandRunner.Outcome {
         try await CommandRunner.run(
             ClientProcess.binary,
-            ["verify", "--url", "http://127.0.0.1:\(setup.server.port)", "--state", setup.state,
-             "--key", TestHistoryKey.verifier(setup.databaseURL).description] + (events ? ["--events"] : []))
+            [
+                "verify", "--url", "http://127.0.0.1:\(setup.server.port)", "--state", setup.state,
+                "--key", TestHistoryKey.verifier(setup.databaseURL).description,
+            ] + (events ? ["--events"] : []))
     }
 
     /// Runs `statements` as the role that owns the schema, with the log's guards off.
@@ -89,7 +91,8 @@ import Testing
         let size = try await Self.checkpointed(setup)
         let first = try await Self.verify(setup)
         #expect(first.status == 0, "\(first.output)")
-        #expect(first.output.contains("verified: roboscope/\(TestHistoryKey.deployment(of: setup.databaseURL))/default, \(size) events, each checked (\(size))"))
+        let origin = "roboscope/\(TestHistoryKey.deployment(of: setup.databaseURL))/default"
+        #expect(first.output.contains("verified: \(origin), \(size) events, each checked (\(size))"))
         let integrity = try await Self.integrity(setup)
         #expect(integrity.intact && integrity.firstInvalid == nil)
         try await Self.write(setup, markers: 3)
@@ -125,8 +128,9 @@ import Testing
                 let oldRoot = IndependentRFC9162.root(leaves[0..<from])
                 let roots = IndependentRFC9162.rootsFromConsistency(
                     from, treeSize, proof[...], complete: true, oldRoot: oldRoot)
-                #expect(roots?.old == oldRoot && roots?.new == IndependentRFC9162.root(leaves[0..<treeSize]),
-                        "\(from) to \(treeSize)")
+                #expect(
+                    roots?.old == oldRoot && roots?.new == IndependentRFC9162.root(leaves[0..<treeSize]),
+                    "\(from) to \(treeSize)")
             }
         }
         let tooLarge = try await setup.client.get("/api/v1/proofs/inclusion?tenant_seq=1&tree_size=\(size + 1)")
@@ -189,7 +193,8 @@ import Testing
             ])
         // The signature covers the append's events together: the verifier names the first.
         let first = try scalar(
-            setup.databaseURL, "SELECT first_seq FROM eventlog.append_signatures WHERE 4 BETWEEN first_seq AND last_seq")
+            setup.databaseURL, "SELECT first_seq FROM eventlog.append_signatures WHERE 4 BETWEEN first_seq AND last_seq"
+        )
         let recomputed = try await Self.verify(setup)
         #expect(recomputed.status == 1)
         #expect(
@@ -251,8 +256,10 @@ import Testing
         setup = Setup(databaseURL: restored, server: server, state: setup.state)
         let outcome = try await CommandRunner.run(
             ClientProcess.binary,
-            ["verify", "--url", "http://127.0.0.1:\(server.port)", "--state", setup.state,
-             "--key", TestHistoryKey.verifier(original).description])
+            [
+                "verify", "--url", "http://127.0.0.1:\(server.port)", "--state", setup.state,
+                "--key", TestHistoryKey.verifier(original).description,
+            ])
         #expect(outcome.status == 1)
         #expect(
             outcome.output.contains("tenant_seq \(early + 1): the log shrank from \(late) to \(early)"),
