@@ -913,6 +913,39 @@ def sync_replication(r, data):
           f"{data['sync_over_single_minimal']:.2f}.", "")
 
 
+def verifiable_history(r, data):
+    r.add("## What verifiable history costs", "")
+    if not data:
+        return r.missing("verifiable history's cost", "deploy/local/bench history")
+    write, proofs = data["write_path"], data["proofs"]
+    modes = write["modes"]
+    r.add(machine_line(data) + f" {data['clients']} clients creating markers over HTTP, {data['repeat']} runs of "
+          f"{data['seconds_per_run']} s each way, alternating, two `serve` instances side by side on databases of "
+          "their own (`benchmarks/verifiable_history.py`): one with a history key (every append signed in its "
+          "transaction, a checkpoint a second), one without.", "",
+          "| mode | markers/s | p99 ms | non-2xx |", "| --- | ---: | ---: | ---: |")
+    for mode, m in modes.items():
+        r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} |")
+    lag = write["checkpoint_lag_s"]
+    r.add("", f"Signed / unsigned: {write['signed_over_unsigned']:.3f}. Checkpoint lag (an event's append to the first "
+          f"checkpoint that covers it) over the {lag['events']:,} events of the signed runs: p50 {lag['p50']:.2f} s, "
+          f"p99 {lag['p99']:.2f} s, max {lag['max']:.2f} s.", "",
+          f"Proofs on a log of {proofs['events']:,} events (synthetic events written in SQL, then covered by the "
+          f"checkpointer in {proofs['checkpointer_seconds']:.0f} s, {proofs['leaves_per_second']:,.0f} leaves a second; "
+          f"{proofs['merkle_nodes']:,} stored subtrees, {proofs['merkle_nodes_bytes'] / 2**20:,.0f} MiB), one client "
+          "asking at random sizes:", "", "| proof | p50 ms | p99 ms | max ms | requests |", "| --- | ---: | ---: | ---: | ---: |")
+    for kind, figures in proofs["proofs"].items():
+        r.add(f"| {kind} | {figures['p50_ms']:.2f} | {figures['p99_ms']:.2f} | {figures['max_ms']:.2f} | "
+              f"{figures['requests']:,} |")
+    r.add("")
+    r.target("verifiable history: write path signed / unsigned (same run)", f"{write['signed_over_unsigned']:.3f}",
+             ">= 0.95", write["signed_over_unsigned"] >= 0.95)
+    r.target("verifiable history: checkpoint lag p99", f"{lag['p99']:.2f} s", "< 2 s", lag["p99"] < 2)
+    worst = max(figures["p99_ms"] for figures in proofs["proofs"].values())
+    r.target(f"verifiable history: proof p99 on a log of {proofs['events']:,} events (worst kind)", f"{worst:.2f} ms",
+             "< 10 ms", worst < 10)
+
+
 def kit_soak(r, data):
     r.add("## The kit on a network that keeps going away", "")
     if not data:
@@ -972,6 +1005,7 @@ def main():
     before_after(sections, load(args.results, "before_after"))
     failover(sections, load(args.results, "failover"))
     sync_replication(sections, load(args.results, "sync_replication"))
+    verifiable_history(sections, load(args.results, "verifiable_history"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

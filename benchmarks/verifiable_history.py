@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""What verifiable history costs (issue 49), in one run on one machine:
+
+- the write path with signing and checkpoints vs without: markers created over HTTP by
+  two instances side by side, one with a history key (`--signing-key-file`, every
+  append signed in its transaction, a checkpoint a second) and one without, each on a
+  database of its own, in alternation; the target is a ratio of at least 0.95;
+- checkpoint lag: from an event's append (its `recorded_at`) to the first signed
+  checkpoint that covers it, over every event the signed runs wrote (target p99 < 2 s);
+- proof answers on a log of 10^6 events: a tenant's log filled with synthetic events in
+  SQL, covered by the checkpointer (how fast it signs a backlog is a figure too), then
+  inclusion and consistency proofs over HTTP at random sizes (target p99 < 10 ms).
+
+Prints a table and writes JSON; started by `deploy/local/bench history`.
+"""
+import argparse, http.client, json, os, random, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from write_path import free_port, machine, percentile, post_markers, psql, sessions_in, start_server  # noqa: E402
+
+
+def fresh(admin_url, name):
+    psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    psql(admin_url, f"CREATE DATABASE {name}")
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def write_path(args, key_file):
+    urls = {mode: fresh(args.admin_url, f"roboscope_bench_history_{mode}") for mode in ("signed", "unsigned")}
+    servers = {}
+    try:
+        for mode, url in urls.items():
+            extra = ["--signing-key-file", key_file, "--deployment-name", "bench"] if mode == "signed" else []
+            servers[mode] = start_server(args.binary, "--database-url", url, "--db-pool-size", "32",
+                                         "--ws-port", str(free_port()), *extra)
+        sessions = {mode: [server[3]] + sessions_in(server[1], server[2], args.sessions - 1)
+                    for mode, server in servers.items()}
+        runs = {mode: [] for mode in urls}
+        for _ in range(args.repeat):
+            for mode in urls:
+                result = post_markers(servers[mode][1], args.clients, args.seconds, sessions[mode])
+                runs[mode].append({"per_second": result["requests_per_second"], "p99_ms": result["p99_ms"],
+                                   "non_2xx": result["non_2xx"]})
+        # Every event written is covered by a checkpoint within a few intervals.
+        size = int(psql(urls["signed"], "SELECT coalesce(max(size), 0) FROM eventlog.tenant_logs"))
+        deadline = time.time() + 60
+        while time.time() < deadline and int(psql(urls["signed"], "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints")) < size:
+            time.sleep(0.2)
+        lag = psql(urls["signed"], """
+            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag), percentile_cont(0.99) WITHIN GROUP (ORDER BY lag),
+                   max(lag), count(*)
+            FROM (SELECT extract(epoch FROM c.signed_at - e.recorded_at) AS lag
+                  FROM eventlog.events e
+                  JOIN LATERAL (SELECT signed_at FROM eventlog.checkpoints c
+                                WHERE c.tenant = e.tenant AND c.size >= e.tenant_seq ORDER BY c.size LIMIT 1) c ON true) x
+        """).split("|")
+        signatures = int(psql(urls["signed"], "SELECT count(*) FROM eventlog.append_signatures"))
+    finally:
+        for process, *_ in servers.values():
+            process.terminate()
+            process.wait(timeout=30)
+    median = lambda mode, key: statistics.median(run[key] for run in runs[mode])
+    modes = {mode: {"per_second": median(mode, "per_second"), "p99_ms": median(mode, "p99_ms"),
+                    "non_2xx": sum(run["non_2xx"] for run in runs[mode]), "runs": runs[mode]} for mode in urls}
+    return {"modes": modes, "signed_over_unsigned": modes["signed"]["per_second"] / modes["unsigned"]["per_second"],
+            "checkpoint_lag_s": {"p50": float(lag[0]), "p99": float(lag[1]), "max": float(lag[2]),
+                                 "events": int(lag[3])},
+            "append_signatures": signatures}
+
+
+def proofs(args, key_file):
+    url = fresh(args.admin_url, "roboscope_bench_history_proofs")
+    subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
+    # A log of `events` synthetic events of the default tenant (the one a server without
+    # authentication serves), their digests made up: the proofs never read the events.
+    started = time.time()
+    psql(url, f"""
+        ALTER TABLE eventlog.events DISABLE TRIGGER USER;
+        INSERT INTO eventlog.events (event_id, stream_type, stream_id, stream_version, type, data, metadata, hash,
+                                     tenant, tenant_seq)
+        SELECT gen_random_uuid(), 'space', gen_random_uuid(), 1, 'space.created', '{{}}', '{{}}',
+               sha256(n::text::bytea), 'default', n
+        FROM generate_series(1, {args.events}) AS n;
+        ALTER TABLE eventlog.events ENABLE TRIGGER USER;
+        INSERT INTO eventlog.tenant_logs (tenant, size) VALUES ('default', {args.events});
+    """)
+    filled = time.time() - started
+    server = start_server(args.binary, "--database-url", url, "--signing-key-file", key_file,
+                          "--deployment-name", "bench", "--checkpoint-interval", "0.05",
+                          "--ws-port", str(free_port()))
+    try:
+        started = time.time()
+        while int(psql(url, "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints")) < args.events:
+            if time.time() - started > 1800:
+                raise RuntimeError("the checkpointer did not cover the log in 30 minutes")
+            time.sleep(0.5)
+        covered = time.time() - started
+        port = server[1]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        latencies = {"inclusion": [], "consistency": []}
+        rng = random.Random(49)
+        for index in range(args.proofs * 2):
+            size = rng.randint(1, args.events)
+            if index % 2 == 0:
+                kind, path = "inclusion", f"/api/v1/proofs/inclusion?tenant_seq={rng.randint(1, size)}&tree_size={size}"
+            else:
+                kind, path = "consistency", f"/api/v1/proofs/consistency?from={rng.randint(1, size)}&to={size}"
+            began = time.perf_counter()
+            connection.request("GET", path)
+            reply = connection.getresponse()
+            body = reply.read()
+            latencies[kind].append((time.perf_counter() - began) * 1000)
+            if reply.status != 200:
+                raise RuntimeError(f"{path}: {reply.status} {body[:200]!r}")
+        nodes = int(psql(url, "SELECT count(*) FROM eventlog.merkle_nodes"))
+        table_bytes = int(psql(url, "SELECT pg_total_relation_size('eventlog.merkle_nodes')"))
+    finally:
+        server[0].terminate()
+        server[0].wait(timeout=30)
+    summary = {kind: {"p50_ms": percentile(values, 50), "p99_ms": percentile(values, 99), "max_ms": max(values),
+                      "requests": len(values)} for kind, values in latencies.items()}
+    return {"events": args.events, "fill_seconds": filled, "checkpointer_seconds": covered,
+            "leaves_per_second": args.events / covered, "merkle_nodes": nodes, "merkle_nodes_bytes": table_bytes,
+            "proofs": summary}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--admin-url", required=True, help="a database URL of the server; fresh databases are made next to it")
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--sessions", type=int, default=64)
+    parser.add_argument("--events", type=int, default=1_000_000, help="the size of the log the proofs are asked of")
+    parser.add_argument("--proofs", type=int, default=1000, help="requests of each kind")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as folder:
+        key_file = os.path.join(folder, "history-key")
+        subprocess.run([args.binary, "keygen", "--out", key_file, "--deployment-name", "bench"], check=True,
+                       capture_output=True)
+        result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat,
+                  "clients": args.clients, "write_path": write_path(args, key_file), "proofs": proofs(args, key_file)}
+    with open(args.output, "w") as out:
+        json.dump(result, out, indent=2)
+    write, proof = result["write_path"], result["proofs"]
+    print(f"write path, {args.clients} clients: signed {write['modes']['signed']['per_second']:.0f}/s "
+          f"(p99 {write['modes']['signed']['p99_ms']:.1f} ms), unsigned {write['modes']['unsigned']['per_second']:.0f}/s "
+          f"(p99 {write['modes']['unsigned']['p99_ms']:.1f} ms): ratio {write['signed_over_unsigned']:.3f} (target >= 0.95)")
+    lag = write["checkpoint_lag_s"]
+    print(f"checkpoint lag over {lag['events']} events: p50 {lag['p50']:.2f} s, p99 {lag['p99']:.2f} s, "
+          f"max {lag['max']:.2f} s (target p99 < 2 s)")
+    print(f"log of {proof['events']} events: filled in {proof['fill_seconds']:.1f} s, checkpointed in "
+          f"{proof['checkpointer_seconds']:.1f} s ({proof['leaves_per_second']:.0f} leaves/s), "
+          f"{proof['merkle_nodes']} stored subtrees ({proof['merkle_nodes_bytes'] / 2**20:.0f} MiB)")
+    for kind, figures in proof["proofs"].items():
+        print(f"  {kind} proofs: p50 {figures['p50_ms']:.2f} ms, p99 {figures['p99_ms']:.2f} ms, "
+              f"max {figures['max_ms']:.2f} ms over {figures['requests']} (target p99 < 10 ms)")
+
+
+if __name__ == "__main__":
+    main()
