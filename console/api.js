@@ -19,8 +19,8 @@ export const api = {
     if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
   },
 
-  /** GET /api/v1 + path; the parsed body, or null for an empty one. */
-  async get(path, { signal } = {}) {
+  /** GET /api/v1 + path; the parsed body, or null for an empty one (`text`: the body as text). */
+  async get(path, { signal, text: asText = false } = {}) {
     const headers = { Accept: 'application/json' };
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     let response;
@@ -36,7 +36,7 @@ export const api = {
     if (response.status === 401) throw new AuthRequired(body?.error?.message || 'a token is needed');
     if (response.status === 503) throw new Unreachable('The service cannot reach its database right now; it retries by itself.');
     if (!response.ok) throw new APIError(response.status, body);
-    return body;
+    return asText ? text : body;
   },
 };
 

@@ -6,6 +6,7 @@ import { api, allAuditPages, APIError, AuthRequired, Unreachable, UUID } from '.
 import { Plan } from './plan.js';
 import { localTime, markerLabels, renderEntry, toCSV } from './timeline.js';
 import { SessionList } from './sessions.js';
+import { newestCheckpoint } from './checkpoint.js';
 
 const $ = (selector) => document.querySelector(selector);
 const EVENT_TYPES = ['work_session.created', 'work_session.updated', 'work_session.deleted', 'marker.created', 'marker.updated',
@@ -343,16 +344,39 @@ async function checkIntegrity() {
   result.textContent = 'Checking the hash chain…';
   await guarded(async () => {
     const report = await api.get(`/integrity?work_session_id=${state.sessionID}`);
+    const unsigned = report.signatures?.first_invalid;
     if (report.intact) {
       result.className = 'intact';
-      result.textContent = `Intact: ${report.checked_events} events in ${report.streams} streams recomputed at ${report.checked_at}.`;
-    } else {
+      result.textContent = `Intact: ${report.checked_events} events in ${report.streams} streams recomputed at ${report.checked_at}`
+        + (report.signatures ? `, each signed by the service.` : '.');
+    } else if (report.first_broken_link) {
       const link = report.first_broken_link;
       result.className = 'broken';
       result.textContent = `Broken: the chain breaks at position ${link.position} (${link.stream_type.replace(/_/g, ' ')} `
         + `${link.stream_id}, version ${link.version}): ${link.problem}. Someone changed the log by hand.`;
+    } else if (unsigned) {
+      result.className = 'broken';
+      result.textContent = `Not signed: ${report.signatures.invalid_events} events lack a valid signature of the service, `
+        + `the first at position ${unsigned.position ?? '?'} (tenant_seq ${unsigned.tenant_seq ?? '?'}): ${unsigned.problem}.`;
+    } else {
+      result.className = 'broken';
+      result.textContent = `Rolled back: ${report.history}.`;
     }
+    await showCheckpoint();
   });
+}
+
+async function showCheckpoint() {
+  const result = $('#checkpoint-result');
+  const checkpoint = await newestCheckpoint();
+  result.className = checkpoint.state;
+  const tree = `${checkpoint.origin}: ${checkpoint.size} events, root ${checkpoint.root}`;
+  result.textContent = {
+    verified: `Signed checkpoint, verified here with the service's key: ${tree}.`,
+    unchecked: `Signed checkpoint (this browser cannot check Ed25519; roboscope-client verify can): ${tree}.`,
+    bad: `The newest checkpoint does not verify with the service's key${checkpoint.message ? ` (${checkpoint.message})` : ''}: ${tree}.`,
+    none: `No signed checkpoint: ${checkpoint.message}.`,
+  }[checkpoint.state];
 }
 
 // MARK: Exports

@@ -171,8 +171,19 @@ def main():
     psql(args.admin_url, f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
     psql(args.admin_url, f"CREATE DATABASE {database}")
     database_url = args.admin_url.rsplit("/", 1)[0] + "/" + database
-    server = Server(args.binary, database_url)
+    # The server signs its history (docs/investigations.md, "Proving the history"): the
+    # Integrity panel shows the newest checkpoint, its signature checked in the browser.
+    key_file = os.path.join(tempfile.mkdtemp(), "history-key")
+    subprocess.run([args.binary, "keygen", "--out", key_file, "--deployment-name", database], check=True,
+                   capture_output=True)
+    server = Server(args.binary, database_url, "--signing-key-file", key_file, "--deployment-name", database,
+                    "--checkpoint-interval", "0.2")
     session, markers = script_history(server)
+    written = int(psql(database_url, "SELECT size FROM eventlog.tenant_logs"))
+    for _ in range(300):
+        if int(psql(database_url, "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints")) >= written:
+            break
+        time.sleep(0.1)
     driver = browser()
     try:
         # No id yet: the tenant's sessions, newest first, filterable; a click opens one.
@@ -280,6 +291,10 @@ def main():
 
         # Integrity: intact, then an event edited by hand is named.
         wait(driver, lambda d: "intact" in d.find_element(By.ID, "integrity-result").get_attribute("class"), "the chain is intact")
+        wait(driver, lambda d: d.find_element(By.ID, "checkpoint-result").get_attribute("class") == "verified",
+             "the newest checkpoint's signature is verified in the browser")
+        check(f"roboscope/{database}/default: {written} events, root" in driver.find_element(By.ID, "checkpoint-result").text,
+              "the panel names the tenant's log and its size")
         shot(driver, "integrity-intact")
         edited = psql(database_url, f"SELECT position FROM eventlog.events WHERE stream_id = '{markers['valve']['id']}' "
                                     "AND type = 'marker.updated'")

@@ -47,6 +47,20 @@ enum AppendSignatures {
         }
     }
 
+    /// The statement that stores `signatures`, with its values written in (for a script
+    /// that ends in `COMMIT`: no parameters there); empty for none. A tenant's name holds
+    /// only `[A-Za-z0-9._:-]`, a signature base64; quotes are doubled all the same.
+    static func insertStatement(_ signatures: [Signature]) -> String {
+        guard !signatures.isEmpty else { return "" }
+        let rows = signatures.map { signature in
+            let tenant = signature.tenant.replacingOccurrences(of: "'", with: "''")
+            return "('\(tenant)', \(signature.firstSeq), \(signature.lastSeq), "
+                + "decode('\(Data(signature.signature).base64EncodedString())', 'base64'))"
+        }
+        return "INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature) VALUES "
+            + rows.joined(separator: ", ") + "; "
+    }
+
     static func store(_ signatures: [Signature], on connection: PGConnection) throws {
         guard !signatures.isEmpty else { return }
         let document = String(decoding: try JSONEncoder().encode(signatures), as: UTF8.self)

@@ -149,14 +149,27 @@ public struct EventStore: Sendable {
     /// without its signature.
     static func append(_ document: String, signer: HistorySigner?, on connection: PGConnection) throws -> [Appended] {
         guard let signer else { return try appendRows(document, on: connection).map(\.appended) }
-        let sign = {
+        if connection.isInTransaction {
             let rows = try appendRows(document, on: connection)
             try AppendSignatures.store(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer), on: connection)
             return rows.map(\.appended)
         }
-        if connection.isInTransaction { return try sign() }
         do {
-            return try connection.transaction("BEGIN", sign)
+            try connection.execute("BEGIN")
+            do {
+                let rows = try appendRows(document, on: connection)
+                let signatures = try AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)
+                // The signatures and the commit in one round trip, as the append alone was one.
+                do {
+                    try connection.execute(AppendSignatures.insertStatement(signatures) + "COMMIT")
+                } catch let error as PGError where error.kind == .connection {
+                    throw PGError(.commitUnknown, "the connection broke before the commit's answer: \(error.message)")
+                }
+                return rows.map(\.appended)
+            } catch {
+                if !connection.isBroken, connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
+                throw error
+            }
         } catch let error as PGError {
             // What the commit refused (a deferred key check: two spaces of one key) or
             // could not confirm, as the append's own statement would report it.

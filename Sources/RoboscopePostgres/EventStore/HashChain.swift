@@ -22,6 +22,16 @@ public enum HashChain {
         case workSession(EntityID)
         case space(EntityID)
         case wholeLog
+
+        /// The work session or space the check is limited to, as SQL parameters (both nil:
+        /// the whole log).
+        var parameters: PostgresBinds {
+            switch self {
+            case .workSession(let id): [id, nil]
+            case .space(let id): [nil, id]
+            case .wholeLog: [nil, nil]
+            }
+        }
     }
 
     /// A check's outcome: how much it recomputed, and the first broken link if any.
@@ -32,18 +42,11 @@ public enum HashChain {
     }
 
     public static func check(_ scope: Scope, on connection: PGConnection) throws -> Report {
-        var session: EntityID?
-        var space: EntityID?
-        switch scope {
-        case .workSession(let id): session = id
-        case .space(let id): space = id
-        case .wholeLog: break
-        }
         let result = try connection.query(
             """
             SELECT checked, streams, position, stream_type, stream_id::text, stream_version, problem
             FROM eventlog.chain_check($1::uuid, $2::uuid)
-            """, [session, space]
+            """, scope.parameters
         )
         let row = RowReader(result, row: 0, source: "eventlog.chain_check")
         var link: BrokenLink?

@@ -31,13 +31,6 @@ public enum SignatureCheck {
     ) throws
         -> Report
     {
-        var session: EntityID?
-        var space: EntityID?
-        switch scope {
-        case .workSession(let id): session = id
-        case .space(let id): space = id
-        case .wholeLog: break
-        }
         // Each event of the scope with the append signature that covers it (if any), and
         // for each signature the digests of its whole range, as the database holds them.
         let result = try connection.query(
@@ -75,7 +68,7 @@ public enum SignatureCheck {
                                 WHERE c.tenant = r.tenant AND c.tenant_seq BETWEEN r.first_seq AND r.last_seq))
             FROM ranges r
             """,
-            [session, space])
+            scope.parameters)
         var report = Report(appends: 0, invalidEvents: 0, first: nil)
         func found(_ problem: Problem, events: Int64) {
             report.invalidEvents += events
