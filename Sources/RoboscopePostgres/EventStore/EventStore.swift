@@ -155,9 +155,8 @@ public struct EventStore: Sendable {
             return rows.map(\.appended)
         }
         do {
-            try connection.execute("BEGIN")
             do {
-                let rows = try appendRows(document, on: connection)
+                let rows = try beginAndAppendRows(document, on: connection)
                 let signatures = try AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)
                 // The signatures and the commit in one round trip, as the append alone was one.
                 do {
@@ -184,14 +183,31 @@ public struct EventStore: Sendable {
         var logEntry: AppendSignatures.LogEntry?
     }
 
-    static func appendRows(_ document: String, on connection: PGConnection) throws -> [AppendedRow] {
+    static let appendColumns = "event_position, event_version, event_tenant, event_tenant_seq, event_hash"
+
+    /// `BEGIN` and the append in one round trip (a script of two statements, the document
+    /// dollar-quoted), unless the document holds the quote's tag: then one after the other.
+    static func beginAndAppendRows(_ document: String, on connection: PGConnection) throws -> [AppendedRow] {
+        let tag = "$roboscope_append$"
+        guard !document.contains(tag) else {
+            try connection.execute("BEGIN")
+            return try appendRows(document, on: connection)
+        }
+        return try appendRows(document, on: connection) {
+            try connection.execute(
+                "BEGIN; SELECT \(appendColumns) FROM eventlog.append(\(tag)\(document)\(tag)::jsonb)")
+        }
+    }
+
+    static func appendRows(
+        _ document: String, on connection: PGConnection,
+        running statement: (() throws -> PGResult)? = nil
+    ) throws -> [AppendedRow] {
         do {
-            let result = try connection.query(
-                prepared: """
-                    SELECT event_position, event_version, event_tenant, event_tenant_seq, event_hash
-                    FROM eventlog.append($1::jsonb)
-                    """,
-                [document])
+            let result =
+                try statement?()
+                ?? connection.query(
+                    prepared: "SELECT \(appendColumns) FROM eventlog.append($1::jsonb)", [document])
             return try (0..<result.rowCount).map { index in
                 let row = RowReader(result, row: index, source: "eventlog.append")
                 let appended = Appended(position: try row.int64(0), version: try row.int64(1))

@@ -140,7 +140,9 @@ public final class Checkpointer: Sendable {
                         tenant: tenant, description: "the stored tree of \(tenant) no longer gives its signed root")
                 }
             }
-            try store(growth.newNodes, tenant: tenant, on: connection)
+            try store(
+                growth.newNodes.filter { $0.key.level >= HistoryStore.lowestStoredLevel }, tenant: tenant,
+                on: connection)
             let checkpoint = Checkpoint(origin: origin, size: growth.size, root: growth.root)
             try connection.query(
                 "INSERT INTO eventlog.checkpoints (tenant, size, root, note) VALUES ($1, $2, decode($3, 'hex'), $4)",

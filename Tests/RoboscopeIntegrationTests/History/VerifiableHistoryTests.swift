@@ -105,7 +105,11 @@ import Testing
     @Test func theServedProofsHoldUnderAnIndependentImplementation() async throws {
         let setup = try await Self.setUp("history_proofs")
         defer { setup.server.stopWithoutWaiting() }
+        // Past 32 events: proofs read stored subtrees (16 leaves and up) and hashed small ones.
+        try await Self.write(setup, markers: 20)
         let size = Int(try await Self.checkpointed(setup))
+        #expect(size > 32)
+        #expect(try scalar(setup.databaseURL, "SELECT count(*) FROM eventlog.merkle_nodes WHERE level >= 4") >= 2)
         let page = try await setup.client.get("/api/v1/proofs/entries")
         let leaves = page.json["entries"]!.array!.map { IndependentRFC9162.leaf(Hex.decode($0["digest"]!.string!)!) }
         #expect(leaves.count == size)
