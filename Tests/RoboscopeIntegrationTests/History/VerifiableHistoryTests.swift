@@ -50,7 +50,7 @@ import Testing
     static func checkpointed(_ setup: Setup) async throws -> Int64 {
         let size = try scalar(setup.databaseURL, "SELECT size FROM eventlog.tenant_logs WHERE tenant = 'default'")
         try await eventually("a checkpoint covers the \(size) events") {
-            try scalar(setup.databaseURL, "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints") == size
+            try scalar(setup.databaseURL, "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints") >= size
         }
         return size
     }
@@ -169,6 +169,49 @@ import Testing
         #expect(outcome.output.contains("tenant_seq \(before + 1): no signature of the service covers it"))
         let integrity = try await Self.integrity(setup)
         #expect(!integrity.intact && integrity.firstInvalid == before + 1)
+    }
+
+    /// The same forgery as the role the service connects as (`migrate --service-role`): it
+    /// may call `eventlog.append` and store signatures, and neither makes an event verify.
+    @Test func anEventTheServingRoleAppendsOrSignsIsNamed() async throws {
+        let (owner, service) = try await ServiceRoleTests.database.value
+        let server = try await ServerProcess(databaseURL: service, extraArguments: ["--no-migrate"])
+        defer { server.stopWithoutWaiting() }
+        let setup = Setup(
+            databaseURL: owner, server: server,
+            state: FileManager.default.temporaryDirectory.appendingPathComponent("rbverify-\(UUID())").path)
+        try await Self.write(setup, markers: 1)
+        _ = try await Self.checkpointed(setup)
+        let honest = try await Self.verify(setup)
+        #expect(honest.status == 0, "\(honest.output)")
+        let forged = try await onOwnThread { () throws -> Int64 in
+            let connection = try TestDatabase.connect(service)
+            let result = try connection.query(
+                """
+                SELECT a.event_tenant_seq
+                FROM (SELECT stream_id, data FROM eventlog.events WHERE type = 'space.created' LIMIT 1) AS e,
+                     eventlog.append(jsonb_build_object('events', jsonb_build_array(jsonb_build_object(
+                         'event_id', gen_random_uuid(), 'stream_type', 'space', 'stream_id', e.stream_id,
+                         'expected_version', null, 'type', 'space.updated', 'data', e.data || '{"name": "forged"}',
+                         'metadata', jsonb_build_object('actor', 'someone-else'))))) AS a
+                """)
+            let number = result.int64(0, 0)!
+            // A signature of its own making over the forged event, stored as the service's.
+            try connection.query(
+                """
+                INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature)
+                VALUES ('default', $1, $1, decode(repeat('00', 64), 'hex'))
+                """, [number])
+            return number
+        }
+        _ = try await Self.checkpointed(setup)
+        let outcome = try await Self.verify(setup)
+        #expect(outcome.status == 1)
+        #expect(
+            outcome.output.contains("tenant_seq \(forged): its append's signature (events \(forged) to \(forged))"),
+            "\(outcome.output)")
+        let integrity = try await Self.integrity(setup)
+        #expect(!integrity.intact && integrity.firstInvalid == forged)
     }
 
     @Test func anEditedPastEventIsNamedWhetherItsHashIsKeptOrRecomputed() async throws {
