@@ -65,9 +65,7 @@ public final class ReconnectingThread<Resource>: Sendable {
             } catch {
                 logger.log(
                     level: lossLevel, "\(name) lost its connection; reconnecting", metadata: ["error": "\(error)"])
-                // Checked every 100 ms, so that `stop` is not held up by a long wait.
-                let until = ContinuousClock.now + backoff.failed()
-                while !stopped.isStopped, ContinuousClock.now < until { Thread.sleep(forTimeInterval: 0.1) }
+                stopped.wait(backoff.failed())
             }
         }
     }
@@ -82,4 +80,13 @@ public final class StopFlag: Sendable {
     public var isStopped: Bool { value.load(ordering: .sequentiallyConsistent) }
 
     public func stop() { value.store(true, ordering: .sequentiallyConsistent) }
+
+    /// Sleeps for `duration` or until stopped, looking every 100 ms, so that `stop` is
+    /// not held up by a long wait.
+    public func wait(_ duration: Duration) {
+        let until = ContinuousClock.now + duration
+        while !isStopped, ContinuousClock.now < until {
+            Thread.sleep(forTimeInterval: min(0.1, max(0.001, (until - ContinuousClock.now).secondsDouble)))
+        }
+    }
 }

@@ -70,13 +70,13 @@ public struct NoteVerifier: Sendable, Hashable, CustomStringConvertible {
             encoded.first == Self.ed25519
         else { throw Malformed("the verifier key's last part is not base64 of an Ed25519 key") }
         try self.init(name: String(parts[0]), publicKey: Array(encoded.dropFirst()))
-        guard Self.hex(keyID) == parts[1].lowercased() else {
-            throw Malformed("the verifier key's ID \(parts[1]) is not its key's (\(Self.hex(keyID)))")
+        guard Hex.encode(keyID) == parts[1].lowercased() else {
+            throw Malformed("the verifier key's ID \(parts[1]) is not its key's (\(Hex.encode(keyID)))")
         }
     }
 
     public var description: String {
-        "\(name)+\(Self.hex(keyID))+\(Data([Self.ed25519] + publicKey).base64EncodedString())"
+        "\(name)+\(Hex.encode(keyID))+\(Data([Self.ed25519] + publicKey).base64EncodedString())"
     }
 
     public func isValid(signature: [UInt8], of text: String) -> Bool {
@@ -114,9 +114,5 @@ public struct NoteVerifier: Sendable, Hashable, CustomStringConvertible {
         guard !name.isEmpty, !name.contains("+"), !name.unicodeScalars.contains(where: { $0.value <= 0x20 }) else {
             throw Malformed("a key name is not empty and holds no space, no control character and no +")
         }
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -12,26 +12,11 @@ enum AppendSignatures {
         var digest: [UInt8]
     }
 
-    struct Signature: Sendable, Hashable, Encodable {
+    struct Signature: Sendable, Hashable {
         var tenant: String
         var firstSeq: Int64
         var lastSeq: Int64
         var signature: [UInt8]
-
-        enum CodingKeys: String, CodingKey {
-            case tenant
-            case firstSeq = "first_seq"
-            case lastSeq = "last_seq"
-            case signature
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(tenant, forKey: .tenant)
-            try container.encode(firstSeq, forKey: .firstSeq)
-            try container.encode(lastSeq, forKey: .lastSeq)
-            try container.encode(Data(signature).base64EncodedString(), forKey: .signature)
-        }
     }
 
     /// One signature per tenant of `entries` (an append numbers a tenant's events
@@ -47,8 +32,8 @@ enum AppendSignatures {
         }
     }
 
-    /// The statement that stores `signatures`, with its values written in (for a script
-    /// that ends in `COMMIT`: no parameters there); empty for none. A tenant's name holds
+    /// The statement that stores `signatures`, with its values written in, so that it can
+    /// lead a script that ends in `COMMIT` (a script takes no parameters); empty for none. A tenant's name holds
     /// only `[A-Za-z0-9._:-]`, a signature base64; quotes are doubled all the same.
     static func insertStatement(_ signatures: [Signature]) -> String {
         guard !signatures.isEmpty else { return "" }
@@ -59,17 +44,5 @@ enum AppendSignatures {
         }
         return "INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature) VALUES "
             + rows.joined(separator: ", ") + "; "
-    }
-
-    static func store(_ signatures: [Signature], on connection: PGConnection) throws {
-        guard !signatures.isEmpty else { return }
-        let document = String(decoding: try JSONEncoder().encode(signatures), as: UTF8.self)
-        try connection.query(
-            prepared: """
-                INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature)
-                SELECT s.tenant, s.first_seq, s.last_seq, decode(s.signature, 'base64')
-                FROM jsonb_to_recordset($1::jsonb) AS s(tenant text, first_seq bigint, last_seq bigint, signature text)
-                """,
-            [document])
     }
 }

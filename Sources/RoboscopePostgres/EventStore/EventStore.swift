@@ -151,7 +151,8 @@ public struct EventStore: Sendable {
         guard let signer else { return try appendRows(document, on: connection).map(\.appended) }
         if connection.isInTransaction {
             let rows = try appendRows(document, on: connection)
-            try AppendSignatures.store(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer), on: connection)
+            try connection.execute(
+                AppendSignatures.insertStatement(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)))
             return rows.map(\.appended)
         }
         do {

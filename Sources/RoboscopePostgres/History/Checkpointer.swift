@@ -40,11 +40,7 @@ public final class Checkpointer: Sendable {
                 {
                     logger.error("a tenant's tree was not signed", metadata: ["problem": "\(refusal)"])
                 }
-                // Checked every 100 ms, so that `stop` is not held up by the interval.
-                let until = ContinuousClock.now + interval
-                while !stop.isStopped, ContinuousClock.now < until {
-                    Thread.sleep(forTimeInterval: min(0.1, max(0.001, (until - ContinuousClock.now).secondsDouble)))
-                }
+                stop.wait(interval)
             }
         }
     }
@@ -117,11 +113,7 @@ public final class Checkpointer: Sendable {
             let old = try HistoryStore.latestCheckpoint(tenant: tenant, on: connection)
             let oldSize = old?.size ?? 0
             guard size > oldSize else { return nil }
-            if let witness {
-                try check(
-                    witness, origin: origin, tenant: tenant,
-                    newest: old.map { WitnessedCheckpoint(size: UInt64($0.size), root: $0.root) }, on: connection)
-            }
+            if let witness { try check(witness, origin: origin, tenant: tenant, on: connection) }
             let frontier = try HistoryStore.subtrees(
                 tenant: tenant, Set(TreeShape.frontier(of: UInt64(oldSize))), on: connection)
             let leaves = try digests(tenant: tenant, after: oldSize, through: size, on: connection)
@@ -162,8 +154,7 @@ public final class Checkpointer: Sendable {
 
     /// Refuses to sign when the database no longer holds the checkpoint the witness saw.
     private static func check(
-        _ witness: any CheckpointWitness, origin: String, tenant: String, newest: WitnessedCheckpoint?,
-        on connection: PGConnection
+        _ witness: any CheckpointWitness, origin: String, tenant: String, on connection: PGConnection
     ) throws {
         let seen: WitnessedCheckpoint?
         do {
@@ -173,8 +164,7 @@ public final class Checkpointer: Sendable {
             return
         }
         guard let seen else { return }
-        let stored = try HistoryStore.subtrees(tenant: tenant, seen.addresses, on: connection)
-        if let problem = seen.problem(databaseNewest: newest, subtrees: SubtreeHashes { stored[$0] ?? [] }) {
+        if let problem = try HistoryStore.problem(tenant: tenant, witnessed: seen, on: connection) {
             throw Refusal(tenant: tenant, description: "the log of \(tenant) is not signed again: \(problem)")
         }
     }

@@ -46,13 +46,15 @@ public struct HistoryStore: Sendable {
     /// Why the tenant's stored tree does not hold `witnessed` (a checkpoint signed before),
     /// nil when it does.
     public func problem(tenant: String, witnessed: WitnessedCheckpoint) async throws -> String? {
-        try await pool.translatingErrors { connection in
-            let newest = try Self.latestCheckpoint(tenant: tenant, on: connection).map {
-                WitnessedCheckpoint(size: UInt64($0.size), root: $0.root)
-            }
-            let stored = try Self.subtrees(tenant: tenant, witnessed.addresses, on: connection)
-            return witnessed.problem(databaseNewest: newest, subtrees: SubtreeHashes { stored[$0] ?? [] })
+        try await pool.translatingErrors { try Self.problem(tenant: tenant, witnessed: witnessed, on: $0) }
+    }
+
+    static func problem(tenant: String, witnessed: WitnessedCheckpoint, on connection: PGConnection) throws -> String? {
+        let newest = try latestCheckpoint(tenant: tenant, on: connection).map {
+            WitnessedCheckpoint(size: UInt64($0.size), root: $0.root)
         }
+        let stored = try subtrees(tenant: tenant, witnessed.addresses, on: connection)
+        return witnessed.problem(databaseNewest: newest, subtrees: SubtreeHashes { stored[$0] ?? [] })
     }
 
     public func latestCheckpoint(tenant: String) async throws -> StoredCheckpoint? {
