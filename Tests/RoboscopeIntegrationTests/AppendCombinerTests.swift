@@ -17,10 +17,12 @@ import Testing
         url = try await TestDatabase.fresh("combiner")
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        pool = PostgresPool(url: url, size: 4, logger: logger)
+        pool = PostgresPool(url: url, size: Self.poolSize, logger: logger)
         store = EventStore(pool: pool, appendsAtOnce: 1)
         blocker = try TestDatabase.connect(url)
     }
+
+    static let poolSize = 4
 
     static func creation(_ id: EntityID = .random(), locked: Bool = false) -> AppendBatch {
         var batch = EventLogTests.spaceCreation(id)
@@ -49,15 +51,14 @@ import Testing
     /// Runs `writes` while the one runner appends a batch that waits for the test's lock,
     /// and lets that batch go once every write is queued behind it.
     func behindABlockedAppend<T: Sendable>(_ writes: [@Sendable () async -> T]) async throws -> [T] {
+        try await connectEveryPoolThread()
         let first = EntityID.random()
         let lock = StreamLock.exclusive(StreamRef(.space, first)).name
         try blocker.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [lock])
         let store = store
         let head = Task { try await store.append(Self.creation(first, locked: true)) }
         let url = url
-        // Within 30 s: the pool's first connection is made here, and a clean-clone run with
-        // every suite creating databases took more than 10 s to make it.
-        try await eventually("the first append waits for the lock", within: 30) {
+        try await eventually("the first append waits for the lock") {
             try scalar(
                 url,
                 """
@@ -73,6 +74,34 @@ import Testing
         var outcomes: [T] = []
         for task in queued { outcomes.append(await task.value) }
         return outcomes
+    }
+
+    /// Has every thread of the pool make its connection before the test times anything: a
+    /// clean-clone run, with every suite making databases, took over 30 s to connect the
+    /// threads that the writes which read first need.
+    func connectEveryPoolThread() async throws {
+        let gate = "connect every pool thread"
+        try blocker.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [gate])
+        let pool = pool
+        let jobs = (0..<Self.poolSize).map { _ in
+            Task {
+                try await pool.withConnection {
+                    _ = try $0.query("SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [gate])
+                }
+            }
+        }
+        let url = url
+        try await eventually("every pool thread is connected", within: 120) {
+            try scalar(
+                url,
+                """
+                SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = \
+                'Lock' AND wait_event = 'advisory'
+                """
+            ) == Self.poolSize
+        }
+        try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [gate])
+        for job in jobs { try await job.value }
     }
 
     func transactions(of ids: [EntityID]) throws -> Int64 {
