@@ -139,7 +139,7 @@ def main():
     parser.add_argument("--admin-url", required=True, help="a database URL of the server; fresh databases are made next to it")
     parser.add_argument("--binary", required=True)
     parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--events", type=int, default=1_000_000, help="the size of the log the proofs are asked of")
