@@ -134,7 +134,8 @@ actor ApplyRun {
             }
             do {
                 let response = try await client.sendAnswering(
-                    method: write.method, path: write.path, body: write.body, key: write.key)
+                    method: write.method, path: write.path, body: write.body, key: write.key,
+                    traceParent: write.traceParent)
                 let refusal =
                     (200..<300).contains(response.status)
                     ? nil : RoboscopeError.from(status: response.status, headers: response.headers, body: response.body)

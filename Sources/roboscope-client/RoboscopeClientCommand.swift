@@ -40,6 +40,15 @@ struct Connection: ParsableArguments {
     )
     var logRequests = false
 
+    @Flag(
+        name: .customLong("verbose"),
+        help: """
+            A line on standard error for each HTTP attempt: its method, path and W3C traceparent (the trace \
+            an operator finds the request by), then its status.
+            """
+    )
+    var verbose = false
+
     func validate() throws {
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host != nil else {
             throw ValidationError("--url must be an http(s) URL such as http://127.0.0.1:8080")
@@ -59,7 +68,9 @@ struct Connection: ParsableArguments {
             baseURL: URL(string: url)!, webSocketURL: webSocketURL, userID: user, tokenProvider: provider
         )
         configuration.appName = "roboscope-client"
-        if logRequests { configuration.http = LoggedHTTPTransport(base: configuration.http) }
+        if logRequests || verbose {
+            configuration.http = LoggedHTTPTransport(base: configuration.http, style: logRequests ? .json : .text)
+        }
         return RoboscopeClient(configuration)
     }
 }

@@ -33,6 +33,9 @@ import RoboscopeKitTesting
         let posts = await service.requests.filter { $0.method == "POST" }
         #expect(posts.count == 3)
         #expect(Set(posts.compactMap { $0.headers["Idempotency-Key"] }).count == 1, "one key on every attempt")
+        let traces = Set(posts.compactMap { $0.headers["traceparent"] })
+        #expect(traces.count == 1, "one trace for the call's attempts")
+        #expect(traces.allSatisfy { TraceParent($0) != nil })
         let sleeps = await clock.requestedSleeps
         #expect(sleeps.count == 2)
         // Retry-After: 1 is a floor under the jittered delay.

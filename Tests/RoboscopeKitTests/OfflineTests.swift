@@ -66,6 +66,7 @@ import RoboscopeKitTesting
         let posts = await service.requests.filter { $0.method != "GET" }
         #expect(posts.map(\.method) == ["POST", "POST", "PATCH"], "sent in the order written")
         #expect(Set(posts.compactMap { $0.headers["Idempotency-Key"] }).count == 3)
+        #expect(Set(posts.compactMap { $0.headers["traceparent"] }).count == 3, "a trace of its own for each write")
         let settled = await offline.markers(refresh: false)
         #expect(settled.pendingWrites == 0)
         #expect(settled.value == (await service.markers(in: session)), "the store holds what the server holds")
@@ -92,12 +93,18 @@ import RoboscopeKitTesting
         let queued = try store.pending().map(\.sequence)
         #expect(queued == queued.sorted())
         #expect(queued.count == 4)
+        let traces = try store.pending().compactMap { $0.traceParent?.header }
+        #expect(Set(traces).count == 4, "each write keeps its trace on disk")
         await service.setReachable(true)
         let offline = OfflineWorkSession(
             client: makeClient(service, clock: clock), store: store, workSessionID: session)
         await offline.start()
         try await drive { try await store.pending().isEmpty }
         #expect(await service.markers(in: session).map(\.label) == ["m0", "m1", "m2", "m3"])
+        let posts = await service.requests.filter { $0.method == "POST" }
+        #expect(
+            Set(posts.compactMap { $0.headers["traceparent"] }) == Set(traces),
+            "sent after the restart with the traces they were stored with")
         await offline.stop()
     }
 

@@ -15,5 +15,7 @@ SELECT e.position, e.transaction_id, e.stream_type, e.stream_id, e.stream_versio
            WHERE d.stream_type = 'marker_details' AND d.stream_id = e.stream_id
              AND d.transaction_id <= e.transaction_id
            ORDER BY d.stream_version DESC LIMIT 1)
-       END AS details
+       END AS details,
+       -- Last: a view gains columns only at its end.
+       e.metadata->>'traceparent' AS traceparent
 FROM eventlog.events e;

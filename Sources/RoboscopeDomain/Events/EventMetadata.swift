@@ -13,11 +13,13 @@ public struct Provenance: Hashable, Sendable {
     /// The principal's tenant and scopes (rule 7 of docs/security.md); nil for the system.
     public var tenant: String?
     public var scope: String?
+    /// The request's W3C trace context, when it sent a well-formed one.
+    public var traceParent: TraceParent?
 
     public init(
         actor: String, requestID: String, correlationID: String? = nil,
         clientAddress: String? = nil, userAgent: String? = nil, clientMutationID: String? = nil,
-        tenant: String? = nil, scope: String? = nil
+        tenant: String? = nil, scope: String? = nil, traceParent: TraceParent? = nil
     ) {
         self.actor = actor
         self.requestID = requestID
@@ -27,6 +29,7 @@ public struct Provenance: Hashable, Sendable {
         self.clientMutationID = clientMutationID
         self.tenant = tenant
         self.scope = scope
+        self.traceParent = traceParent
     }
 
     public static func system(_ reason: String) -> Provenance {
@@ -50,6 +53,9 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
     /// before tenancy existed).
     public var tenant: String?
     public var scope: String?
+    /// The trace context of the request that caused it (absent from events of requests
+    /// without one, and from those written before tracing existed).
+    public var traceParent: TraceParent?
 
     public init(_ provenance: Provenance, causationID: EntityID?) {
         actor = provenance.actor
@@ -61,6 +67,7 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
         clientMutationID = provenance.clientMutationID
         tenant = provenance.tenant
         scope = provenance.scope
+        traceParent = provenance.traceParent
     }
 
     enum CodingKeys: String, CodingKey {
@@ -72,6 +79,7 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
         case userAgent = "user_agent"
         case clientMutationID = "client_mutation_id"
         case tenant, scope
+        case traceParent = "traceparent"
     }
 }
 
@@ -88,6 +96,7 @@ extension EventMetadata: JSONWritable {
             if let clientMutationID { writer.key("client_mutation_id"); writer.value(clientMutationID) }
             if let tenant { writer.key("tenant"); writer.value(tenant) }
             if let scope { writer.key("scope"); writer.value(scope) }
+            if let traceParent { writer.key("traceparent"); writer.value(traceParent.header) }
         }
     }
 }

@@ -15,6 +15,8 @@ public struct RecordedChange: Sendable {
     public var details: [UInt8]?
     /// The `Idempotency-Key` of the request that caused it, if it had one.
     public var clientMutationID: String?
+    /// The trace context of the request that wrote it, if it sent one.
+    public var traceParent: TraceParent?
     /// Its topics with its number on each (`topic_seq`), as the append assigned them:
     /// its work session's topic, its space's topic, or both.
     public var topics: [TopicPlace]
@@ -22,7 +24,7 @@ public struct RecordedChange: Sendable {
     public init(
         position: Int64, streamType: String, streamID: EntityID, version: Int64, type: String,
         data: [UInt8], actor: String, recordedAt: Timestamp, details: [UInt8]?,
-        clientMutationID: String? = nil, topics: [TopicPlace] = []
+        clientMutationID: String? = nil, traceParent: TraceParent? = nil, topics: [TopicPlace] = []
     ) {
         self.position = position
         self.streamType = streamType
@@ -34,6 +36,7 @@ public struct RecordedChange: Sendable {
         self.recordedAt = recordedAt
         self.details = details
         self.clientMutationID = clientMutationID
+        self.traceParent = traceParent
         self.topics = topics
     }
 

@@ -28,6 +28,8 @@ extension ServerMessage {
             writer.key("recorded_at"); writer.value(change.recordedAt)
             writer.key("actor"); writer.value(change.actor)
             writer.key("client_mutation_id"); writer.value(change.clientMutationID)
+            // Only when the write had one: most do not.
+            if let trace = change.traceParent { writer.key("traceparent"); writer.value(trace.header) }
             writer.key("data")
             do { try writer.rawValue { try writeWireData(change, to: &$0) } } catch { failure = error }
         }
@@ -73,6 +75,7 @@ extension ServerMessage {
             writer.key("recorded_at"); writer.value(change.recordedAt)
             writer.key("actor"); writer.value(change.actor)
             writer.key("client_mutation_id"); writer.value(change.clientMutationID)
+            if let trace = change.traceParent { writer.key("traceparent"); writer.value(trace.header) }
         }
     }
 }

@@ -45,7 +45,9 @@ enum RequestIdentity {
             userAgent: request.headers[.userAgent].map { String($0.prefix(500)) },
             clientMutationID: context.idempotency?.key,
             tenant: context.principal.tenant,
-            scope: context.principal.scopes.description
+            scope: context.principal.scopes.description,
+            // A malformed header is ignored, as W3C Trace Context asks: the write has no trace.
+            traceParent: request.headers[ErrorMiddleware.traceParent].flatMap(TraceParent.init)
         )
     }
 

@@ -455,32 +455,41 @@ public final class RoboscopeClient: Sendable {
     /// Sends with retries: 503, 429, "still in progress", lost connections and timeouts
     /// are sent again (a write with the same key), after a jittered delay; the rest is
     /// thrown as `RoboscopeError`.
+    ///
+    /// Every attempt carries `traceParent` as W3C `traceparent` (a new trace per call when
+    /// none is given): the server stores it with the events the write makes, and their
+    /// subscribers receive it with them.
     public func send(
         method: String, path: String, body: Data?, key: String?, ifMatch: Int64? = nil,
-        extraHeaders: [String: String] = [:]
+        extraHeaders: [String: String] = [:], traceParent: TraceParent? = nil
     ) async throws -> HTTPResponseData {
         try await send(
             method: method, path: path, body: body, key: key, ifMatch: ifMatch, extraHeaders: extraHeaders,
-            extraTime: .zero)
+            extraTime: .zero, traceParent: traceParent)
     }
 
     /// `send`, but a refusal that retrying cannot change (a 4xx, or a 5xx once the retries
     /// are spent) is answered, not thrown: its status, headers and body exactly as the
     /// server wrote them (`roboscope-client` prints them). Network failures still throw.
-    public func sendAnswering(method: String, path: String, body: Data?, key: String?) async throws -> HTTPResponseData
-    {
+    public func sendAnswering(
+        method: String, path: String, body: Data?, key: String?, traceParent: TraceParent? = nil
+    ) async throws -> HTTPResponseData {
         try await send(
-            method: method, path: path, body: body, key: key, ifMatch: nil, extraTime: .zero, answersRefusals: true)
+            method: method, path: path, body: body, key: key, ifMatch: nil, extraTime: .zero, answersRefusals: true,
+            traceParent: traceParent)
     }
 
     /// `send`, each attempt allowed `extraTime` on top of the request timeout (a long poll's wait).
     func send(
         method: String, path: String, body: Data?, key: String?, ifMatch: Int64?,
-        extraHeaders: [String: String] = [:], extraTime: Duration, answersRefusals: Bool = false
+        extraHeaders: [String: String] = [:], extraTime: Duration, answersRefusals: Bool = false,
+        traceParent: TraceParent? = nil
     ) async throws -> HTTPResponseData {
         var random = SystemRandomNumberGenerator()
         var attempt = 1
         var refreshedToken = false
+        // One trace for the call: its retries are attempts of the same operation.
+        let trace = (traceParent ?? TraceParent.random(using: &random)).header
         // Compressed once: every retry sends the same bytes with the same key.
         let (body, contentEncoding) = body.map { configuration.requestCompression.encode($0) } ?? (nil, nil)
         while true {
@@ -491,6 +500,7 @@ public final class RoboscopeClient: Sendable {
             if body != nil { headers["Content-Type"] = "application/json" }
             if let contentEncoding { headers["Content-Encoding"] = contentEncoding }
             if let key { headers["Idempotency-Key"] = key }
+            headers["traceparent"] = trace
             if let ifMatch { headers["If-Match"] = String(ifMatch) }
             if let user = configuration.userID { headers["X-User-Id"] = user }
             if let provider = configuration.tokenProvider {

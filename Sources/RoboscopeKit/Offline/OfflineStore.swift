@@ -40,6 +40,11 @@ public final class OfflineStore: Sendable {
             if try !db.columns(in: "outbox").contains(where: { $0.name == "if_match" }) {
                 try db.execute(sql: "ALTER TABLE outbox ADD COLUMN if_match INTEGER")
             }
+            // So do those made before writes carried their trace (their entries have none:
+            // each send of one starts a trace of its own).
+            if try !db.columns(in: "outbox").contains(where: { $0.name == "traceparent" }) {
+                try db.execute(sql: "ALTER TABLE outbox ADD COLUMN traceparent TEXT")
+            }
         }
     }
 
@@ -145,17 +150,20 @@ public final class OfflineStore: Sendable {
     @discardableResult
     public func enqueue(
         method: String, path: String, body: Data?, topic: String, line: Int? = nil,
-        key: String = UUID().uuidString, ifMatch: Int64? = nil
+        key: String = UUID().uuidString, ifMatch: Int64? = nil, traceParent: TraceParent = .random()
     ) throws -> PendingWrite {
         try database.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [key, topic, method, path, body, line, Date().timeIntervalSince1970, ifMatch])
+                    INSERT INTO outbox (key, topic, method, path, body, line, created_at, if_match, traceparent)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    key, topic, method, path, body, line, Date().timeIntervalSince1970, ifMatch, traceParent.header,
+                ])
             return PendingWrite(
                 sequence: db.lastInsertedRowID, key: key, topic: topic, method: method, path: path,
-                body: body, line: line, sent: false, ifMatch: ifMatch)
+                body: body, line: line, sent: false, ifMatch: ifMatch, traceParent: traceParent)
         }
     }
 
@@ -165,13 +173,14 @@ public final class OfflineStore: Sendable {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT seq, key, topic, method, path, body, line, sent, if_match FROM outbox
+                    SELECT seq, key, topic, method, path, body, line, sent, if_match, traceparent FROM outbox
                     WHERE ? IS NULL OR topic = ? ORDER BY seq
                     """, arguments: [topic, topic]
             ).map {
                 PendingWrite(
                     sequence: $0["seq"], key: $0["key"], topic: $0["topic"], method: $0["method"], path: $0["path"],
-                    body: $0["body"], line: $0["line"], sent: ($0["sent"] as Int64) != 0, ifMatch: $0["if_match"])
+                    body: $0["body"], line: $0["line"], sent: ($0["sent"] as Int64) != 0, ifMatch: $0["if_match"],
+                    traceParent: ($0["traceparent"] as String?).flatMap(TraceParent.init))
             }
         }
     }
@@ -205,6 +214,9 @@ public struct PendingWrite: Sendable, Hashable {
     public var sent: Bool
     /// Sent as `If-Match`: the version a delete was made against.
     public var ifMatch: Int64? = nil
+    /// Sent as `traceparent` on every send: the write's one trace, across retries and
+    /// restarts (nil for entries stored before writes carried one).
+    public var traceParent: TraceParent? = nil
 }
 
 /// One event's effect on the cache.

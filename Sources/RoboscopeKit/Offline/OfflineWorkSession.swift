@@ -442,7 +442,7 @@ public actor OfflineWorkSession {
                     let answer = try await exclusively {
                         try await once.send(
                             method: write.method, path: write.path, body: write.body, key: write.key,
-                            ifMatch: write.ifMatch)
+                            ifMatch: write.ifMatch, traceParent: write.traceParent)
                     }
                     if answer.header("Idempotent-Replayed") == "true" {
                         // Applied by an earlier send whose answer was lost: its event is in

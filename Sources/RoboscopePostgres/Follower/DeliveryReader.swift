@@ -7,9 +7,11 @@ public enum DeliveryReader {
     static let eventColumns = """
         position, transaction_id::text, stream_type, stream_id, stream_version, type, data::text, actor,
         client_mutation_id, (extract(epoch FROM recorded_at) * 1000000)::bigint, work_session_id, space_id,
-        work_session_seq, space_seq
+        work_session_seq, space_seq, traceparent
         """
     static let columns = eventColumns + ", details::text"
+    /// Where the details come after `eventColumns`, in every statement that selects them.
+    static let detailsColumn = 15
 
     /// Up to `limit` events after `cursor` that no running transaction can precede.
     public static func live(after cursor: LogCursor, limit: Int, on connection: PGConnection) throws -> [Delivery] {
@@ -99,12 +101,13 @@ public enum DeliveryReader {
     }
 
     /// What `row` is to `PageDetails`; `lookedUp`: it is of the page's last transaction,
-    /// whose markers' details the statement gives (column 14).
+    /// whose markers' details the statement gives (`detailsColumn`).
     static func detailsEvent(of row: PGResult, lookedUp: Bool) -> PageDetails<PGResult>.Event {
         switch row.string(0, 2) {
         case "marker":
             guard row.string(0, 5) != "marker.deleted", let stream = row.string(0, 3) else { return .other }
-            return lookedUp ? .markerLookedUp(details: row.bytes(0, 14).map { Array($0) }) : .marker(stream: stream)
+            return lookedUp
+                ? .markerLookedUp(details: row.bytes(0, detailsColumn).map { Array($0) }) : .marker(stream: stream)
         case "marker_details":
             guard let stream = row.string(0, 3) else { return .other }
             let deleted = row.string(0, 5) == "marker_details.deleted"
@@ -174,7 +177,7 @@ public enum DeliveryReader {
     /// come only with the marker events of the page's last transaction, which the page's
     /// end may cut: the page finds the others in its own rows (`PageDetails`), but a
     /// page inside one large transaction (a bulk create of 1,000 markers is 2,000 events)
-    /// would otherwise hand out no row before its end. Column 14: those details.
+    /// would otherwise hand out no row before its end. `detailsColumn`: those details.
     static func topicStatement(_ topic: Topic) -> String {
         """
         SELECT \(eventColumns), CASE WHEN transaction_id = $6::text::xid8 THEN details::text END
@@ -306,7 +309,7 @@ public enum DeliveryReader {
     }
 
     static func decode(_ result: PGResult, row index: Int) throws -> Delivery {
-        try decode(result, row: index, details: result.bytes(index, 14).map { Array($0) })
+        try decode(result, row: index, details: result.bytes(index, detailsColumn).map { Array($0) })
     }
 
     static func decode(_ result: PGResult, row index: Int, details: [UInt8]?) throws -> Delivery {
@@ -337,6 +340,7 @@ public enum DeliveryReader {
                 recordedAt: try row.timestamp(9),
                 details: details,
                 clientMutationID: row.optionalText(8),
+                traceParent: row.optionalText(14).flatMap(TraceParent.init),
                 topics: topics
             )
         )

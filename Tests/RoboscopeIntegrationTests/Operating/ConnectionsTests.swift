@@ -31,8 +31,11 @@ import WebSocketCodec
             let reply = try await second.client.send("GET", "/api/v1/admin/connections\(query)", headers: headers)
             return reply.json["connections"]?.array ?? []
         }
-        try await eventually("both gateways published their sockets", within: 10) {
-            try await listed(as: admin).count == 2
+        // A gateway publishes its sockets as its presence thread last saw them: the
+        // fitter's subscription may come one publication after its socket.
+        try await eventually("both gateways published their sockets, the fitter's topic with it", within: 10) {
+            let rows = try await listed(as: admin)
+            return rows.count == 2 && rows.contains { $0["subject"] == "fitter" && $0["topics"]?.array?.count == 1 }
         }
         let rows = try await listed(as: admin)
         let fitterRow = try #require(rows.first { $0["subject"] == "fitter" })

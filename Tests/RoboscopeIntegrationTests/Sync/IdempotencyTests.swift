@@ -302,10 +302,13 @@ import Glibc
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let key = UUID().uuidString
+        let sent = ContinuousClock.now
         #expect(
             try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
                 .status == 201)
-        #expect(try scalar(url, "SELECT count(*) FROM idempotency_keys") == 1)
+        // Stored, unless the machine was so loaded that its retention had already passed.
+        let stored = try scalar(url, "SELECT count(*) FROM idempotency_keys")
+        #expect(stored == 1 || ContinuousClock.now - sent >= .seconds(5), "\(stored) keys")
         try await eventually("the key is purged", within: 30) {
             try scalar(url, "SELECT count(*) FROM idempotency_keys") == 0
         }
