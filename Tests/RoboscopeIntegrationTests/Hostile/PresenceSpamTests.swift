@@ -46,7 +46,7 @@ import WebSocketCodec
             }
             return held
         }
-        try await eventually("the two held presences are listed", within: 10) { try await held() >= 2 }
+        try await eventually("the two held presences are listed", within: 30) { try await held() >= 2 }
         #expect(try await held() == 2)
     }
 

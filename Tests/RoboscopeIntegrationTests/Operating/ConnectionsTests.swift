@@ -33,7 +33,7 @@ import WebSocketCodec
         }
         // A gateway publishes its sockets as its presence thread last saw them: the
         // fitter's subscription may come one publication after its socket.
-        try await eventually("both gateways published their sockets, the fitter's topic with it", within: 10) {
+        try await eventually("both gateways published their sockets, the fitter's topic with it", within: 30) {
             let rows = try await listed(as: admin)
             return rows.count == 2 && rows.contains { $0["subject"] == "fitter" && $0["topics"]?.array?.count == 1 }
         }
