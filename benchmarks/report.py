@@ -922,10 +922,15 @@ def verifiable_history(r, data):
     r.add(machine_line(data) + f" {data['clients']} clients creating markers over HTTP, {data['repeat']} runs of "
           f"{data['seconds_per_run']} s each way, in alternation, two `serve` instances side by side on databases of "
           "their own (`benchmarks/verifiable_history.py`): one with a history key (every append signed in its "
-          "transaction, a checkpoint a second), one without.", "",
-          "| mode | markers/s | p99 ms | non-2xx |", "| --- | ---: | ---: | ---: |")
+          "transaction, a checkpoint a second), one without. Lock waiters: how many of the database's backends "
+          "waited on a lock, sampled every 100 ms (one tenant's appends queue on its log's row until they "
+          "commit), beside how many were active; the median of the runs' means.", "",
+          "| mode | markers/s | p99 ms | non-2xx | lock waiters | active backends |",
+          "| --- | ---: | ---: | ---: | ---: | ---: |")
     for mode, m in modes.items():
-        r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} |")
+        waiters = f"{m['lock_waiters']:.1f}" if "lock_waiters" in m else "-"
+        active = f"{m['active_backends']:.1f}" if "active_backends" in m else "-"
+        r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} | {waiters} | {active} |")
     lag = write["checkpoint_lag_s"]
     pairs = ", ".join(f"{ratio:.2f}" for ratio in write.get("pair_ratios", []))
     r.add("", f"Signed / unsigned, the median of the runs' pairs: {write['signed_over_unsigned']:.3f} ({pairs}; "

@@ -4,7 +4,9 @@
 - the write path with signing and checkpoints vs without: markers created over HTTP by
   two instances side by side, one with a history key (`--signing-key-file`, every
   append signed in its transaction, a checkpoint a second) and one without, each on a
-  database of its own, in alternation; the target is a ratio of at least 0.95;
+  database of its own, in alternation; the target is a ratio of at least 0.95. Each run
+  also samples how many of its database's backends wait on a lock (one tenant's appends
+  queue on its log's row until they commit) and how many are active;
 - checkpoint lag: from an event's append (its `recorded_at`) to the first signed
   checkpoint that covers it, over every event the signed runs wrote (target p99 < 2 s);
 - proof answers on a log of 10^6 events: a tenant's log filled with synthetic events in
@@ -32,6 +34,39 @@ def fresh(admin_url, name):
     return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
+def sample_lock_waits(admin_url, database, seconds):
+    """Starts sampling, every 100 ms for `seconds`, how many of `database`'s backends wait
+    on a lock (one tenant's appends queue on its `tenant_logs` row) and how many are
+    active, in one backend of its own; `lock_waits` reads the means when it ends."""
+    samples = max(1, int(seconds * 10))
+    sql = f"""
+        DO $$
+        DECLARE waiting bigint := 0; active bigint := 0; w bigint; a bigint;
+        BEGIN
+            FOR i IN 1..{samples} LOOP
+                PERFORM pg_stat_clear_snapshot();
+                SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'),
+                       count(*) FILTER (WHERE state = 'active')
+                INTO w, a FROM pg_stat_activity WHERE datname = '{database}';
+                waiting := waiting + w; active := active + a;
+                PERFORM pg_sleep(0.1);
+            END LOOP;
+            RAISE NOTICE 'lock_waits % %', waiting::float / {samples}, active::float / {samples};
+        END $$"""
+    return subprocess.Popen(["psql", admin_url, "-qtAc", sql], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def lock_waits(sampler):
+    """The means `sample_lock_waits` found: backends waiting on a lock, backends active."""
+    _, err = sampler.communicate(timeout=120)
+    for line in err.splitlines():
+        if "lock_waits" in line:
+            waiting, active = line.rsplit(" ", 2)[-2:]
+            return float(waiting), float(active)
+    return None, None
+
+
 def write_path(args, key_file):
     urls = {mode: fresh(args.admin_url, f"roboscope_bench_history_{mode}") for mode in ("signed", "unsigned")}
     servers = {}
@@ -47,9 +82,11 @@ def write_path(args, key_file):
         # drifts, and neither mode should always go first.
         for repeat in range(args.repeat):
             for mode in (list(urls) if repeat % 2 == 0 else list(urls)[::-1]):
+                sampler = sample_lock_waits(args.admin_url, urls[mode].rsplit("/", 1)[1], args.seconds)
                 result = post_markers(servers[mode][1], args.clients, args.seconds, sessions[mode])
+                waiting, active = lock_waits(sampler)
                 runs[mode].append({"per_second": result["requests_per_second"], "p99_ms": result["p99_ms"],
-                                   "non_2xx": result["non_2xx"]})
+                                   "non_2xx": result["non_2xx"], "lock_waiters": waiting, "active_backends": active})
         # Every event written is covered by a checkpoint within a few intervals.
         size = int(psql(urls["signed"], "SELECT coalesce(max(size), 0) FROM eventlog.tenant_logs"))
         deadline = time.time() + 60
@@ -70,7 +107,10 @@ def write_path(args, key_file):
             process.wait(timeout=30)
     median = lambda mode, key: statistics.median(run[key] for run in runs[mode])
     modes = {mode: {"per_second": median(mode, "per_second"), "p99_ms": median(mode, "p99_ms"),
-                    "non_2xx": sum(run["non_2xx"] for run in runs[mode]), "runs": runs[mode]} for mode in urls}
+                    "non_2xx": sum(run["non_2xx"] for run in runs[mode]),
+                    "lock_waiters": statistics.median(run["lock_waiters"] or 0 for run in runs[mode]),
+                    "active_backends": statistics.median(run["active_backends"] or 0 for run in runs[mode]),
+                    "runs": runs[mode]} for mode in urls}
     pairs = [signed["per_second"] / unsigned["per_second"] for signed, unsigned in zip(runs["signed"], runs["unsigned"])]
     return {"modes": modes, "pair_ratios": pairs, "signed_over_unsigned": statistics.median(pairs),
             "checkpoint_lag_s": {"p50": float(lag[0]), "p99": float(lag[1]), "max": float(lag[2]),
@@ -160,6 +200,9 @@ def main():
           f"(p99 {write['modes']['signed']['p99_ms']:.1f} ms), unsigned {write['modes']['unsigned']['per_second']:.0f}/s "
           f"(p99 {write['modes']['unsigned']['p99_ms']:.1f} ms); median of the pairs' ratios "
           f"{write['signed_over_unsigned']:.3f} ({', '.join(f'{r:.2f}' for r in write['pair_ratios'])}; target >= 0.95)")
+    print("  backends of the database waiting on a lock / active, median of the runs' means: "
+          + ", ".join(f"{mode} {figures['lock_waiters']:.1f} / {figures['active_backends']:.1f}"
+                      for mode, figures in write["modes"].items()))
     lag = write["checkpoint_lag_s"]
     print(f"checkpoint lag over {lag['events']} events: p50 {lag['p50']:.2f} s, p99 {lag['p99']:.2f} s, "
           f"max {lag['max']:.2f} s (target p99 < 2 s)")

@@ -45,8 +45,10 @@ import Glibc
         return socket
     }
 
-    /// Reads from `socket` until the server closes it: for the first `slowly` seconds at
-    /// most `pace` bytes a second (a client on a slow link), then as fast as it comes.
+    /// Reads from `socket` until the server closes it: for the first `slowly` quarter
+    /// seconds at most `pace` bytes each (a client on a slow link), then as fast as it
+    /// comes. Quarter seconds: a loaded machine stretches each pause, and a pause of a
+    /// second stretched past the server's 2-s send timeout read as a stalled client.
     static func readToTheEnd(_ socket: Int32, slowly: Int, pace: Int) async throws -> Int {
         var total = 0
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
@@ -59,7 +61,7 @@ import Glibc
                 thisSecond += count
             }
             // The slow client's pace, not a wait for a condition.
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .milliseconds(250))
         }
         while true {
             let count = recv(socket, &buffer, buffer.count, 0)
@@ -80,7 +82,7 @@ import Glibc
 
         // A slow reader, for twice the timeout, keeps taking bytes: it is never cut.
         let slow = try Self.unreadRequest(server, path, closing: true)
-        let received = try await Self.readToTheEnd(slow, slowly: 4, pace: 512 << 10)
+        let received = try await Self.readToTheEnd(slow, slowly: 16, pace: 128 << 10)
         close(slow)
         #expect(received > whole, "the whole answer and its head")
         #expect(try await server.metric("roboscope_http_answers_cut_total") == 0)
