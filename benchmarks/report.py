@@ -924,13 +924,17 @@ def verifiable_history(r, data):
           "their own (`benchmarks/verifiable_history.py`): one with a history key (every append signed in its "
           "transaction, a checkpoint a second), one without. Lock waiters: how many of the database's backends "
           "waited on a lock, sampled every 100 ms (one tenant's appends queue on its log's row until they "
-          "commit), beside how many were active; the median of the runs' means.", "",
-          "| mode | markers/s | p99 ms | non-2xx | lock waiters | active backends |",
-          "| --- | ---: | ---: | ---: | ---: | ---: |")
+          "commit), beside how many were active; the median of the runs' means. CPU per marker: the server's "
+          "process and every Postgres process, over each run, per marker created.", "",
+          "| mode | markers/s | p99 ms | non-2xx | lock waiters | active backends | server CPU µs | Postgres CPU µs |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+
+    def figure(m, key, digits):
+        return f"{m[key]:.{digits}f}" if key in m else "-"
     for mode, m in modes.items():
-        waiters = f"{m['lock_waiters']:.1f}" if "lock_waiters" in m else "-"
-        active = f"{m['active_backends']:.1f}" if "active_backends" in m else "-"
-        r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} | {waiters} | {active} |")
+        r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} | "
+              f"{figure(m, 'lock_waiters', 1)} | {figure(m, 'active_backends', 1)} | "
+              f"{figure(m, 'server_cpu_us', 0)} | {figure(m, 'postgres_cpu_us', 0)} |")
     lag = write["checkpoint_lag_s"]
     pairs = ", ".join(f"{ratio:.2f}" for ratio in write.get("pair_ratios", []))
     r.add("", f"Signed / unsigned, the median of the runs' pairs: {write['signed_over_unsigned']:.3f} ({pairs}; "

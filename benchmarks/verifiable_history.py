@@ -6,7 +6,8 @@
   append signed in its transaction, a checkpoint a second) and one without, each on a
   database of its own, in alternation; the target is a ratio of at least 0.95. Each run
   also samples how many of its database's backends wait on a lock (one tenant's appends
-  queue on its log's row until they commit) and how many are active;
+  queue on its log's row until they commit) and how many are active, and the CPU the
+  server and Postgres used per marker;
 - checkpoint lag: from an event's append (its `recorded_at`) to the first signed
   checkpoint that covers it, over every event the signed runs wrote (target p99 < 2 s);
 - proof answers on a log of 10^6 events: a tenant's log filled with synthetic events in
@@ -67,6 +68,34 @@ def lock_waits(sampler):
     return None, None
 
 
+def cpu_seconds(pids):
+    """User and system CPU seconds the processes `pids` have used (those gone count 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids():
+    """Every process of the Postgres server (backends come and go; each run counts those
+    alive at its end, and a backend of either database lives as long as its pool)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as comm:
+                    if comm.read().strip() == "postgres":
+                        pids.append(int(entry))
+            except OSError:
+                pass
+    return pids
+
+
 def write_path(args, key_file):
     urls = {mode: fresh(args.admin_url, f"roboscope_bench_history_{mode}") for mode in ("signed", "unsigned")}
     servers = {}
@@ -83,10 +112,16 @@ def write_path(args, key_file):
         for repeat in range(args.repeat):
             for mode in (list(urls) if repeat % 2 == 0 else list(urls)[::-1]):
                 sampler = sample_lock_waits(args.admin_url, urls[mode].rsplit("/", 1)[1], args.seconds)
+                database = postgres_pids()
+                before = (cpu_seconds([servers[mode][0].pid]), cpu_seconds(database))
                 result = post_markers(servers[mode][1], args.clients, args.seconds, sessions[mode])
+                after = (cpu_seconds([servers[mode][0].pid]), cpu_seconds(database))
                 waiting, active = lock_waits(sampler)
+                requests = max(1, result["requests_per_second"] * args.seconds)
                 runs[mode].append({"per_second": result["requests_per_second"], "p99_ms": result["p99_ms"],
-                                   "non_2xx": result["non_2xx"], "lock_waiters": waiting, "active_backends": active})
+                                   "non_2xx": result["non_2xx"], "lock_waiters": waiting, "active_backends": active,
+                                   "server_cpu_us": (after[0] - before[0]) / requests * 1e6,
+                                   "postgres_cpu_us": (after[1] - before[1]) / requests * 1e6})
         # Every event written is covered by a checkpoint within a few intervals.
         size = int(psql(urls["signed"], "SELECT coalesce(max(size), 0) FROM eventlog.tenant_logs"))
         deadline = time.time() + 60
@@ -110,6 +145,8 @@ def write_path(args, key_file):
                     "non_2xx": sum(run["non_2xx"] for run in runs[mode]),
                     "lock_waiters": statistics.median(run["lock_waiters"] or 0 for run in runs[mode]),
                     "active_backends": statistics.median(run["active_backends"] or 0 for run in runs[mode]),
+                    "server_cpu_us": statistics.median(run["server_cpu_us"] for run in runs[mode]),
+                    "postgres_cpu_us": statistics.median(run["postgres_cpu_us"] for run in runs[mode]),
                     "runs": runs[mode]} for mode in urls}
     pairs = [signed["per_second"] / unsigned["per_second"] for signed, unsigned in zip(runs["signed"], runs["unsigned"])]
     return {"modes": modes, "pair_ratios": pairs, "signed_over_unsigned": statistics.median(pairs),
@@ -202,6 +239,9 @@ def main():
           f"{write['signed_over_unsigned']:.3f} ({', '.join(f'{r:.2f}' for r in write['pair_ratios'])}; target >= 0.95)")
     print("  backends of the database waiting on a lock / active, median of the runs' means: "
           + ", ".join(f"{mode} {figures['lock_waiters']:.1f} / {figures['active_backends']:.1f}"
+                      for mode, figures in write["modes"].items()))
+    print("  CPU per marker, median of the runs: "
+          + ", ".join(f"{mode} server {figures['server_cpu_us']:.0f} us + Postgres {figures['postgres_cpu_us']:.0f} us"
                       for mode, figures in write["modes"].items()))
     lag = write["checkpoint_lag_s"]
     print(f"checkpoint lag over {lag['events']} events: p50 {lag['p50']:.2f} s, p99 {lag['p99']:.2f} s, "
