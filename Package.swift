@@ -78,7 +78,9 @@ let package = Package(
         .target(name: "RoboscopeWire"),
         // Verifiable history's pure parts (RFC 9162's tree and proofs, signed notes,
         // checkpoints): shared by the server and RoboscopeKit's verifier.
-        .target(name: "RoboscopeProofs", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(
+            name: "RoboscopeProofs",
+            dependencies: ["RoboscopeWire", .product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "RoboscopeDomain", dependencies: ["RoboscopeGeometry", "RoboscopeWire"]),
         .target(
             name: "RoboscopeAuth",
@@ -217,7 +219,8 @@ let package = Package(
         .testTarget(name: "RoboscopeGeometryTests", dependencies: ["RoboscopeGeometry"]),
         .testTarget(name: "RoboscopeWireTests", dependencies: ["RoboscopeWire"]),
         // RFC 9162's checks against transparency-dev/merkle's test vectors (Vectors/README.md).
-        .testTarget(name: "RoboscopeProofsTests", dependencies: ["RoboscopeProofs"], exclude: ["Vectors"]),
+        .testTarget(
+            name: "RoboscopeProofsTests", dependencies: ["RoboscopeProofs", "RoboscopeWire"], exclude: ["Vectors"]),
         // A clock the unit tests drive by hand (TestInstant), shared by two test targets.
         .target(name: "TestInstants", path: "Tests/TestInstants"),
         .testTarget(

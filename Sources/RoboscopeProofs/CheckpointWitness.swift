@@ -1,3 +1,5 @@
+import RoboscopeWire
+
 /// A log's newest signed checkpoint as something outside the database saw it: what the
 /// checkpointer records after each commit and compares before each signature, and
 /// `/integrity` compares with the database. A database rolled back to an earlier backup

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RoboscopeWire
 
 /// The service's history key (Ed25519): it signs every append and every checkpoint. Made
 /// from a 32-byte seed (`roboscope keygen`), which is read from a file and never stored

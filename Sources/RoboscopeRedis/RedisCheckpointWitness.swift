@@ -1,4 +1,5 @@
 import RoboscopeProofs
+import RoboscopeWire
 import Synchronization
 
 /// Each log's newest signed checkpoint in Redis (`roboscope:checkpoint:<origin>`), kept

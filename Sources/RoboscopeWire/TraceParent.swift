@@ -42,7 +42,8 @@ public struct TraceParent: Hashable, Sendable, CustomStringConvertible {
         sampled: Bool = true, using generator: inout Generator
     ) -> TraceParent {
         TraceParent(
-            traceID: hex(nonZeroBytes(16, using: &generator)), parentID: hex(nonZeroBytes(8, using: &generator)),
+            traceID: Hex.encode(nonZeroBytes(16, using: &generator)),
+            parentID: Hex.encode(nonZeroBytes(8, using: &generator)),
             flags: sampled ? 1 : 0)
     }
 
@@ -60,7 +61,7 @@ public struct TraceParent: Hashable, Sendable, CustomStringConvertible {
     public var sampled: Bool { flags & 1 == 1 }
 
     /// The header as version `00` writes it.
-    public var header: String { "00-\(traceID)-\(parentID)-\(Self.hex([flags]))" }
+    public var header: String { "00-\(traceID)-\(parentID)-\(Hex.encode([flags]))" }
 
     public var description: String { header }
 
@@ -82,17 +83,6 @@ public struct TraceParent: Hashable, Sendable, CustomStringConvertible {
             let bytes = (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
             if bytes.contains(where: { $0 != 0 }) { return bytes }
         }
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 

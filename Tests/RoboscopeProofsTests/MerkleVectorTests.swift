@@ -1,5 +1,6 @@
 import Foundation
 import RoboscopeProofs
+import RoboscopeWire
 import Testing
 
 /// RoboscopeProofs against a public implementation: transparency-dev/merkle's vectors.

@@ -1,5 +1,6 @@
 import Foundation
 import RoboscopeProofs
+import RoboscopeWire
 
 /// What a verifier keeps between runs (DESIGN.md, "Verifying offline"): the key it pinned
 /// (given, or seen first) and the newest checkpoint it verified. A later checkpoint must

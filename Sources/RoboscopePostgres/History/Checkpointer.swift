@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Metrics
 import RoboscopeProofs
+import RoboscopeWire
 
 /// Signs each tenant's tree while it grows (DESIGN.md, "Verifiable history"): every
 /// `interval`, for each tenant whose log holds events no checkpoint covers, it extends

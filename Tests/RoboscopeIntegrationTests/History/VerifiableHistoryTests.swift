@@ -1,6 +1,7 @@
 import Foundation
 import RoboscopeProofs
 import Testing
+import RoboscopeWire
 
 /// Verifiable history end to end (DESIGN.md, "Verifiable history"; docs/investigations.md):
 /// a real server signs its appends and checkpoints with the tests' key; `roboscope-client
