@@ -129,6 +129,16 @@ def wait(driver, condition, what, seconds=10):
         return None
 
 
+def wait_for(condition, what, seconds=30):
+    """`wait` for a condition outside the browser (the database's state)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            check(False, f"{what} (timed out after {seconds} s)")
+            return
+        time.sleep(0.1)
+
+
 def plan_markers(driver):
     """What the plan shows: marker id -> its corners on the floor plan."""
     return {g.get_attribute("data-id"): g.get_attribute("data-points")
@@ -180,10 +190,8 @@ def main():
                     "--checkpoint-interval", "0.2")
     session, markers = script_history(server)
     written = int(psql(database_url, "SELECT size FROM eventlog.tenant_logs"))
-    for _ in range(300):
-        if int(psql(database_url, "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints")) >= written:
-            break
-        time.sleep(0.1)
+    wait_for(lambda: int(psql(database_url, "SELECT coalesce(max(size), 0) FROM eventlog.checkpoints")) >= written,
+             "a checkpoint covers the scripted history")
     driver = browser()
     try:
         # No id yet: the tenant's sessions, newest first, filterable; a click opens one.

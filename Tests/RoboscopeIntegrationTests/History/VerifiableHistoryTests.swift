@@ -86,6 +86,18 @@ import RoboscopeWire
         )
     }
 
+    /// A forgery is caught both ways: `roboscope-client verify` exits 1 with a line that
+    /// holds `failure`, and `/integrity` is not intact, naming `firstInvalid` first.
+    static func expectCaught(
+        _ setup: Setup, failure: String, firstInvalid: Int64, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let outcome = try await verify(setup)
+        #expect(outcome.status == 1, "\(outcome.output)", sourceLocation: sourceLocation)
+        #expect(outcome.output.contains(failure), "\(outcome.output)", sourceLocation: sourceLocation)
+        let integrity = try await integrity(setup)
+        #expect(!integrity.intact && integrity.firstInvalid == firstInvalid, sourceLocation: sourceLocation)
+    }
+
     @Test func anHonestLogVerifiesAndKeepsVerifyingAsItGrows() async throws {
         let setup = try await Self.setUp("history_honest")
         defer { setup.server.stopWithoutWaiting() }
@@ -165,11 +177,8 @@ import RoboscopeWire
                 """)
         }
         _ = try await Self.checkpointed(setup)
-        let outcome = try await Self.verify(setup)
-        #expect(outcome.status == 1, "\(outcome.output)")
-        #expect(outcome.output.contains("tenant_seq \(before + 1): no signature of the service covers it"))
-        let integrity = try await Self.integrity(setup)
-        #expect(!integrity.intact && integrity.firstInvalid == before + 1)
+        try await Self.expectCaught(
+            setup, failure: "tenant_seq \(before + 1): no signature of the service covers it", firstInvalid: before + 1)
     }
 
     /// The same forgery as the role the service connects as (`migrate --service-role`): it
@@ -206,13 +215,9 @@ import RoboscopeWire
             return number
         }
         _ = try await Self.checkpointed(setup)
-        let outcome = try await Self.verify(setup)
-        #expect(outcome.status == 1)
-        #expect(
-            outcome.output.contains("tenant_seq \(forged): its append's signature (events \(forged) to \(forged))"),
-            "\(outcome.output)")
-        let integrity = try await Self.integrity(setup)
-        #expect(!integrity.intact && integrity.firstInvalid == forged)
+        try await Self.expectCaught(
+            setup, failure: "tenant_seq \(forged): its append's signature (events \(forged) to \(forged))",
+            firstInvalid: forged)
     }
 
     @Test func anEditedPastEventIsNamedWhetherItsHashIsKeptOrRecomputed() async throws {
@@ -243,13 +248,8 @@ import RoboscopeWire
         let first = try scalar(
             setup.databaseURL, "SELECT first_seq FROM eventlog.append_signatures WHERE 4 BETWEEN first_seq AND last_seq"
         )
-        let recomputed = try await Self.verify(setup)
-        #expect(recomputed.status == 1)
-        #expect(
-            recomputed.output.contains("tenant_seq \(first): its append's signature (events \(first) to"),
-            "\(recomputed.output)")
-        let unsigned = try await Self.integrity(setup)
-        #expect(!unsigned.intact && unsigned.firstInvalid == first)
+        try await Self.expectCaught(
+            setup, failure: "tenant_seq \(first): its append's signature (events \(first) to", firstInvalid: first)
     }
 
     @Test func aDeletedStreamTailIsNamed() async throws {
@@ -261,14 +261,10 @@ import RoboscopeWire
         let number = try scalar(
             setup.databaseURL, "SELECT tenant_seq FROM eventlog.events WHERE type = 'marker.updated' LIMIT 1")
         try await Self.asOwner(setup, ["DELETE FROM eventlog.events WHERE tenant_seq = \(number)"])
-        let outcome = try await Self.verify(setup)
-        #expect(outcome.status == 1)
-        #expect(outcome.output.contains("tenant_seq \(number): missing"), "\(outcome.output)")
         let first = try scalar(
             setup.databaseURL,
             "SELECT first_seq FROM eventlog.append_signatures WHERE \(number) BETWEEN first_seq AND last_seq")
-        let integrity = try await Self.integrity(setup)
-        #expect(!integrity.intact && integrity.firstInvalid == first)
+        try await Self.expectCaught(setup, failure: "tenant_seq \(number): missing", firstInvalid: first)
     }
 
     /// The database restored from a backup taken before the last writes: the log is
