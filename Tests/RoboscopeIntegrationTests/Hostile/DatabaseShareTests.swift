@@ -46,6 +46,11 @@ import Testing
         try await eventually("one of acme's reads runs, two wait in acme's line", within: 20) {
             try await server.metric("roboscope_pool_jobs_waiting{pool=\"postgres\"}") == 2
         }
+        // The running read is taken off the pool's queue before its statement reaches the
+        // lock: a clean-clone run asked in between and found none waiting yet.
+        try await eventually("acme's running read waits on the table's lock", within: 20) {
+            try await QueryBoundsTests.waitingOnLocks(databaseURL, in: Self.markersStatement) >= 1
+        }
         #expect(
             try await QueryBoundsTests.waitingOnLocks(databaseURL, in: Self.markersStatement) == 1,
             "acme holds one connection of two, its share")
