@@ -925,20 +925,26 @@ def verifiable_history(r, data):
           "transaction, a checkpoint a second), one without. Lock waiters: how many of the database's backends "
           "waited on a lock, sampled every 100 ms (one tenant's appends queue on its log's row until they "
           "commit), beside how many were active; the median of the runs' means. CPU per marker: the server's "
-          "process and every Postgres process, over each run, per marker created.", "",
-          "| mode | markers/s | p99 ms | non-2xx | lock waiters | active backends | server CPU µs | Postgres CPU µs |",
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "process and every Postgres process, over each run, per marker created. Requests per append: the "
+          "requests one append transaction carried (`AppendCombiner`; one signature each), from the server's "
+          "/metrics.", "",
+          "| mode | markers/s | p99 ms | non-2xx | lock waiters | active backends | server CPU µs | Postgres CPU µs "
+          "| requests per append |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
     def figure(m, key, digits):
         return f"{m[key]:.{digits}f}" if key in m else "-"
     for mode, m in modes.items():
         r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} | "
               f"{figure(m, 'lock_waiters', 1)} | {figure(m, 'active_backends', 1)} | "
-              f"{figure(m, 'server_cpu_us', 0)} | {figure(m, 'postgres_cpu_us', 0)} |")
+              f"{figure(m, 'server_cpu_us', 0)} | {figure(m, 'postgres_cpu_us', 0)} | "
+              f"{figure(m, 'requests_per_append', 2)} |")
     lag = write["checkpoint_lag_s"]
     pairs = ", ".join(f"{ratio:.2f}" for ratio in write.get("pair_ratios", []))
+    cpu = (f" CPU per marker (server and Postgres), unsigned / signed, the median of the pairs: "
+           f"{write['cpu_unsigned_over_signed']:.3f}." if "cpu_unsigned_over_signed" in write else "")
     r.add("", f"Signed / unsigned, the median of the runs' pairs: {write['signed_over_unsigned']:.3f} ({pairs}; "
-          "each pair in the other order than the last). Both modes number each tenant's events (`tenant_logs`); "
+          f"each pair in the other order than the last).{cpu} Both modes number each tenant's events (`tenant_logs`); "
           "the build before verifiable history, without that, is not in this comparison. Checkpoint lag (an event's append to the first "
           f"checkpoint that covers it) over the {lag['events']:,} events of the signed runs: p50 {lag['p50']:.2f} s, "
           f"p99 {lag['p99']:.2f} s, max {lag['max']:.2f} s.", "",

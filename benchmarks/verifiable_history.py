@@ -20,7 +20,7 @@ import argparse, http.client, json, os, random, statistics, subprocess, sys, tem
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, machine, percentile, post_markers, psql, sessions_in, start_server  # noqa: E402
+from write_path import exchange, free_port, machine, percentile, post_markers, psql, sessions_in, start_server  # noqa: E402
 
 
 def deployment(kind):
@@ -81,6 +81,18 @@ def cpu_seconds(pids):
     return total / os.sysconf("SC_CLK_TCK")
 
 
+def append_counters(port):
+    """The server's appends so far: (transactions, requests), from its /metrics; their
+    ratio over a run is the mean group of requests one append transaction carried."""
+    _, text = exchange(port, "GET", "/metrics")
+    counts = {}
+    for line in text.decode().splitlines():
+        name, _, value = line.partition(" ")
+        if name in ("roboscope_append_transactions_total", "roboscope_append_requests_total"):
+            counts[name] = float(value)
+    return counts.get("roboscope_append_transactions_total", 0), counts.get("roboscope_append_requests_total", 0)
+
+
 def postgres_pids():
     """Every process of the Postgres server (backends come and go; each run counts those
     alive at its end, and a backend of either database lives as long as its pool)."""
@@ -114,14 +126,17 @@ def write_path(args, key_file):
                 sampler = sample_lock_waits(args.admin_url, urls[mode].rsplit("/", 1)[1], args.seconds)
                 database = postgres_pids()
                 before = (cpu_seconds([servers[mode][0].pid]), cpu_seconds(database))
+                appends_before = append_counters(servers[mode][1])
                 result = post_markers(servers[mode][1], args.clients, args.seconds, sessions[mode])
                 after = (cpu_seconds([servers[mode][0].pid]), cpu_seconds(database))
+                appends = [now - then for now, then in zip(append_counters(servers[mode][1]), appends_before)]
                 waiting, active = lock_waits(sampler)
                 requests = max(1, result["requests_per_second"] * args.seconds)
                 runs[mode].append({"per_second": result["requests_per_second"], "p99_ms": result["p99_ms"],
                                    "non_2xx": result["non_2xx"], "lock_waiters": waiting, "active_backends": active,
                                    "server_cpu_us": (after[0] - before[0]) / requests * 1e6,
-                                   "postgres_cpu_us": (after[1] - before[1]) / requests * 1e6})
+                                   "postgres_cpu_us": (after[1] - before[1]) / requests * 1e6,
+                                   "requests_per_append": appends[1] / max(1, appends[0])})
         # Every event written is covered by a checkpoint within a few intervals.
         size = int(psql(urls["signed"], "SELECT coalesce(max(size), 0) FROM eventlog.tenant_logs"))
         deadline = time.time() + 60
@@ -147,9 +162,13 @@ def write_path(args, key_file):
                     "active_backends": statistics.median(run["active_backends"] or 0 for run in runs[mode]),
                     "server_cpu_us": statistics.median(run["server_cpu_us"] for run in runs[mode]),
                     "postgres_cpu_us": statistics.median(run["postgres_cpu_us"] for run in runs[mode]),
+                    "requests_per_append": statistics.median(run["requests_per_append"] for run in runs[mode]),
                     "runs": runs[mode]} for mode in urls}
     pairs = [signed["per_second"] / unsigned["per_second"] for signed, unsigned in zip(runs["signed"], runs["unsigned"])]
+    cpu = lambda run: run["server_cpu_us"] + run["postgres_cpu_us"]
+    cpu_pairs = [cpu(unsigned) / cpu(signed) for signed, unsigned in zip(runs["signed"], runs["unsigned"])]
     return {"modes": modes, "pair_ratios": pairs, "signed_over_unsigned": statistics.median(pairs),
+            "cpu_unsigned_over_signed": statistics.median(cpu_pairs),
             "checkpoint_lag_s": {"p50": float(lag[0]), "p99": float(lag[1]), "max": float(lag[2]),
                                  "events": int(lag[3])},
             "append_signatures": signatures}
@@ -215,8 +234,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--admin-url", required=True, help="a database URL of the server; fresh databases are made next to it")
     parser.add_argument("--binary", required=True)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=9)
+    # Short runs, many pairs: this shared machine's speed drifts by 20% over tens of
+    # seconds, and a pair of runs a few seconds apart sees the same machine.
+    parser.add_argument("--seconds", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--events", type=int, default=1_000_000, help="the size of the log the proofs are asked of")
@@ -243,6 +264,9 @@ def main():
     print("  CPU per marker, median of the runs: "
           + ", ".join(f"{mode} server {figures['server_cpu_us']:.0f} us + Postgres {figures['postgres_cpu_us']:.0f} us"
                       for mode, figures in write["modes"].items()))
+    print(f"  CPU per marker, unsigned / signed, median of the pairs: {write['cpu_unsigned_over_signed']:.3f}")
+    print("  requests per append transaction, median of the runs: "
+          + ", ".join(f"{mode} {figures['requests_per_append']:.2f}" for mode, figures in write["modes"].items()))
     lag = write["checkpoint_lag_s"]
     print(f"checkpoint lag over {lag['events']} events: p50 {lag['p50']:.2f} s, p99 {lag['p99']:.2f} s, "
           f"max {lag['max']:.2f} s (target p99 < 2 s)")

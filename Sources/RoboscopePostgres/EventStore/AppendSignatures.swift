@@ -32,17 +32,16 @@ enum AppendSignatures {
         }
     }
 
-    /// The statement that stores `signatures`, with its values written in, so that it can
-    /// lead a script that ends in `COMMIT` (a script takes no parameters); empty for none. A tenant's name holds
-    /// only `[A-Za-z0-9._:-]`, a signature base64; quotes are doubled all the same.
-    static func insertStatement(_ signatures: [Signature]) -> String {
-        guard !signatures.isEmpty else { return "" }
-        let rows = signatures.map { signature in
-            let tenant = signature.tenant.replacingOccurrences(of: "'", with: "''")
-            return "('\(tenant)', \(signature.firstSeq), \(signature.lastSeq), "
-                + "decode('\(Data(signature.signature).base64EncodedString())', 'base64'))"
+    /// The statement that stores one signature (prepared, as the append is).
+    static let insertStatement =
+        "INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature) "
+        + "VALUES ($1, $2::bigint, $3::bigint, decode($4, 'base64'))"
+
+    /// The statements that store `signatures`, one each (a combined append of several
+    /// tenants has several), to run in the append's transaction.
+    static func inserts(_ signatures: [Signature]) -> [PGConnection.PipelinedStatement] {
+        signatures.map {
+            .init(insertStatement, [$0.tenant, $0.firstSeq, $0.lastSeq, Data($0.signature).base64EncodedString()])
         }
-        return "INSERT INTO eventlog.append_signatures (tenant, first_seq, last_seq, signature) VALUES "
-            + rows.joined(separator: ", ") + "; "
     }
 }

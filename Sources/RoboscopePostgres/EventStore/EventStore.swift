@@ -151,17 +151,20 @@ public struct EventStore: Sendable {
         guard let signer else { return try appendRows(document, on: connection).map(\.appended) }
         if connection.isInTransaction {
             let rows = try appendRows(document, on: connection)
-            try connection.execute(
-                AppendSignatures.insertStatement(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)))
+            try connection.pipeline(
+                AppendSignatures.inserts(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)))
             return rows.map(\.appended)
         }
         do {
             do {
-                let rows = try beginAndAppendRows(document, on: connection)
+                // Two round trips, as the append and its signatures need: `BEGIN` with the
+                // append, then the signatures with `COMMIT`.
+                let rows = try appendRows(document, on: connection) {
+                    try connection.pipeline([.init("BEGIN"), .init(appendStatement, [document])])[1]
+                }
                 let signatures = try AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)
-                // The signatures and the commit in one round trip, as the append alone was one.
                 do {
-                    try connection.execute(AppendSignatures.insertStatement(signatures) + "COMMIT")
+                    try connection.pipeline(AppendSignatures.inserts(signatures) + [.init("COMMIT")])
                 } catch let error as PGError where error.kind == .connection {
                     throw PGError(.commitUnknown, "the connection broke before the commit's answer: \(error.message)")
                 }
@@ -184,21 +187,9 @@ public struct EventStore: Sendable {
         var logEntry: AppendSignatures.LogEntry?
     }
 
-    static let appendColumns = "event_position, event_version, event_tenant, event_tenant_seq, event_hash"
-
-    /// `BEGIN` and the append in one round trip (a script of two statements, the document
-    /// dollar-quoted), unless the document holds the quote's tag: then one after the other.
-    static func beginAndAppendRows(_ document: String, on connection: PGConnection) throws -> [AppendedRow] {
-        let tag = "$roboscope_append$"
-        guard !document.contains(tag) else {
-            try connection.execute("BEGIN")
-            return try appendRows(document, on: connection)
-        }
-        return try appendRows(document, on: connection) {
-            try connection.execute(
-                "BEGIN; SELECT \(appendColumns) FROM eventlog.append(\(tag)\(document)\(tag)::jsonb)")
-        }
-    }
+    static let appendStatement =
+        "SELECT event_position, event_version, event_tenant, event_tenant_seq, event_hash "
+        + "FROM eventlog.append($1::jsonb)"
 
     static func appendRows(
         _ document: String, on connection: PGConnection,
@@ -207,8 +198,7 @@ public struct EventStore: Sendable {
         do {
             let result =
                 try statement?()
-                ?? connection.query(
-                    prepared: "SELECT \(appendColumns) FROM eventlog.append($1::jsonb)", [document])
+                ?? connection.query(prepared: appendStatement, [document])
             return try (0..<result.rowCount).map { index in
                 let row = RowReader(result, row: index, source: "eventlog.append")
                 let appended = Appended(position: try row.int64(0), version: try row.int64(1))

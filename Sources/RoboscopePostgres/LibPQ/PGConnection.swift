@@ -69,7 +69,12 @@ public final class PGConnection {
     /// True inside a transaction the caller began (`BEGIN`, `transaction`).
     public var isInTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
 
-    public var isBroken: Bool { isOnStandby || PQstatus(handle) != CONNECTION_OK }
+    /// Also when a pipeline could not be finished (`pipeline(_:ending:)`): results are
+    /// still pending, which no later statement can get past.
+    public var isBroken: Bool { isLost || PQpipelineStatus(handle) != PQ_PIPELINE_OFF }
+
+    /// The connection is gone, or serves no writes (`isOnStandby`).
+    private var isLost: Bool { isOnStandby || PQstatus(handle) != CONNECTION_OK }
 
     /// Runs one statement with parameters (`$1`, `$2`, …); nil is SQL NULL.
     @discardableResult
@@ -160,7 +165,7 @@ public final class PGConnection {
                 PQresultErrorField(result, code).map { String(cString: $0) }
             }
             let message = field(Int32(UInt8(ascii: "M"))) ?? Self.trimmed(String(cString: PQresultErrorMessage(result)))
-            if isBroken {
+            if isLost {
                 throw PGError(.connection, message)
             }
             var sqlState = field(Int32(UInt8(ascii: "C")))
