@@ -116,13 +116,17 @@ import WebSocketCodec
         let server = try await Self.shared.get().server
         let (_, session) = try await session(server)
         let socket = try WebSocketClient(port: server.wsPort)
-        let firstExpiry = ContinuousClock.now + .seconds(3)
-        #expect(try await authenticate(socket, try jwt(lifetime: 3))["op"] == "authenticated")
+        let first = try jwt(lifetime: 3)
+        // A second socket on the same token, not refreshed: its close says when the
+        // server counted the token expired.
+        let control = try WebSocketClient(port: server.wsPort)
+        #expect(try await authenticate(control, first)["op"] == "authenticated")
+        #expect(try await authenticate(socket, first)["op"] == "authenticated")
         #expect(try await subscribe(socket, "work_session:\(session)")["op"] == "subscribed")
         try socket.send(["op": "auth", "token": .string(try jwt(lifetime: 300))])
         #expect(try await socket.next(op: "authenticated")["subject"] == "fitter-1")
-        // Past the first token's exp (what this test is about: time itself): still open, still subscribed.
-        try await Task.sleep(until: firstExpiry + .seconds(1))
+        #expect(try await control.closeFrame(timeout: 15)?.code == .unauthorized)
+        // Past the first token's exp: still open, still subscribed.
         let writer = Tokens.bearer(try jwt())
         let marker = try await server.client.send(
             "POST", "/api/v1/markers",
