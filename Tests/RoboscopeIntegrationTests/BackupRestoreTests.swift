@@ -81,14 +81,15 @@ import RoboscopePostgres
         #expect(await server.terminate() == 0)
     }
 
-    /// A file dumped before events named their tenant (no last column) restores with each
-    /// event given its space's tenant, as the migration gave the stored ones.
+    /// A file dumped before events named their tenant (without the last two columns, tenant
+    /// and tenant_seq) restores with each event given its space's tenant and its number in
+    /// the tenant's log, as the migrations gave the stored ones; appends carry on after them.
     @Test func aDumpOfTheLastReleaseRestoresWithItsTenants() async throws {
         let (sourceURL, _, _) = try await Self.source()
         let file = try await Self.dump(sourceURL)
         defer { try? FileManager.default.removeItem(at: file) }
         let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { line in
-            line.split(separator: "\t", omittingEmptySubsequences: false).dropLast().joined(separator: "\t")
+            line.split(separator: "\t", omittingEmptySubsequences: false).dropLast(2).joined(separator: "\t")
         }
         try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
 
@@ -101,6 +102,70 @@ import RoboscopePostgres
         let copy = try TestDatabase.connect(target)
         let unnamed = try copy.query("SELECT count(*) FROM eventlog.events WHERE tenant IS DISTINCT FROM 'default'")
         #expect(unnamed.int64(0, 0) == 0)
+        let numbered = try copy.query(
+            """
+            SELECT count(*), count(*) FILTER (WHERE tenant_seq = n), (SELECT size FROM eventlog.tenant_logs)
+            FROM (SELECT tenant_seq, row_number() OVER (ORDER BY position) AS n FROM eventlog.events) e
+            """)
+        #expect(numbered.int64(0, 0) == numbered.int64(0, 1) && numbered.int64(0, 0) == numbered.int64(0, 2))
+    }
+
+    /// Verifiable history survives a dump and a restore (docs/operations.md): each event
+    /// keeps its number in its tenant's log, the appends' signatures, checkpoints and stored
+    /// subtrees come along, and a server of the same deployment and key carries on: its
+    /// appends continue the log, its checkpointer signs again (the witness in Redis sees a
+    /// log that grew, not one rolled back), and `roboscope-client verify --events` passes.
+    @Test func aRestoredLogStillVerifiesAndItsDeploymentCarriesOn() async throws {
+        let sourceURL = try await TestDatabase.fresh("backup_signed")
+        let deployment = TestHistoryKey.deployment(of: sourceURL)
+        let signing = [
+            "--signing-key-file", try TestHistoryKey.path(), "--checkpoint-interval", "0.2", "--deployment-name",
+            deployment,
+        ]
+        let source = try await ServerProcess(databaseURL: sourceURL, extraArguments: signing)
+        let fixtures = Fixtures(client: source.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        for _ in 0..<5 { _ = try await fixtures.marker(in: session) }
+        let size = try TestDatabase.connect(sourceURL).query("SELECT size FROM eventlog.tenant_logs").int64(0, 0) ?? 0
+        try await eventually("a checkpoint covers the source's \(size) events") {
+            try TestDatabase.connect(sourceURL).query("SELECT coalesce(max(size), 0) FROM eventlog.checkpoints")
+                .int64(0, 0) == size
+        }
+        #expect(await source.terminate() == 0)
+        let file = try await Self.dump(sourceURL)
+        defer {
+            for suffix in ["", ".append_signatures", ".checkpoints", ".merkle_nodes"] {
+                try? FileManager.default.removeItem(atPath: file.path + suffix)
+            }
+        }
+
+        let target = try await TestDatabase.fresh("backup_signed_target")
+        let restored = try await CommandRunner.script("deploy/backup/restore-events", [target, file.path])
+        #expect(restored.status == 0, "\(restored.output)")
+        #expect(try await CommandRunner.roboscope(["rebuild", "--database-url", target]).status == 0)
+        let copy = try TestDatabase.connect(target)
+        #expect(try copy.query("SELECT size FROM eventlog.tenant_logs").int64(0, 0) == size)
+
+        let server = try await ServerProcess(databaseURL: target, extraArguments: signing)
+        _ = try await Fixtures(client: server.client).marker(in: session)
+        let grown = try #require(try copy.query("SELECT size FROM eventlog.tenant_logs").int64(0, 0))
+        #expect(grown > size)
+        #expect(try copy.query("SELECT max(tenant_seq) FROM eventlog.events").int64(0, 0) == grown)
+        try await eventually("the restored deployment signs a checkpoint of its grown log") {
+            try copy.query("SELECT coalesce(max(size), 0) FROM eventlog.checkpoints").int64(0, 0) == grown
+        }
+        let integrity = try await server.client.get("/api/v1/integrity")
+        #expect(integrity.json["intact"] == .bool(true), "\(integrity.json)")
+        #expect(integrity.json["signatures"]?["first_invalid"] == .null, "\(integrity.json)")
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("rbverify-\(UUID())").path
+        let verify = try await CommandRunner.run(
+            ClientProcess.binary,
+            [
+                "verify", "--url", "http://127.0.0.1:\(server.port)", "--state", state, "--key",
+                TestHistoryKey.verifier(sourceURL).description, "--events",
+            ])
+        #expect(verify.status == 0, "\(verify.output)")
+        #expect(await server.terminate() == 0)
     }
 
     @Test func anEventEditedInTheBackupIsNamedAfterTheRestore() async throws {
