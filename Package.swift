@@ -44,6 +44,10 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         // `swift package generate-documentation` for RoboscopeKit's DocC pages.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // Tracing: spans through swift-distributed-tracing's API, exported by swift-otel over
+        // OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md, "Tracing").
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .systemLibrary(
@@ -96,8 +100,13 @@ let package = Package(
             name: "WebSocketCodec",
             dependencies: ["CZlib", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        // Series labelled by tenant, with a bound on how many tenants get a label.
-        .target(name: "RoboscopeMetrics", dependencies: [server("Metrics", "swift-metrics")]),
+        // Series labelled by tenant, with a bound on how many tenants get a label; a write's
+        // trace context as the tracer sees it.
+        .target(
+            name: "RoboscopeMetrics",
+            dependencies: [
+                "RoboscopeWire", server("Metrics", "swift-metrics"), server("Tracing", "swift-distributed-tracing"),
+            ]),
         .target(
             name: "BlockingPool",
             dependencies: [
@@ -129,6 +138,7 @@ let package = Package(
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Tracing", "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -147,6 +157,7 @@ let package = Package(
                 server("Logging", "swift-log"),
                 server("Prometheus", "swift-prometheus"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Tracing", "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -163,6 +174,7 @@ let package = Package(
                 server("Logging", "swift-log"),
                 server("Metrics", "swift-metrics"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Tracing", "swift-distributed-tracing"),
             ]
         ),
         .target(
@@ -206,6 +218,8 @@ let package = Package(
                 server("Hummingbird", "hummingbird"),
                 server("Metrics", "swift-metrics"),
                 server("Prometheus", "swift-prometheus"),
+                server("OTel", "swift-otel"),
+                server("Tracing", "swift-distributed-tracing"),
             ]
         ),
         // The load generator of the gateway benchmark (deploy/local/bench).

@@ -10,6 +10,8 @@ public enum APIServer {
         services: APIServices, metrics: PrometheusCollectorRegistry? = nil
     ) -> Router<RoboscopeRequestContext> {
         let router = Router(context: RoboscopeRequestContext.self)
+        // Outermost: the span covers everything the request costs, named by its route.
+        if services.tracing { router.add(middleware: RequestSpanMiddleware()) }
         if let metrics {
             // Request count and latency by route and status (hummingbird's middleware).
             router.add(middleware: MetricsMiddleware())

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import OTel
 import RoboscopePostgres
 
 /// Options every subcommand shares; flags override the environment, which overrides
@@ -26,11 +27,16 @@ struct CommonOptions: ParsableArguments {
 
     var logFormat: String { (try? Settings.logFormat.value(logFormatFlag)) ?? "text" }
 
-    /// The logging system can be set up once per process; the first JSON logger does it.
-    private static let jsonLogging: Void = LoggingSystem.bootstrap { JSONLogHandler(label: $0) }
+    /// The logging system can be set up once per process; the first logger does it. Each
+    /// line logged within a span names its trace and span (`trace_id`, `span_id`): none
+    /// without tracing (docs/operations.md, "Tracing").
+    private static let jsonLogging: Void = LoggingSystem.bootstrap(
+        { JSONLogHandler(label: $0, metadataProvider: $1) }, metadataProvider: OTel.makeLoggingMetadataProvider())
+    private static let textLogging: Void = LoggingSystem.bootstrap(
+        StreamLogHandler.standardError, metadataProvider: OTel.makeLoggingMetadataProvider())
 
     func logger(_ label: String) -> Logger {
-        if logFormat == "json" { _ = Self.jsonLogging }
+        if logFormat == "json" { _ = Self.jsonLogging } else { _ = Self.textLogging }
         let level =
             (try? Settings.logLevel.resolve(logLevelFlag)).flatMap { $0 }.flatMap { Logger.Level(rawValue: $0) }
             ?? .info

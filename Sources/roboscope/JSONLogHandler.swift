@@ -6,11 +6,13 @@ import RoboscopeDomain
 /// collectors: `time` (RFC 3339, UTC, `Z`), `level`, `label`, `message`, `source` (the
 /// module that logged) and every metadata key (such as `request_id`) at the top level.
 /// A metadata key that is one of those names is kept under `meta_<key>` (a JWK Set's
-/// `source` in "reload failed"), never overwritten.
+/// `source` in "reload failed"), never overwritten. The metadata provider's keys come
+/// first (`trace_id`, `span_id` of the current span: `CommonOptions`).
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -19,7 +21,10 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var fields: [String: String] = [:]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+        let provided = metadataProvider?.get() ?? [:]
+        let merged = provided.merging(metadata, uniquingKeysWith: { $1 }).merging(
+            event.metadata ?? [:], uniquingKeysWith: { $1 })
+        for (key, value) in merged {
             fields[Self.reserved.contains(key) ? "meta_" + key : key] = "\(value)"
         }
         fields["time"] = Self.time(Date())

@@ -74,6 +74,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: Settings.tenantPlansFile.name, help: Settings.tenantPlansFile.help) var tenantPlansFileFlag: String?
     @Option(name: Settings.signingKeyFile.name, help: Settings.signingKeyFile.help) var signingKeyFileFlag: String?
     @Option(name: Settings.deploymentName.name, help: Settings.deploymentName.help) var deploymentNameFlag: String?
+    @Option(name: Settings.otelEndpoint.name, help: Settings.otelEndpoint.help) var otelEndpointFlag: String?
     @Option(name: Settings.checkpointInterval.name, help: Settings.checkpointInterval.help)
     var checkpointIntervalFlag: Double?
     @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag:
@@ -342,6 +343,10 @@ struct Serve: AsyncParsableCommand {
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis] + databases.services
+        // The flag, as swift-otel reads it: from the environment.
+        if let endpoint = otelEndpointFlag { setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1) }
+        let tracing = TracingSetup.isRequested(ProcessInfo.processInfo.environment)
+        if tracing { services.insert(try TracingSetup.start(), at: 0) }
         if redisEndpoint.usesSentinels {
             services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
         }
@@ -368,6 +373,7 @@ struct Serve: AsyncParsableCommand {
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
         api.standby = databases.standby
+        api.tracing = tracing
         api.deploymentName = try Settings.deploymentName.value(deploymentNameFlag)
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
         let verifier = try await authentication(into: &services, logger: logger)
@@ -386,6 +392,7 @@ struct Serve: AsyncParsableCommand {
             configuration.readDatabaseURL = databases.standbyURL
             configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
             configuration.plans = databases.plans
+            configuration.tracing = tracing
             services.append(
                 try Gateway(
                     configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,

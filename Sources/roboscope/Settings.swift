@@ -287,6 +287,15 @@ enum Settings {
     static let checkpointInterval = Setting<Double>(
         "checkpoint-interval", env: "ROBOSCOPE_CHECKPOINT_INTERVAL", default: 1,
         "seconds between a tenant's signed checkpoints while its log grows (api role)")
+    static let otelEndpoint = Setting<String>(
+        "otel-endpoint", env: "OTEL_EXPORTER_OTLP_ENDPOINT", default: nil,
+        shown: "unset: no traces are exported",
+        """
+        the OpenTelemetry collector's OTLP/HTTP base URL, such as `http://otel-collector:4318`: each request, \
+        database job, append and delivery becomes a span exported there; swift-otel reads the other `OTEL_*` \
+        variables ([tracing](#tracing))
+        """
+    )
     static let shutdownTimeout = Setting<Int>(
         "shutdown-timeout", env: "ROBOSCOPE_SHUTDOWN_TIMEOUT", default: 25,
         "seconds SIGTERM waits for in-flight work before cancelling it")
@@ -490,7 +499,7 @@ enum Settings {
         SettingRow(logRefusalsPerSecond),
         SettingRow(tenantPlansFile),
         SettingRow(signingKeyFile), SettingRow(deploymentName), SettingRow(checkpointInterval),
-        SettingRow(shutdownTimeout),
+        SettingRow(otelEndpoint), SettingRow(shutdownTimeout),
         SettingRow(rateLimit), SettingRow(rateBurst), SettingRow(tenantRateLimit), SettingRow(unauthenticatedRateLimit),
         SettingRow(presenceWindow), SettingRow(presenceMaxUsers), SettingRow(realtimeURL), SettingRow(allowedHosts),
         SettingRow(allowedOrigins), SettingRow(trustedProxies), SettingRow(consoleDirectory),

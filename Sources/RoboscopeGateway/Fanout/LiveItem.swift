@@ -12,6 +12,9 @@ struct LiveItem: Sendable {
     /// (nil: nothing, the change cancelled out).
     var presenceDelta: SharedFrame? = nil
     var isPresence = false
+    /// The trace the event's write stored (its append's span when the writer traced):
+    /// its delivery here is a span of that trace.
+    var traceParent: TraceParent? = nil
 }
 
 /// What the tailer answers to a subscription.

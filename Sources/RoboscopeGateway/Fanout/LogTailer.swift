@@ -199,7 +199,10 @@ final class LogTailer: Sendable {
         for delivery in batch {
             for topic in delivery.topics where registry.contains(topic) {
                 guard let frame = SharedFrame.event(delivery, on: topic, logger: logger) else { continue }
-                items.append(LiveItem(topic: topic, position: delivery.cursor.position, frame: frame))
+                items.append(
+                    LiveItem(
+                        topic: topic, position: delivery.cursor.position, frame: frame,
+                        traceParent: delivery.change.traceParent))
             }
         }
         guard !items.isEmpty else { return }

@@ -5,6 +5,7 @@ import RoboscopeAuth
 import RoboscopeDomain
 import RoboscopeMetrics
 import RoboscopePostgres
+import Tracing
 import WebSocketCodec
 import CLinuxSystem
 #if canImport(Glibc)
@@ -48,6 +49,9 @@ final class Shard {
     /// Connections with frames queued by `deliver` since the last `flushDelivered`.
     private var dirty: [Connection] = []
     private var undeliveredMessages = 0
+    /// The spans of the deliveries `deliver` queued (with tracing on), ended once
+    /// `flushDelivered` wrote them.
+    private var deliverySpans: [any Span] = []
     private let clock = ContinuousClock()
     /// Compressors without context, one per window a connection here agreed: a frame is
     /// compressed once, by whichever shard first queues it (docs/websocket.md, "Compression").
@@ -331,7 +335,10 @@ final class Shard {
         // The batch's items hold their frames, so an identifier is not reused within it.
         var compressedForms: [DeflatedKey: SharedFrame] = [:]
         for item in items {
+            var reached = 0
+            defer { traceDelivery(of: item, to: reached) }
             fanout.route(item) { connection, delivery in
+                reached += 1
                 switch delivery {
                 case .send(let frame):
                     connection.enqueue(frame, sharing: &compressedForms)
@@ -348,6 +355,18 @@ final class Shard {
         }
     }
 
+    /// A span of the write's trace for an event this shard handed to `subscribers`
+    /// sockets, ended when they are written (`flushDelivered`).
+    private func traceDelivery(of item: LiveItem, to subscribers: Int) {
+        guard hub.configuration.tracing, subscribers > 0, let trace = item.traceParent else { return }
+        let span = InstrumentationSystem.tracer.startSpan(
+            "roboscope.deliver", context: TraceContext.context(continuing: trace), ofKind: .producer)
+        span.attributes["roboscope.topic"] = item.topic.description
+        span.attributes["roboscope.subscribers"] = subscribers
+        if let position = item.position { span.attributes["roboscope.position"] = position }
+        deliverySpans.append(span)
+    }
+
     /// Writes each connection that `deliver` touched, once. A loop that falls behind
     /// finds several of the tailer's batches queued at once: each subscriber then gets
     /// them all in one `writev`, not one each, so the cost of catching up shrinks as
@@ -361,6 +380,8 @@ final class Shard {
         hub.metrics.delivered(messages: undeliveredMessages, connections: dirty.count)
         undeliveredMessages = 0
         dirty.removeAll(keepingCapacity: true)
+        for span in deliverySpans { span.end() }
+        deliverySpans.removeAll(keepingCapacity: true)
     }
 
     func slowConsumerClosed() {

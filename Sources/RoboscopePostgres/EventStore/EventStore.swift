@@ -4,6 +4,8 @@ import Metrics
 import RoboscopeMetrics
 import RoboscopeDomain
 import RoboscopeProofs
+import RoboscopeWire
+import Tracing
 
 /// Appends batches of events to the log, in one transaction each, through
 /// `eventlog.append`, which checks versions, numbers the events on their topics and
@@ -59,9 +61,33 @@ public struct EventStore: Sendable {
             if let claim { try await IdempotencyKeys(pool: pool).refuseAnswered(claim) }
             return []
         }
-        let appended = try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer))
-        committed(appended)
-        return appended
+        return try await Self.traced(batch) { batch, span in
+            let appended = try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer))
+            committed(appended, in: span)
+            return appended
+        }
+    }
+
+    /// Runs an append of `batch` in a span of its own (`roboscope.append`), with the
+    /// span's context stored in the events' metadata instead of the request's: the
+    /// delivery to subscribers then continues the trace from the append (without a
+    /// tracer there is no span, and the request's `traceparent` stays).
+    static func traced<T>(
+        _ batch: AppendBatch, _ body: (AppendBatch, any Span) async throws -> T
+    ) async throws -> T {
+        try await withSpan("roboscope.append") { span in
+            span.attributes["roboscope.events"] = batch.events.count
+            if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
+            return try await body(stamped(batch, with: TraceContext.current()), span)
+        }
+    }
+
+    /// `batch` with `traceParent` (when there is one) as its events' trace context.
+    static func stamped(_ batch: AppendBatch, with traceParent: TraceParent?) -> AppendBatch {
+        guard let traceParent else { return batch }
+        var batch = batch
+        for index in batch.events.indices { batch.events[index].metadata.traceParent = traceParent }
+        return batch
     }
 
     /// Appends `batch` and stores the answer `answer` makes of what the append returned,
@@ -69,18 +95,20 @@ public struct EventStore: Sendable {
     public func append(
         _ batch: AppendBatch, claim: IdempotencyClaim, answer: @escaping @Sendable ([Appended]) -> StoredAnswer
     ) async throws -> (appended: [Appended], answer: StoredAnswer) {
-        let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: nil))
-        let signer = signer
-        let (appended, stored) = try await pool.translatingErrors { connection in
-            try connection.transaction {
-                let appended = try Self.append(document, signer: signer, on: connection)
-                let stored = answer(appended)
-                try IdempotencyKeys.store(claim, stored, on: connection)
-                return (appended, stored)
+        try await Self.traced(batch) { batch, span in
+            let document = StorageJSON.encodeString(BatchDocument(batch: batch, claim: claim, answer: nil))
+            let signer = signer
+            let (appended, stored) = try await pool.translatingErrors { connection in
+                try connection.transaction {
+                    let appended = try Self.append(document, signer: signer, on: connection)
+                    let stored = answer(appended)
+                    try IdempotencyKeys.store(claim, stored, on: connection)
+                    return (appended, stored)
+                }
             }
+            committed(appended, in: span)
+            return (appended, stored)
         }
-        committed(appended)
-        return (appended, stored)
     }
 
     /// Reads what a write decides on, decides, and appends the decision. The append
@@ -98,24 +126,36 @@ public struct EventStore: Sendable {
         _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch),
         claim: IdempotencyClaim?
     ) async throws -> StoredAnswer {
-        let signer = signer
-        let alone = try await combiner.ifRunnerFree {
-            try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
-                let (answer, batch) = try Self.decide(after: read, decide, claim: claim, on: connection)
-                guard !batch.events.isEmpty else { return (answer, []) }
-                return (answer, try Self.append(batch, claim: claim, answer: answer, signer: signer, on: connection))
+        try await withSpan("roboscope.append") { span in
+            let signer = signer
+            if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
+            // Read here, in the request's task: the decision is made on a pool thread.
+            let trace = TraceContext.current()
+            let alone = try await combiner.ifRunnerFree {
+                try await pool.translatingErrors { connection -> (StoredAnswer, [Appended]) in
+                    let (answer, decided) = try Self.decide(after: read, decide, claim: claim, on: connection)
+                    guard !decided.events.isEmpty else { return (answer, []) }
+                    let batch = Self.stamped(decided, with: trace)
+                    return (
+                        answer, try Self.append(batch, claim: claim, answer: answer, signer: signer, on: connection)
+                    )
+                }
             }
-        }
-        if let (answer, appended) = alone {
-            if !appended.isEmpty { committed(appended) }
+            if let (answer, appended) = alone {
+                span.attributes["roboscope.events"] = appended.count
+                if !appended.isEmpty { committed(appended, in: span) }
+                return answer
+            }
+            let (answer, decided) = try await pool.translatingErrors {
+                try Self.decide(after: read, decide, claim: claim, on: $0)
+            }
+            span.attributes["roboscope.events"] = decided.events.count
+            guard !decided.events.isEmpty else { return answer }
+            let batch = Self.stamped(decided, with: trace)
+            committed(
+                try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer)), in: span)
             return answer
         }
-        let (answer, batch) = try await pool.translatingErrors {
-            try Self.decide(after: read, decide, claim: claim, on: $0)
-        }
-        guard !batch.events.isEmpty else { return answer }
-        committed(try await combiner.append(BatchDocument.Request(batch: batch, claim: claim, answer: answer)))
-        return answer
     }
 
     private static func decide<State>(
@@ -127,7 +167,9 @@ public struct EventStore: Sendable {
         return (answer, batch)
     }
 
-    private func committed(_ appended: [Appended]) {
+    /// `span`: the append's, which names the position of its last event.
+    private func committed(_ appended: [Appended], in span: any Span) {
+        if let last = appended.last { span.attributes["roboscope.position"] = last.position }
         notifier?.signal()
         Self.appendedEvents.increment(by: appended.count)
         // Called in the request's task: its tenant is the pools' owner of the work.

@@ -4,6 +4,7 @@ import Logging
 import RoboscopeDomain
 import RoboscopeMetrics
 import ServiceLifecycle
+import Tracing
 
 extension PGConnection: BlockingConnection {
     public func check() -> Bool {
@@ -25,6 +26,8 @@ public final class PostgresPool: Service, Sendable {
     let pool: BlockingPool<PGConnection>
     /// This view's `statement_timeout` in milliseconds (nil: none).
     public let statementTimeout: Int?
+    /// The pool's name in metrics and spans (`postgres`, `postgres_reports`, ...).
+    public let name: String
 
     /// `tenantShare`: the part of the connections one tenant's requests may hold at once
     /// (`BlockingPool`'s `ownerShare`).
@@ -33,6 +36,7 @@ public final class PostgresPool: Service, Sendable {
         plans: TenantPlans? = nil, name: String = "postgres", logger: Logger
     ) {
         self.url = url
+        self.name = name
         self.statementTimeout = statementTimeout.map(Self.milliseconds)
         var shareOf: (@Sendable (String) -> Double?)?
         if let plans {
@@ -52,22 +56,29 @@ public final class PostgresPool: Service, Sendable {
         max(1, Int(duration.milliseconds))
     }
 
+    /// Runs `body` on a connection of the pool, in a span (`roboscope.db`) from the wait
+    /// for a connection to the job's end.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         let running = RunningStatement()
         let timeout = statementTimeout
-        do {
-            return try await withTaskCancellationHandler {
-                try await pool.withConnection { connection in
-                    try running.start(on: connection)
-                    defer { running.end() }
-                    try connection.useStatementTimeout(milliseconds: timeout)
-                    return try body(connection)
+        return try await withSpan("roboscope.db", ofKind: .client) { span in
+            span.attributes["db.system"] = "postgresql"
+            span.attributes["roboscope.pool"] = name
+            if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
+            do {
+                return try await withTaskCancellationHandler {
+                    try await pool.withConnection { connection in
+                        try running.start(on: connection)
+                        defer { running.end() }
+                        try connection.useStatementTimeout(milliseconds: timeout)
+                        return try body(connection)
+                    }
+                } onCancel: {
+                    running.cancel()
                 }
-            } onCancel: {
-                running.cancel()
+            } catch let error as BlockingPoolError {
+                throw PGError(.connection, "\(error)")
             }
-        } catch let error as BlockingPoolError {
-            throw PGError(.connection, "\(error)")
         }
     }
 
