@@ -125,6 +125,7 @@ let package = Package(
                 "BlockingPool",
                 server("Logging", "swift-log"),
                 server("ServiceLifecycle", "swift-service-lifecycle"),
+                server("Tracing", "swift-distributed-tracing"),
             ]
         ),
         .target(

@@ -1,6 +1,7 @@
 import BlockingPool
 import Logging
 import ServiceLifecycle
+import Tracing
 
 /// The Redis connections of a process: a `BlockingPool` of hiredis contexts whose
 /// failures all surface as `RedisError`.
@@ -20,15 +21,22 @@ public final class RedisPool: Service, Sendable {
     }
 
     public func command(_ arguments: [String]) async throws -> RedisReply {
-        try await withConnection { try $0.command(arguments) }
+        try await withConnection(operation: arguments.first) { try $0.command(arguments) }
     }
 
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (RedisConnection) throws -> T) async throws -> T
-    {
-        do {
-            return try await pool.withConnection(body)
-        } catch let error as BlockingPoolError {
-            throw RedisError(.connection, "\(error)")
+    /// Runs `body` on a connection of the pool, in a span (`roboscope.redis`) from the
+    /// wait for a connection to the job's end; `operation`: its command, when one.
+    public func withConnection<T: Sendable>(
+        operation: String? = nil, _ body: @escaping @Sendable (RedisConnection) throws -> T
+    ) async throws -> T {
+        try await withSpan("roboscope.redis", ofKind: .client) { span in
+            span.attributes["db.system"] = "redis"
+            if let operation { span.attributes["db.operation"] = operation }
+            do {
+                return try await pool.withConnection(body)
+            } catch let error as BlockingPoolError {
+                throw RedisError(.connection, "\(error)")
+            }
         }
     }
 

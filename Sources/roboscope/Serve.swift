@@ -346,7 +346,7 @@ struct Serve: AsyncParsableCommand {
         // The flag, as swift-otel reads it: from the environment.
         if let endpoint = otelEndpointFlag { setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1) }
         let tracing = TracingSetup.isRequested(ProcessInfo.processInfo.environment)
-        if tracing { services.insert(try TracingSetup.start(), at: 0) }
+        if tracing { services.insert(try TracingSetup.start(logger: logger), at: 0) }
         if redisEndpoint.usesSentinels {
             services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
         }

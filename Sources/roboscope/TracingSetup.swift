@@ -1,3 +1,4 @@
+import Logging
 import OTel
 import ServiceLifecycle
 import Tracing
@@ -20,8 +21,11 @@ enum TracingSetup {
 
     /// Makes the tracer the process's and returns the service that exports its spans
     /// (first in the group, so that it stops last and sends what the others ended).
-    static func start() throws -> any Service {
+    /// swift-otel's own warnings go to `logger`, the spans it lost counted
+    /// (`LostSpanCounter`).
+    static func start(logger: Logger) throws -> any Service {
         var configuration = OTel.Configuration.default
+        configuration.diagnosticLogger = .custom(LostSpanCounter.logger(forwardingTo: logger))
         configuration.serviceName = "roboscope"
         configuration.logs.enabled = false
         configuration.metrics.enabled = false

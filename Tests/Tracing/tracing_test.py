@@ -47,6 +47,7 @@ def wait_for(condition, what, seconds=30):
     while time.monotonic() < deadline:
         value = condition()
         if value:
+            print(f"ok   {what}", flush=True)
             return value
         time.sleep(0.05)
     check(False, f"{what} (not within {seconds} s)")
@@ -163,7 +164,8 @@ def main():
     receiver = Receiver()
     server = Server(args.binary, database_url, {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100",
-        "OTEL_BSP_MAX_QUEUE_SIZE": "256", "OTEL_TRACES_SAMPLER": "always_on"})
+        "OTEL_BSP_MAX_QUEUE_SIZE": "16", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "16",
+        "OTEL_TRACES_SAMPLER": "always_on"})
     try:
         space = server.call("POST", "/spaces", {"key": f"trace-{uuid.uuid4()}", "name": "traced"})
         session = server.call("POST", "/work-sessions", {"space_id": space["id"]})["id"]
@@ -217,6 +219,19 @@ def main():
             check(deliver.parent_span_id.hex() == append.span_id.hex(), "the delivery span is the append's child")
             check(attributes(deliver).get("roboscope.subscribers") == 1, "the delivery span counts its subscriber")
             check(received.split("-")[2:3] == [append.span_id.hex()], "the subscriber's traceparent is the append span's")
+        # A heartbeat is a Redis job: its span is the request's child, named by its command.
+        heartbeat_trace = uuid.uuid4().hex
+        server.call("POST", f"/presence/{session}", {"user_id": "ana"},
+                    headers={"traceparent": f"00-{heartbeat_trace}-{'1' * 16}-01"})
+        wait_for(lambda: any(s.name == "roboscope.redis" for s in receiver.of_trace(heartbeat_trace)),
+                 "the heartbeat's trace has its Redis job")
+        heartbeat = receiver.of_trace(heartbeat_trace)
+        put = next((s for s in heartbeat if s.name.startswith("POST ")), None)
+        redis_jobs = [s for s in heartbeat if s.name == "roboscope.redis"]
+        check(put is not None and all(job.parent_span_id == put.span_id for job in redis_jobs)
+              and all(attributes(job).get("db.system") == "redis" for job in redis_jobs),
+              f"{len(redis_jobs)} Redis jobs under the heartbeat's request ({put.name if put else None})")
+
         lines = []
         for text in open(server.log.name).read().splitlines():
             try:
@@ -245,6 +260,22 @@ def main():
               f"gone {gone * 1000:.1f} ms")
         check(max(failing, gone) < max(5 * healthy, healthy + 0.05),
               "a failing or absent collector does not slow writes")
+
+        def lost(reason):
+            text = urllib.request.urlopen(f"{server.base}/metrics", timeout=10).read().decode()
+            for line in text.splitlines():
+                if line.startswith("roboscope_trace_spans_lost_total") and f'reason="{reason}"' in line:
+                    return float(line.rsplit(" ", 1)[1])
+            return None
+        wait_for(lambda: (lost("export_failed") or 0) > 0, "spans the collector did not take are counted as lost")
+        # More spans than the queue holds (OTEL_BSP_MAX_QUEUE_SIZE 16) end between two
+        # exports (every 100 ms): the rest are refused, counted, never waited for.
+        burst = [threading.Thread(target=write_times, args=(20,)) for _ in range(8)]
+        for thread in burst:
+            thread.start()
+        for thread in burst:
+            thread.join()
+        wait_for(lambda: (lost("queue_full") or 0) > 0, "spans past the export queue are counted as lost")
         check(server.process.poll() is None, "the server is still running")
         subscriber.close()
     finally:
