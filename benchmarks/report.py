@@ -913,6 +913,33 @@ def sync_replication(r, data):
           f"{data['sync_over_single_minimal']:.2f}.", "")
 
 
+def tracing(r, data):
+    r.add("## What tracing costs", "")
+    if not data:
+        return r.missing("tracing's cost", "deploy/local/bench tracing")
+    w, f = data["write_path"], data["fanout"]
+    r.add(machine_line(data) + f" Two `serve` instances side by side on databases of their own "
+          "(`benchmarks/tracing.py`), one exporting every span (sampling 1.0) over OTLP/HTTP to a receiver in the "
+          "benchmark's process that reads and drops them, one without tracing; "
+          f"{data['repeat']} alternating pairs of {data['seconds_per_run']}-s runs. Write path: {data['clients']} "
+          f"clients creating markers. Fan-out: {data['subscribers']} subscribers of one session, four writers flat "
+          "out (gateway-load).", "",
+          "| scenario | traced | untraced | traced / untraced (median of pairs) | pairs |",
+          "| --- | ---: | ---: | ---: | --- |",
+          f"| write path (markers/s) | {w['per_second']['on']:,.0f} | {w['per_second']['off']:,.0f} | "
+          f"{w['on_over_off']:.3f} | {', '.join(f'{x:.2f}' for x in w['pair_ratios'])} |",
+          f"| fan-out (messages/s) | {f['messages_per_second']['on']:,.0f} | {f['messages_per_second']['off']:,.0f} | "
+          f"{f['on_over_off']:.3f} | {', '.join(f'{x:.2f}' for x in f['pair_ratios'])} |", "",
+          f"Spans lost by the traced server: {data['lost_spans']:.0f} ({data['exports']:,} exports, "
+          f"{data['exported_bytes'] / 2**20:,.1f} MiB). Tracing unset against the build before tracing (target "
+          ">= 0.98) is not measured here: without an endpoint the only work added is a no-op span per database "
+          "job, Redis job and append.", "")
+    r.target("tracing: write path traced / untraced (same run)", f"{w['on_over_off']:.3f}", ">= 0.9",
+             w["on_over_off"] >= 0.9)
+    r.target("tracing: fan-out traced / untraced (same run)", f"{f['on_over_off']:.3f}", ">= 0.9",
+             f["on_over_off"] >= 0.9)
+
+
 def verifiable_history(r, data):
     r.add("## What verifiable history costs", "")
     if not data:
@@ -1024,6 +1051,7 @@ def main():
     failover(sections, load(args.results, "failover"))
     sync_replication(sections, load(args.results, "sync_replication"))
     verifiable_history(sections, load(args.results, "verifiable_history"))
+    tracing(sections, load(args.results, "tracing"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

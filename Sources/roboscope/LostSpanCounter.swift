@@ -20,9 +20,7 @@ struct LostSpanCounter: LogHandler {
         // Registered at zero: a dashboard shows 0 before the first loss.
         queueFull.increment(by: 0)
         exportFailed.increment(by: 0)
-        var counting = Logger(label: "otel") { _ in LostSpanCounter(forwarding: logger.handler) }
-        counting.logLevel = .warning
-        return counting
+        return Logger(label: "otel") { _ in LostSpanCounter(forwarding: logger.handler) }
     }
 
     func log(event: LogEvent) {

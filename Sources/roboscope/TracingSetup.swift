@@ -26,6 +26,8 @@ enum TracingSetup {
     static func start(logger: Logger) throws -> any Service {
         var configuration = OTel.Configuration.default
         configuration.diagnosticLogger = .custom(LostSpanCounter.logger(forwardingTo: logger))
+        // Its warnings (lost spans) only: not a line per setting it read at start.
+        configuration.diagnosticLogLevel = .warning
         configuration.serviceName = "roboscope"
         configuration.logs.enabled = false
         configuration.metrics.enabled = false
