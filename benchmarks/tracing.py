@@ -14,7 +14,7 @@ alternating pairs of short runs (this shared machine drifts over tens of seconds
 
 Prints a table and writes JSON; started by `deploy/local/bench tracing`.
 """
-import argparse, json, os, statistics, sys, threading, uuid
+import argparse, json, os, statistics, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))

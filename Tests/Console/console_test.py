@@ -13,7 +13,7 @@ authentication is on, and a tablet-width layout. Saves screenshots into docs/con
     console_test.py --binary .build/debug/roboscope --admin-url postgres://…/roboscope --screenshots docs/console
     console_test.py --browser firefox --binary … --admin-url … --screenshots .local/console-firefox
 """
-import argparse, json, os, socket, subprocess, sys, tempfile, time, urllib.request, uuid
+import argparse, json, os, subprocess, sys, tempfile, time, urllib.request, uuid
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -23,23 +23,8 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-failures = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def psql(url, sql):
-    return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qtAc", sql], check=True, capture_output=True, text=True).stdout.strip()
+sys.path.insert(0, os.path.join(REPO, "Tests"))
+from checks import check, failures, free_port, psql, wait_for  # noqa: E402
 
 
 class Server:
@@ -127,16 +112,6 @@ def wait(driver, condition, what, seconds=10):
     except TimeoutException:
         check(False, f"{what} (timed out after {seconds} s)")
         return None
-
-
-def wait_for(condition, what, seconds=30):
-    """`wait` for a condition outside the browser (the database's state)."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            check(False, f"{what} (timed out after {seconds} s)")
-            return
-        time.sleep(0.1)
 
 
 def plan_markers(driver):

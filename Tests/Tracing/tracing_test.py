@@ -14,46 +14,15 @@ spans do not grow any queue without bound.
 
     tracing_test.py --binary .build/debug/roboscope --client .build/debug/roboscope-client --admin-url postgres://…
 """
-import argparse, json, os, socket, statistics, subprocess, sys, tempfile, threading, time, urllib.request, uuid
+import argparse, json, os, statistics, subprocess, sys, tempfile, threading, time, urllib.request, uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import websocket
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-failures = []
-
-
-def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
-    if not condition:
-        failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def psql(url, sql):
-    return subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qtAc", sql], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
-def wait_for(condition, what, seconds=30):
-    """Polls `condition` until it holds; a deadline passed fails the test by name."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            print(f"ok   {what}", flush=True)
-            return value
-        time.sleep(0.05)
-    check(False, f"{what} (not within {seconds} s)")
-    return None
-
-
+sys.path.insert(0, os.path.join(REPO, "Tests"))
+from checks import check, failures, free_port, psql, wait_for  # noqa: E402
 class Receiver:
     """OTLP/HTTP traces: POST /v1/traces with an ExportTraceServiceRequest (protobuf).
     Keeps every span; `status` is what it answers (500 to play a failing collector)."""
