@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bytes_on_the_wire import session_with_markers  # noqa: E402
 from gateway import load  # noqa: E402
-from write_path import exchange, free_port, machine, start_server  # noqa: E402
+from write_path import exchange, free_port, machine, metric, start_server  # noqa: E402
 
 UPGRADE = ("GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
            "Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
@@ -39,14 +39,6 @@ def frame(message):
     length = len(payload)
     head = bytes([0x81, 0x80 | length]) if length < 126 else bytes([0x81, 0x80 | 126]) + struct.pack(">H", length)
     return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-
-
-def metric(port, name):
-    _, body = exchange(port, "GET", "/metrics")
-    total = 0.0
-    for match in re.finditer(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", body.decode(), re.M):
-        total += float(match.group(1))
-    return total
 
 
 def resident_kib(pid):

@@ -10,20 +10,14 @@ of quiet. Polls wait 30 s (the most `wait` allows), which bounds the window.
 
 Writes JSON and prints a table. Started by deploy/local/bench (`polls`).
 """
-import argparse, asyncio, json, re, threading, time
+import argparse, asyncio, json, threading, time
 
 from sync import serve
-from write_path import exchange, fresh_database, machine, psql, request
+from write_path import fresh_database, machine, metric, psql, request
 
 # Seconds before reading pg_stat_database: an idle backend flushes its counts only after
 # 10 s (Postgres 15's PGSTAT_IDLE_INTERVAL), so a shorter wait undercounts.
 SETTLE = 11
-
-
-def metric(port, name):
-    _, body = exchange(port, "GET", "/metrics")
-    match = re.search(rf"^{re.escape(name)} (\S+)$", body.decode(), re.M)
-    return float(match.group(1)) if match else 0.0
 
 
 def transactions(url):

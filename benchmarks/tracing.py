@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import exchange, free_port, machine, post_markers, psql, sessions_in, start_server  # noqa: E402
+from write_path import free_port, fresh_database, machine, metric, post_markers, sessions_in, start_server  # noqa: E402
 
 
 class NullReceiver:
@@ -51,18 +51,6 @@ class NullReceiver:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
-def fresh(admin_url, name):
-    psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    psql(admin_url, f"CREATE DATABASE {name}")
-    return admin_url.rsplit("/", 1)[0] + "/" + name
-
-
-def lost_spans(port):
-    _, text = exchange(port, "GET", "/metrics")
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.decode().splitlines()
-               if line.startswith("roboscope_trace_spans_lost_total"))
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--admin-url", required=True)
@@ -82,7 +70,7 @@ def main():
                "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "20000"}
     try:
         for mode in ("off", "on"):
-            url = fresh(args.admin_url, f"roboscope_bench_tracing_{mode}")
+            url = fresh_database(args.admin_url, f"roboscope_bench_tracing_{mode}")
             saved = dict(os.environ)
             if mode == "on":
                 os.environ.update(tracing)
@@ -105,7 +93,7 @@ def main():
                                          session=fanout_session[mode], server_pid=process.pid,
                                          connections=args.subscribers, threads=2, seconds=args.seconds, rate=0,
                                          writers=4)["messages_per_second"])
-        lost = lost_spans(servers["on"][1])
+        lost = metric(servers["on"][1], "roboscope_trace_spans_lost_total")
     finally:
         for process, *_ in servers.values():
             process.terminate()

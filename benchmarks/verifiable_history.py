@@ -20,19 +20,14 @@ import argparse, http.client, json, os, random, statistics, subprocess, sys, tem
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import exchange, free_port, machine, percentile, post_markers, psql, sessions_in, start_server  # noqa: E402
+from write_path import (  # noqa: E402
+    free_port, fresh_database, machine, metric, percentile, post_markers, psql, sessions_in, start_server)
 
 
 def deployment(kind):
     """A deployment name of its own for each server and run: Redis witnesses each log's
     newest checkpoint under it, and another run's log of the same name is not this one."""
     return f"bench-{kind}-{uuid.uuid4().hex[:8]}"
-
-
-def fresh(admin_url, name):
-    psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    psql(admin_url, f"CREATE DATABASE {name}")
-    return admin_url.rsplit("/", 1)[0] + "/" + name
 
 
 def sample_lock_waits(admin_url, database, seconds):
@@ -84,13 +79,7 @@ def cpu_seconds(pids):
 def append_counters(port):
     """The server's appends so far: (transactions, requests), from its /metrics; their
     ratio over a run is the mean group of requests one append transaction carried."""
-    _, text = exchange(port, "GET", "/metrics")
-    counts = {}
-    for line in text.decode().splitlines():
-        name, _, value = line.partition(" ")
-        if name in ("roboscope_append_transactions_total", "roboscope_append_requests_total"):
-            counts[name] = float(value)
-    return counts.get("roboscope_append_transactions_total", 0), counts.get("roboscope_append_requests_total", 0)
+    return metric(port, "roboscope_append_transactions_total"), metric(port, "roboscope_append_requests_total")
 
 
 def postgres_pids():
@@ -109,7 +98,7 @@ def postgres_pids():
 
 
 def write_path(args, key_file):
-    urls = {mode: fresh(args.admin_url, f"roboscope_bench_history_{mode}") for mode in ("signed", "unsigned")}
+    urls = {mode: fresh_database(args.admin_url, f"roboscope_bench_history_{mode}") for mode in ("signed", "unsigned")}
     servers = {}
     try:
         for mode, url in urls.items():
@@ -175,7 +164,7 @@ def write_path(args, key_file):
 
 
 def proofs(args, key_file):
-    url = fresh(args.admin_url, "roboscope_bench_history_proofs")
+    url = fresh_database(args.admin_url, "roboscope_bench_history_proofs")
     subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
     # A log of `events` synthetic events of the default tenant (the one a server without
     # authentication serves), their digests made up: the proofs never read the events.

@@ -58,6 +58,15 @@ def psql(url, sql):
                           capture_output=True, text=True).stdout.strip()
 
 
+def metric(port, name):
+    """The server's /metrics value of `name`, summed over its series (every label set)."""
+    _, body = exchange(port, "GET", "/metrics")
+    total = 0.0
+    for match in re.finditer(rf"^{re.escape(name)}(?:{{[^}}]*}})? (\S+)$", body.decode(), re.M):
+        total += float(match.group(1))
+    return total
+
+
 def fresh_database(admin_url, name):
     """An empty database `name` on the server of `admin_url` (dropped first if it exists); its URL."""
     psql(admin_url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

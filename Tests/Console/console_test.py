@@ -13,7 +13,7 @@ authentication is on, and a tablet-width layout. Saves screenshots into docs/con
     console_test.py --binary .build/debug/roboscope --admin-url postgres://…/roboscope --screenshots docs/console
     console_test.py --browser firefox --binary … --admin-url … --screenshots .local/console-firefox
 """
-import argparse, json, os, subprocess, sys, tempfile, time, urllib.request, uuid
+import argparse, json, os, subprocess, sys, tempfile, time, uuid
 
 from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
@@ -24,42 +24,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Tests"))
-from checks import check, failures, free_port, psql, wait_for  # noqa: E402
+from checks import Server, check, failures, psql, wait_for  # noqa: E402
 
-
-class Server:
-    def __init__(self, binary, database_url, *extra):
-        self.port, self.ws_port = free_port(), free_port()
-        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        self.process = subprocess.Popen([binary, "serve", "--database-url", database_url, "--host", "127.0.0.1",
-                                         "--http-port", str(self.port), "--ws-port", str(self.ws_port), "--log-level", "warning",
-                                         "--schema-dir", os.path.join(REPO, "schema"), "--console-dir", os.path.join(REPO, "console"),
-                                         *extra], stdout=self.log, stderr=self.log)
-        for _ in range(300):
-            try:
-                if urllib.request.urlopen(f"{self.base}/readyz", timeout=1).status == 200:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start: " + open(self.log.name).read())
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def call(self, method, path, body=None, user="ana", token=None):
-        request = urllib.request.Request(f"{self.base}/api/v1{path}", method=method,
-                                         data=json.dumps(body).encode() if body is not None else None,
-                                         headers={"Content-Type": "application/json", "X-User-Id": user,
-                                                  "User-Agent": f"Roboscope-iPad/{user}",
-                                                  **({"Authorization": f"Bearer {token}"} if token else {})})
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            text = reply.read()
-            return json.loads(text) if text else None
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
+# The flags of every server this test starts: the console's pages, and warnings only.
+CONSOLE = ("--log-level", "warning", "--console-dir", os.path.join(REPO, "console"))
 
 
 def quad(x, z, size=1.0):
@@ -161,7 +129,7 @@ def main():
     key_file = os.path.join(tempfile.mkdtemp(), "history-key")
     subprocess.run([args.binary, "keygen", "--out", key_file, "--deployment-name", database], check=True,
                    capture_output=True)
-    server = Server(args.binary, database_url, "--signing-key-file", key_file, "--deployment-name", database,
+    server = Server(args.binary, database_url, *CONSOLE, "--signing-key-file", key_file, "--deployment-name", database,
                     "--checkpoint-interval", "0.2")
     session, markers = script_history(server)
     written = int(psql(database_url, "SELECT size FROM eventlog.tenant_logs"))
@@ -342,7 +310,7 @@ def main():
         json.dump([{"token": "investigator-token-0123456789", "subject": "ines", "tenant": "default", "scope": "audit"},
                    {"token": "writer-token-0123456789abcdef", "subject": "ana", "tenant": "default", "scope": "write"}], tokens)
         tokens.close()
-        secured = Server(args.binary, database_url, "--auth-tokens-file", tokens.name)
+        secured = Server(args.binary, database_url, *CONSOLE, "--auth-tokens-file", tokens.name)
         # A change made with a token: its entry names the tenant and the scopes it was made with.
         secured.call("POST", "/markers", {"work_session_id": session, "label": "with a token", **quad(6, 1)},
                      token="writer-token-0123456789abcdef")

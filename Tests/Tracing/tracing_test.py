@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Tests"))
-from checks import check, failures, free_port, psql, wait_for  # noqa: E402
+from checks import Server, check, failures, free_port, psql, wait_for  # noqa: E402
 class Receiver:
     """OTLP/HTTP traces: POST /v1/traces with an ExportTraceServiceRequest (protobuf).
     Keeps every span; `status` is what it answers (500 to play a failing collector)."""
@@ -70,41 +70,6 @@ def attributes(span):
     return values
 
 
-class Server:
-    def __init__(self, binary, database_url, environment):
-        self.port, self.ws_port = free_port(), free_port()
-        self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        self.process = subprocess.Popen(
-            [binary, "serve", "--database-url", database_url, "--host", "127.0.0.1", "--http-port", str(self.port),
-             "--ws-port", str(self.ws_port), "--log-level", "info", "--log-format", "json",
-             "--schema-dir", os.path.join(REPO, "schema")],
-            stdout=self.log, stderr=self.log, env=dict(os.environ, **environment))
-        for _ in range(300):
-            try:
-                if urllib.request.urlopen(f"{self.base}/readyz", timeout=1).status == 200:
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("server did not start: " + open(self.log.name).read())
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def call(self, method, path, body=None, headers=None):
-        request = urllib.request.Request(f"{self.base}/api/v1{path}", method=method,
-                                         data=json.dumps(body).encode() if body is not None else None,
-                                         headers={"Content-Type": "application/json", "X-User-Id": "ana",
-                                                  **(headers or {})})
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            text = reply.read()
-            return json.loads(text) if text else None
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
-
-
 def marker_body(session):
     return {"work_session_id": session, "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]}
 
@@ -131,7 +96,7 @@ def main():
     psql(args.admin_url, f"CREATE DATABASE {database}")
     database_url = args.admin_url.rsplit("/", 1)[0] + "/" + database
     receiver = Receiver()
-    server = Server(args.binary, database_url, {
+    server = Server(args.binary, database_url, "--log-level", "info", "--log-format", "json", environment={
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint, "OTEL_BSP_SCHEDULE_DELAY": "100",
         "OTEL_BSP_MAX_QUEUE_SIZE": "16", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "16",
         "OTEL_TRACES_SAMPLER": "always_on"})
