@@ -75,10 +75,18 @@ public struct EventStore: Sendable {
     static func traced<T>(
         _ batch: AppendBatch, _ body: (AppendBatch, any Span) async throws -> T
     ) async throws -> T {
-        try await withSpan("roboscope.append") { span in
+        try await appendSpan { span in
             span.attributes["roboscope.events"] = batch.events.count
-            if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
             return try await body(stamped(batch, with: TraceContext.current()), span)
+        }
+    }
+
+    /// The span of one append (`roboscope.append`), named by the tenant whose request
+    /// made it (the pools' owner of the work, in the request's task).
+    static func appendSpan<T>(_ body: (any Span) async throws -> T) async throws -> T {
+        try await withSpan("roboscope.append") { span in
+            if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
+            return try await body(span)
         }
     }
 
@@ -126,9 +134,8 @@ public struct EventStore: Sendable {
         _ decide: @escaping @Sendable (State) throws -> (StoredAnswer, AppendBatch),
         claim: IdempotencyClaim?
     ) async throws -> StoredAnswer {
-        try await withSpan("roboscope.append") { span in
+        try await Self.appendSpan { span in
             let signer = signer
-            if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
             // Read here, in the request's task: the decision is made on a pool thread.
             let trace = TraceContext.current()
             let alone = try await combiner.ifRunnerFree {
