@@ -19,18 +19,26 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_support import API, CLUSTER, Writers, node_port, cluster, eventually, feed, first_write_after, new_sessions, report, verify
 
 
+def psql(port, sql, timeout=10):
+    """The node's answer to `sql`, or None when it does not answer in time."""
+    try:
+        return subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc",
+                               sql], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def takes_writes(port):
-    """Whether the node accepts a write now (a temporary table: nothing it keeps)."""
-    run = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc",
-                          "CREATE TEMP TABLE partition_probe (i int); INSERT INTO partition_probe VALUES (1)"],
-                         capture_output=True, text=True, timeout=10)
-    return run.returncode == 0
+    """Whether the node accepts a write now (a temporary table: nothing it keeps). A commit that
+    hangs counts as refused: in strict synchronous mode a primary cut off from its standby
+    waits for it and acknowledges nothing, which is the promise."""
+    run = psql(port, "CREATE TEMP TABLE partition_probe (i int); INSERT INTO partition_probe VALUES (1)", timeout=5)
+    return run is not None and run.returncode == 0
 
 
 def in_recovery(port):
-    run = subprocess.run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-tAc",
-                          "SELECT pg_is_in_recovery()"], capture_output=True, text=True, timeout=10)
-    return run.returncode == 0 and run.stdout.strip() == "t"
+    run = psql(port, "SELECT pg_is_in_recovery()")
+    return run is not None and run.returncode == 0 and run.stdout.strip() == "t"
 
 
 def main():
