@@ -71,6 +71,8 @@ struct Connection: ParsableArguments {
         if logRequests || verbose {
             configuration.http = LoggedHTTPTransport(base: configuration.http, style: logRequests ? .json : .text)
         }
+        // A call that fails for good names its trace (its attempts' lines do too).
+        if verbose { configuration.onFailedCall = { Diagnostics.line("\($0)") } }
         return RoboscopeClient(configuration)
     }
 }

@@ -83,6 +83,44 @@ import RoboscopeKitTesting
         #expect(await clock.requestedSleeps.isEmpty, "no 4xx was retried")
     }
 
+    @Test func aFailedCallIsReportedWithTheTraceItsAttemptsCarried() async throws {
+        let session = await service.addWorkSession().id
+        let failures = Locked<[FailedCall]>([])
+        var configuration = makeClient(service, clock: clock).configuration
+        configuration.onFailedCall = { call in failures.withLock { $0.append(call) } }
+        let client = RoboscopeClient(configuration)
+        _ = try await client.createMarker(NewMarker(workSessionID: session, corners: Self.quad))
+        #expect(failures.withLock { $0 }.isEmpty, "a call that succeeds reports nothing")
+
+        // A 503, retried, then a refusal: one report, naming the one trace both attempts sent.
+        await service.fail(next: 1)
+        let missing = UUID()
+        let read = Task { try await client.marker(missing) }
+        await clock.waitForSleepers()
+        await clock.advanceToNextSleep()
+        await #expect(throws: RoboscopeError.self) { _ = try await read.value }
+        let path = "/markers/\(missing.uuidString.lowercased())"
+        let gets = await service.requests.filter { $0.method == "GET" && $0.url.path == "/api/v1" + path }
+        let sent = Set(gets.compactMap { $0.headers["traceparent"] })
+        #expect(gets.count == 2 && sent.count == 1)
+        let reported = failures.withLock { $0 }
+        #expect(reported.count == 1)
+        let failure = try #require(reported.first)
+        #expect(failure.traceParent.header == sent.first)
+        #expect(failure.method == "GET" && failure.path == path && failure.idempotencyKey == nil)
+        if case .notFound = failure.error {} else { Issue.record("reported \(failure.error), not notFound") }
+        #expect(failure.description.contains(failure.traceParent.traceID))
+
+        // A write's report carries its key; an app's own trace is the one reported.
+        await service.fail(next: 1, status: 422)
+        let mine = TraceParent.random()
+        await #expect(throws: RoboscopeError.self) {
+            _ = try await client.send(method: "POST", path: "/markers", body: Data("{}".utf8), key: "k1", traceParent: mine)
+        }
+        let write = try #require(failures.withLock { $0 }.last)
+        #expect(write.traceParent == mine && write.idempotencyKey == "k1")
+    }
+
     @Test func givingUpAfterTheAttemptsSaysUnavailable() async throws {
         let client = makeClient(
             service, clock: clock, retry: RetryPolicy(base: .milliseconds(10), cap: .milliseconds(50), attempts: 3))

@@ -150,6 +150,11 @@ def main():
                     span = by_id.get(span.parent_span_id.hex())
                 return False
             check(jobs and all(under(job, request) for job in jobs), f"{len(jobs)} database jobs, under the request")
+            operations = [attributes(job).get("db.operation", "") for job in jobs]
+            check(any("SELECT eventlog.append" in operation for operation in operations)
+                  and all(operations) and all(job.attributes and attributes(job).get("roboscope.statements", 0) > 0
+                                              for job in jobs),
+                  f"each database job names its operations: {operations}")
             check(deliver.parent_span_id.hex() == append.span_id.hex(), "the delivery span is the append's child")
             check(attributes(deliver).get("roboscope.subscribers") == 1, "the delivery span counts its subscriber")
             check(received.split("-")[2:3] == [append.span_id.hex()], "the subscriber's traceparent is the append span's")

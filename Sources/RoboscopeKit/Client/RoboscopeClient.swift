@@ -32,6 +32,12 @@ public struct RoboscopeConfiguration: Sendable {
     /// device of each change. Nil: the process's name.
     public var appName: String?
 
+    /// Told of every call that ends in an error (after its retries), with the
+    /// `traceparent` its attempts carried: what an app logs or shows with the error, so
+    /// that the operator finds the call's trace (docs/client-kit.md, "Errors and traces").
+    /// Called on the caller's task, before the error is thrown; nil: nobody is told.
+    public var onFailedCall: (@Sendable (FailedCall) -> Void)?
+
     /// `RoboscopeKit/<version> (<system>; <app>)`.
     public var userAgent: String {
         let app = appName ?? ProcessInfo.processInfo.processName
@@ -486,10 +492,26 @@ public final class RoboscopeClient: Sendable {
         traceParent: TraceParent? = nil
     ) async throws -> HTTPResponseData {
         var random = SystemRandomNumberGenerator()
+        // One trace for the call: its retries are attempts of the same operation.
+        let traceParent = traceParent ?? TraceParent.random(using: &random)
+        do {
+            return try await sendAttempts(
+                method: method, path: path, body: body, key: key, ifMatch: ifMatch, extraHeaders: extraHeaders,
+                extraTime: extraTime, answersRefusals: answersRefusals, trace: traceParent.header)
+        } catch let error as RoboscopeError {
+            configuration.onFailedCall?(
+                FailedCall(method: method, path: path, idempotencyKey: key, traceParent: traceParent, error: error))
+            throw error
+        }
+    }
+
+    private func sendAttempts(
+        method: String, path: String, body: Data?, key: String?, ifMatch: Int64?, extraHeaders: [String: String],
+        extraTime: Duration, answersRefusals: Bool, trace: String
+    ) async throws -> HTTPResponseData {
+        var random = SystemRandomNumberGenerator()
         var attempt = 1
         var refreshedToken = false
-        // One trace for the call: its retries are attempts of the same operation.
-        let trace = (traceParent ?? TraceParent.random(using: &random)).header
         // Compressed once: every retry sends the same bytes with the same key.
         let (body, contentEncoding) = body.map { configuration.requestCompression.encode($0) } ?? (nil, nil)
         while true {

@@ -32,6 +32,7 @@ extension PGConnection {
         guard PQenterPipelineMode(handle) == 1 else { throw connectionError }
         defer { PQexitPipelineMode(handle) }
         for (statement, name) in zip(statements, names) {
+            note(statement.sql)
             let count = Int32(statement.parameters.count)
             let sent = withParameterValues(statement.parameters) { values in
                 if let name { return PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }

@@ -8,6 +8,7 @@ extension PGConnection {
     /// When `body` throws, the rest of the rows are read and dropped (the connection
     /// stays usable) and the error is rethrown.
     public func stream(_ sql: String, _ parameters: PostgresBinds = [], row body: (PGResult) throws -> Void) throws {
+        note(sql)
         let sent = withParameterValues(parameters) { values in
             PQsendQueryParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
@@ -22,6 +23,7 @@ extension PGConnection {
         guard let name = try preparedName(sql, parameterCount: parameters.count) else {
             return try stream(sql, parameters, row: body)
         }
+        note(sql)
         let sent = withParameterValues(parameters) { values in
             PQsendQueryPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }

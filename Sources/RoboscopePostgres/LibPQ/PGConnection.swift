@@ -19,6 +19,8 @@ public final class PGConnection {
     /// The `statement_timeout` set on the connection (`useStatementTimeout`): unknown
     /// (outer nil) until set once.
     var statementTimeoutMilliseconds: Int??
+    /// What the statements run since `startNotingOperations()` did; nil when not noting.
+    var notedOperations: [String]?
 
     /// Connects with a libpq connection string or `postgres://` URL.
     public init(_ url: String) throws {
@@ -79,6 +81,7 @@ public final class PGConnection {
     /// Runs one statement with parameters (`$1`, `$2`, …); nil is SQL NULL.
     @discardableResult
     public func query(_ sql: String, _ parameters: PostgresBinds = []) throws -> PGResult {
+        note(sql)
         let result = withParameterValues(parameters) { values in
             PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
         }
@@ -94,6 +97,7 @@ public final class PGConnection {
         guard let name = try preparedName(sql, parameterCount: parameters.count) else {
             return try query(sql, parameters)
         }
+        note(sql)
         let result = withParameterValues(parameters) { values in
             PQexecPrepared(handle, name, Int32(parameters.count), values, nil, nil, 0)
         }
@@ -123,7 +127,8 @@ public final class PGConnection {
     /// Runs a script of several statements without parameters (migrations, setup).
     @discardableResult
     public func execute(_ script: String) throws -> PGResult {
-        try check(PQexec(handle, script))
+        note(script)
+        return try check(PQexec(handle, script))
     }
 
     /// Runs `body` in a transaction, committing when it returns and rolling back when it

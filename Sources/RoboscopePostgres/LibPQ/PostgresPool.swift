@@ -71,6 +71,13 @@ public final class PostgresPool: Service, Sendable {
                         try running.start(on: connection)
                         defer { running.end() }
                         try connection.useStatementTimeout(milliseconds: timeout)
+                        guard span.isRecording else { return try body(connection) }
+                        connection.startNotingOperations()
+                        defer {
+                            let (operations, statements) = connection.endNotingOperations()
+                            span.attributes["db.operation"] = operations
+                            span.attributes["roboscope.statements"] = statements
+                        }
                         return try body(connection)
                     }
                 } onCancel: {
