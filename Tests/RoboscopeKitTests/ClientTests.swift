@@ -115,7 +115,8 @@ import RoboscopeKitTesting
         await service.fail(next: 1, status: 422)
         let mine = TraceParent.random()
         await #expect(throws: RoboscopeError.self) {
-            _ = try await client.send(method: "POST", path: "/markers", body: Data("{}".utf8), key: "k1", traceParent: mine)
+            _ = try await client.send(
+                method: "POST", path: "/markers", body: Data("{}".utf8), key: "k1", traceParent: mine)
         }
         let write = try #require(failures.withLock { $0 }.last)
         #expect(write.traceParent == mine && write.idempotencyKey == "k1")

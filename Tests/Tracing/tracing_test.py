@@ -22,7 +22,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import Server, check, failures, free_port, psql, wait_for  # noqa: E402
+import waterfall  # noqa: E402
 class Receiver:
     """OTLP/HTTP traces: POST /v1/traces with an ExportTraceServiceRequest (protobuf).
     Keeps every span; `status` is what it answers (500 to play a failing collector)."""
@@ -89,6 +91,7 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--client", required=True)
     parser.add_argument("--admin-url", required=True)
+    parser.add_argument("--picture", help="where to draw the write's trace (PNG); default: a temporary file")
     args = parser.parse_args()
 
     database = "rbtest_tracing"
@@ -158,6 +161,12 @@ def main():
             check(deliver.parent_span_id.hex() == append.span_id.hex(), "the delivery span is the append's child")
             check(attributes(deliver).get("roboscope.subscribers") == 1, "the delivery span counts its subscriber")
             check(received.split("-")[2:3] == [append.span_id.hex()], "the subscriber's traceparent is the append span's")
+        # The trace as a backend's timeline draws it (docs/operations.md shows this picture).
+        picture = args.picture or os.path.join(tempfile.mkdtemp(), "trace.png")
+        rows = waterfall.draw(spans, attributes, f"trace {trace_id}: one marker written by RoboscopeKit, delivered "
+                              "to a subscriber", picture)
+        check(len(rows) == len(spans) and os.path.getsize(picture) > 0,
+              f"the trace is drawn, every span on a row under its parent ({picture})")
         # A heartbeat is a Redis job: its span is the request's child, named by its command.
         heartbeat_trace = uuid.uuid4().hex
         server.call("POST", f"/presence/{session}", {"user_id": "ana"},
