@@ -940,6 +940,31 @@ def tracing(r, data):
              f["on_over_off"] >= 0.9)
 
 
+def cpu_per_message(r, data):
+    r.add("## The CPU each delivered message costs", "")
+    if not data:
+        return r.missing("the CPU per delivered message", "deploy/local/bench cpu-per-message")
+    r.add(machine_line(data) + " The gateway as a process of its own (`serve --role gateway`; the API, which "
+          "takes the writes, in another), its CPU (user + system from /proc) from the first write to the last "
+          "delivery, per message its subscribers received; beside it the minimal broadcaster written for the "
+          "benchmark (`benchmarks/minimal_broadcast.c`: one thread, epoll, each message framed once, one `writev` of "
+          "the shared bytes per subscriber per wake-up, nothing else), given the same subscribers, writes and "
+          f"frames per write (a marker's events). gateway-load on the same two cores; {data['repeat']} rounds of "
+          f"{data['seconds']:g} s, alternating which goes first; medians (`benchmarks/cpu_per_message.py`).", "",
+          "| subscribers of one topic | writes/s | frames per write | gateway messages per CPU s | minimal | "
+          "gateway / minimal | gateway µs per message | minimal µs | p99 gateway ms | p99 minimal ms |",
+          "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for size in data["sizes"]:
+        r.add(f"| {size['subscribers']:,} | {size['writes_per_second']} | {size['frames_per_write']} | "
+              f"{size['roboscope_messages_per_cpu_second']:,.0f} | {size['minimal_messages_per_cpu_second']:,.0f} | "
+              f"{size['ratio']:.2f} | {size['roboscope_microseconds_per_message']:.2f} | "
+              f"{size['minimal_microseconds_per_message']:.2f} | {size['roboscope_p99_ms']:.1f} | "
+              f"{size['minimal_p99_ms']:.1f} |")
+        r.target(f"CPU per message: gateway / minimal broadcaster, {size['subscribers']:,} subscribers",
+                 f"{size['ratio']:.2f}", ">= 0.8", size["ratio"] >= 0.8)
+    r.add("")
+
+
 def verifiable_history(r, data):
     r.add("## What verifiable history costs", "")
     if not data:
@@ -1052,6 +1077,7 @@ def main():
     sync_replication(sections, load(args.results, "sync_replication"))
     verifiable_history(sections, load(args.results, "verifiable_history"))
     tracing(sections, load(args.results, "tracing"))
+    cpu_per_message(sections, load(args.results, "cpu_per_message"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

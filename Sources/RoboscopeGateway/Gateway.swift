@@ -50,7 +50,8 @@ public final class Gateway: Service, Sendable {
         self.hub = hub
         self.loops = loops
         self.shards = shards
-        listener = try Socket.listen(host: configuration.host, port: configuration.port)
+        listener = try Socket.listen(
+            host: configuration.host, port: configuration.port, reusePort: configuration.reusePort)
         port = Socket.localPort(listener)
         if let verifier = configuration.authentication {
             // Within the listener's wake-up of a revocation or a key set's reload, on every loop.

@@ -6,6 +6,9 @@ import RoboscopeDomain
 public struct GatewayConfiguration: Sendable {
     public var host = "0.0.0.0"
     public var port = 8081
+    /// Several processes may listen on `port` (SO_REUSEPORT): the kernel spreads new
+    /// connections over their listeners.
+    public var reusePort = false
     /// Event loop threads; one per core by default.
     public var threads = 2
     /// The largest message a client may send (all fragments together).

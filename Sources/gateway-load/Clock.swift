@@ -23,6 +23,21 @@ func residentKiB(_ pid: Int32) -> Int {
     return 0
 }
 
+/// CPU time a process has used (user + system), in seconds, from /proc; 0 when unknown.
+func cpuSeconds(_ pid: Int32) -> Double {
+    guard pid > 0, let file = fopen("/proc/\(pid)/stat", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 1024)
+    guard fgets(&line, 1024, file) != nil else { return 0 }
+    // After the command's name (in parentheses, which may hold spaces): utime and stime are
+    // the 12th and 13th fields, in clock ticks.
+    let text = String(cString: line)
+    guard let close = text.lastIndex(of: ")") else { return 0 }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 extension StringProtocol {
     func trimmingCharacters(in set: String) -> String {
         var slice = Substring(self)

@@ -55,6 +55,7 @@ if options.mode == .presence {
     result["server_rss_kib_end"] = residentKiB(options.serverPID)
 } else {
     let started = nowMicros()
+    let cpuStarted = cpuSeconds(options.serverPID)
     let deadline = started + Int64(options.seconds * 1_000_000)
     let group = DispatchGroup()
     final class Tallies: Sendable { let list = Mutex<[WriterTally]>([]) }
@@ -87,6 +88,8 @@ if options.mode == .presence {
         if subscribers.deliveryCount >= expected { break }
     }
     let finished = nowMicros()
+    // The server's CPU from the first write to the last delivery in (or the wait's end).
+    result["server_cpu_seconds"] = cpuSeconds(options.serverPID) - cpuStarted
     let (receipts, messages, closed) = subscribers.finish()
     var sent: [[UInt8]: Int64] = [:]
     for writer in writers { sent.merge(writer.sent) { $1 } }

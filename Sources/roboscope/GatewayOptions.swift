@@ -36,6 +36,21 @@ struct GatewayOptions: ParsableArguments {
         help: "Serve /api/v1/ws/echo, which echoes every message (conformance runs; off by default).")
     var echo = false
 
+    @Flag(
+        name: .customLong("reuse-port"),
+        help:
+            """
+            Let several gateway processes listen on the same --ws-port (SO_REUSEPORT; env \
+            ROBOSCOPE_REUSE_PORT=true): the kernel spreads new connections over them, so one box \
+            holds more connections than one process may open files. Give each its own --http-port.
+            """
+    )
+    var reusePortFlag = false
+
+    func reusePort() -> Bool {
+        reusePortFlag || Environment.string("ROBOSCOPE_REUSE_PORT")?.lowercased() == "true"
+    }
+
     func threads() throws -> Int { try Settings.wsThreads.resolve(threadsFlag) ?? System.coreCount }
     func maxMessage() throws -> Int { try Settings.wsMaxMessage.value(maxMessageFlag) }
     func maxBuffered() throws -> Int { try Settings.wsMaxBuffered.value(maxBufferedFlag) }
@@ -113,6 +128,7 @@ struct GatewayOptions: ParsableArguments {
         configuration.subjectOpBurst = max(1, try subjectOpRate() * 2)
         configuration.tenantOpRate = try tenantOpRate()
         configuration.echo = echo
+        configuration.reusePort = reusePort()
         configuration.deflate = try deflate() ? .init(maxWindowBits: try deflateWindowBits()) : nil
         return configuration
     }

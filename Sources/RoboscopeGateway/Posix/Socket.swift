@@ -5,8 +5,9 @@ import Glibc
 
 /// Thin calls on socket descriptors; everything goes through `syscall`.
 enum Socket {
-    /// A non-blocking IPv4 listening socket.
-    static func listen(host: String, port: Int, backlog: Int32 = 4096) throws -> Int32 {
+    /// A non-blocking IPv4 listening socket; with `reusePort`, one of several sockets (of
+    /// this or other processes) on the same port that the kernel spreads connections over.
+    static func listen(host: String, port: Int, backlog: Int32 = 4096, reusePort: Bool = false) throws -> Int32 {
         let fd = try syscallChecked("socket") {
             socket(
                 AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -15,6 +16,11 @@ enum Socket {
             var on: Int32 = 1
             try syscallChecked("setsockopt(SO_REUSEADDR)") {
                 setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+            }
+            if reusePort {
+                try syscallChecked("setsockopt(SO_REUSEPORT)") {
+                    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size))
+                }
             }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
