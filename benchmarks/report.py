@@ -965,6 +965,37 @@ def cpu_per_message(r, data):
     r.add("")
 
 
+def connections(r, data):
+    r.add("## 100,000 connections on one box", "")
+    if not data:
+        return r.missing("the connections held on one box", "deploy/local/bench connections")
+    r.add(machine_line(data) + f" {data['gateways']} gateway processes sharing one port (`serve --role gateway "
+          "--reuse-port`, one shard thread each: a process may open at most 20,000 files here), the API in another; "
+          f"{data['load_processes']} gateway-load processes, each from a loopback address of its own, each "
+          f"connection subscribed to one of {data['sessions']:,} work sessions (`benchmarks/connections.py`). "
+          "Resident memory is the gateways' sum.", "",
+          "| connections held | gateways' RSS MiB | KiB per connection | seconds to open the step |",
+          "| ---: | ---: | ---: | ---: |")
+    empty = data["steps"][0]["rss_kib"]
+    for step in data["steps"]:
+        per = (step["rss_kib"] - empty) / step["connections"] if step["connections"] else 0
+        r.add(f"| {step['connections']:,} | {step['rss_kib'] / 1024:,.0f} | {per:.2f} | "
+              f"{step.get('open_seconds', 0):.1f} |")
+    probe = data.get("probe", {})
+    r.add("", f"Idle with {data['connections_held']:,} connections (pings and timers): "
+          f"{data['idle_core_share'] * 100:.1f}% of one core, all gateways together. A write to a session of "
+          f"{probe.get('connections_opened')} subscribers while they were held: {probe.get('deliveries_matched'):,} "
+          f"of {probe.get('deliveries_expected'):,} deliveries, p50 {probe.get('latency_ms_p50', 0):.1f} ms, p99 "
+          f"{probe.get('latency_ms_p99', 0):.1f} ms. At the end {data['closed_while_held']} connections had closed "
+          f"and {data['gateways_alive']} of {data['gateways']} gateways were running.", "")
+    r.target("connections held on one box", f"{data['connections_held']:,}", "100,000",
+             data["connections_held"] >= 100_000 and data["closed_while_held"] == 0)
+    r.target("memory per held connection", f"{data['kib_per_connection']:.2f} KiB", "< 16 KiB",
+             data["kib_per_connection"] < 16)
+    r.target("idle CPU with the connections held", f"{data['idle_core_share'] * 100:.1f}% of a core",
+             "< 10% of a core", data["idle_core_share"] < 0.1)
+
+
 def verifiable_history(r, data):
     r.add("## What verifiable history costs", "")
     if not data:
@@ -1078,6 +1109,7 @@ def main():
     verifiable_history(sections, load(args.results, "verifiable_history"))
     tracing(sections, load(args.results, "tracing"))
     cpu_per_message(sections, load(args.results, "cpu_per_message"))
+    connections(sections, load(args.results, "connections"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

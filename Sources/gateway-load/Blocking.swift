@@ -5,9 +5,27 @@ import Glibc
 
 /// Small blocking socket helpers for the load generator.
 enum Blocking {
-    static func connect(port: Int) -> Int32? {
+    static func connect(port: Int, from source: String? = nil) -> Int32? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
+        if let source {
+            // The source address only: the port is chosen at connect, per destination, so
+            // a bind does not hold one of the address's ephemeral ports for itself.
+            var on: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_IP), IP_BIND_ADDRESS_NO_PORT, &on, socklen_t(MemoryLayout<Int32>.size))
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(fd)
+                return nil
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -22,6 +22,10 @@ struct LoadOptions: Sendable {
     /// Open, subscribe, hold idle this long, and report instead of writing.
     var holdOnly = false
     var serverPID: Int32 = 0
+    /// The loopback address the WebSocket connections come from (127.0.0.1 unless said):
+    /// each source address has its own ~28,000 ephemeral ports toward the gateway's port,
+    /// so 100,000 connections come from several (`--source-address 127.0.0.2`).
+    var sourceAddress: String?
     /// A bearer token for the upgrades and the writes (a server with authentication on).
     var token: String?
     /// Whether to offer permessage-deflate, and how what arrives is inflated.
@@ -45,6 +49,7 @@ struct LoadOptions: Sendable {
         gateway-load --mode gateway|reference|presence --ws-port P [--ws-path /api/v1/ws] --http-port P
                      --connections N [--threads T] [--session UUID[,UUID...]] [--rate R] [--writers W]
                      [--seconds S] [--hold] [--server-pid PID] [--token JWT] [--deflate | --deflate-shared]
+                     [--source-address 127.0.0.N]
         Opens N WebSocket connections (in gateway mode each subscribed to one of the
         sessions, in turn), posts writes over HTTP (spread over the sessions in turn), and
         prints one JSON object: delivery latency from the HTTP response to receipt at
@@ -79,6 +84,7 @@ struct LoadOptions: Sendable {
             case "--seconds": options.seconds = Double(value) ?? 0
             case "--server-pid": options.serverPID = Int32(value) ?? 0
             case "--token": options.token = value
+            case "--source-address": options.sourceAddress = value
             default: return nil
             }
         }

@@ -67,7 +67,7 @@ final class Subscribers: Sendable {
     }
 
     private func upgrade(session: String) -> Int32? {
-        guard let fd = Blocking.connect(port: options.wsPort) else { return nil }
+        guard let fd = Blocking.connect(port: options.wsPort, from: options.sourceAddress) else { return nil }
         let key = Base64.encode((0..<16).map { _ in UInt8.random(in: 0...255) })
         let request =
             "GET \(options.wsPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"

@@ -48,7 +48,16 @@ if options.mode == .presence {
     result["presence_errors"] = subscribers.errorCount
     result["closed_during_run"] = closed
 } else if options.holdOnly {
-    usleep(UInt32(options.seconds * 1_000_000))
+    // Until the time is up, or SIGUSR1 (the benchmark ends a hold it measured).
+    let holdEnd = nowMicros() + Int64(options.seconds * 1_000_000)
+    signal(SIGUSR1, SIG_IGN)
+    let endHold = DispatchSource.makeSignalSource(signal: SIGUSR1)
+    let holdEnded = Atomic<Bool>(false)
+    endHold.setEventHandler { holdEnded.store(true, ordering: .relaxed) }
+    endHold.resume()
+    print(#"{"held":\#(opened)}"#)
+    fflush(stdout)
+    while nowMicros() < holdEnd, !holdEnded.load(ordering: .relaxed) { usleep(50_000) }
     let (_, _, closed) = subscribers.finish()
     result["held_seconds"] = options.seconds
     result["closed_while_held"] = closed
