@@ -45,7 +45,7 @@ def main():
     parser.add_argument("--steps", type=int, default=8, help="load processes; RSS is read after each")
     parser.add_argument("--per-gateway", type=int, default=15_000, help="connections per gateway process, planned")
     parser.add_argument("--sessions", type=int, default=1000)
-    parser.add_argument("--idle-seconds", type=float, default=10)
+    parser.add_argument("--idle-seconds", type=float, default=30, help="one ping interval: every connection pinged once")
     parser.add_argument("--probe-subscribers", type=int, default=100)
     parser.add_argument("--probe-rate", type=float, default=10)
     parser.add_argument("--probe-seconds", type=float, default=10)
@@ -87,6 +87,13 @@ def main():
         def rss():
             return sum(status_kib(pid) for pid in pids)
 
+        def idle_share():
+            before = sum(cpu_seconds(pid) for pid in pids)
+            time.sleep(args.idle_seconds)
+            return (sum(cpu_seconds(pid) for pid in pids) - before) / args.idle_seconds
+
+        # What the gateways cost with nobody connected (their loops, tailers, workers).
+        result["idle_core_share_empty"] = idle_share()
         rss_empty = rss()
         steps = [{"connections": 0, "rss_kib": rss_empty}]
         print(f"connections: {gateways_wanted} gateways on port {ws_port}, {rss_empty / 1024:.0f} MiB resident",
@@ -115,11 +122,10 @@ def main():
         result["steps"] = steps
 
         # Idle: pings and timers only.
-        before = sum(cpu_seconds(pid) for pid in pids)
-        time.sleep(args.idle_seconds)
-        idle = (sum(cpu_seconds(pid) for pid in pids) - before) / args.idle_seconds
+        idle = idle_share()
         result["idle_core_share"] = idle
-        print(f"connections: idle with {opened:,}: {idle * 100:.1f}% of a core (all gateways)", flush=True)
+        print(f"connections: idle with {opened:,}: {idle * 100:.1f}% of a core (all gateways; "
+              f"{result['idle_core_share_empty'] * 100:.1f}% with none)", flush=True)
 
         # A write to a session of 100 subscribers, while the rest are held.
         probe = load(args.load, mode="gateway", ws_port=ws_port, http_port=api_port, session=probe_session,

@@ -983,7 +983,8 @@ def connections(r, data):
               f"{step.get('open_seconds', 0):.1f} |")
     probe = data.get("probe", {})
     r.add("", f"Idle with {data['connections_held']:,} connections (pings and timers): "
-          f"{data['idle_core_share'] * 100:.1f}% of one core, all gateways together. A write to a session of "
+          f"{data['idle_core_share'] * 100:.1f}% of one core, all gateways together "
+          f"({data.get('idle_core_share_empty', 0) * 100:.1f}% with no connection). A write to a session of "
           f"{probe.get('connections_opened')} subscribers while they were held: {probe.get('deliveries_matched'):,} "
           f"of {probe.get('deliveries_expected'):,} deliveries, p50 {probe.get('latency_ms_p50', 0):.1f} ms, p99 "
           f"{probe.get('latency_ms_p99', 0):.1f} ms. At the end {data['closed_while_held']} connections had closed "
@@ -994,6 +995,27 @@ def connections(r, data):
              data["kib_per_connection"] < 16)
     r.target("idle CPU with the connections held", f"{data['idle_core_share'] * 100:.1f}% of a core",
              "< 10% of a core", data["idle_core_share"] < 0.1)
+
+
+def fanout_pinned(r, data):
+    r.add("## Fan-out with the server and the load on cores of their own", "")
+    if not data:
+        return r.missing("the pinned fan-out", "deploy/local/bench pinned")
+    r.add(machine_line(data) + f" `roboscope serve` pinned to core {data['server_core']} and gateway-load to core "
+          f"{data['load_core']} (`taskset`; Postgres and Redis unpinned), subscribers of one work session, "
+          f"{data['seconds']:g}-s runs, every run shown (`benchmarks/fanout_pinned.py`).", "",
+          "| subscribers | writes/s | p99 ms of each run | worst p99 | target | delivered (all runs) |",
+          "| ---: | ---: | --- | ---: | --- | --- |")
+    for scenario in data["scenarios"]:
+        runs = scenario["runs"]
+        delivered = f"{sum(run['deliveries_matched'] for run in runs):,}/{sum(run['deliveries_expected'] for run in runs):,}"
+        p99s = ", ".join(f"{run['latency_ms_p99']:.1f}" for run in runs)
+        r.add(f"| {scenario['subscribers']:,} | {scenario['writes_per_second']:g} | {p99s} | "
+              f"{scenario['worst_p99_ms']:.1f} | < {scenario['target_p99_ms']:g} ms | {delivered} |")
+        r.target(f"fan-out p99, pinned, {scenario['subscribers']:,} subscribers at {scenario['writes_per_second']:g} "
+                 "writes/s (every run)", f"{scenario['worst_p99_ms']:.1f} ms", f"< {scenario['target_p99_ms']:g} ms",
+                 scenario["worst_p99_ms"] < scenario["target_p99_ms"])
+    r.add("")
 
 
 def verifiable_history(r, data):
@@ -1110,6 +1132,7 @@ def main():
     tracing(sections, load(args.results, "tracing"))
     cpu_per_message(sections, load(args.results, "cpu_per_message"))
     connections(sections, load(args.results, "connections"))
+    fanout_pinned(sections, load(args.results, "fanout_pinned"))
     kit_soak(sections, load(args.results, "kit_soak"))
     r.targets = sections.targets
     r.add("# Benchmarks", "",

@@ -141,4 +141,52 @@ import TestInstants
         #expect(!machine.mutate { $0.terminated() })
         #expect(machine.mutate { $0.tick(now: t0 + .seconds(100)) } == .none)
     }
+    /// The shard ticks a connection only at its `nextDeadline` (`TickSchedule`): over a
+    /// seeded walk of everything that can happen to a connection, a tick before the
+    /// deadline never acts, and one just after it does.
+    @Test func nextDeadlineIsTheFirstInstantATickCanAct() {
+        var random = SeededGenerator(seed: 51)
+        for _ in 0..<200 {
+            let machine = machine()
+            var now = t0
+            for _ in 0..<12 {
+                now = now + .milliseconds(Int64.random(in: 0...15_000, using: &random))
+                switch Int.random(in: 0..<8, using: &random) {
+                case 0: machine.value.upgraded(now: now, awaitingToken: Bool.random(using: &random))
+                case 1:
+                    machine.value.upgraded(
+                        now: now, validUntil: now + .seconds(Int64.random(in: 1...40, using: &random)))
+                case 2: machine.value.heard(now: now)
+                case 3: machine.value.authenticated(validUntil: Bool.random(using: &random) ? nil : now + .seconds(7))
+                case 4: _ = machine.value.closeRequested(now: now)
+                case 5: _ = machine.value.peerClosed(now: now, outboundEmpty: false)
+                default: _ = machine.value.tick(now: now)
+                }
+                guard let deadline = machine.value.nextDeadline else {
+                    #expect(machine.value.isClosed)
+                    break
+                }
+                if now < deadline {
+                    var early = machine.value
+                    #expect(
+                        early.tick(now: deadline + .milliseconds(-1)) == .none, "before \(deadline): \(early.state)")
+                }
+                var late = machine.value
+                #expect(
+                    late.tick(now: max(now, deadline) + .milliseconds(1)) != .none, "after \(deadline): \(late.state)")
+            }
+        }
+    }
+}
+
+/// xorshift64*: the same walk on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed | 1 }
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 2_685_821_657_736_338_717
+    }
 }

@@ -27,7 +27,12 @@ final class Connection: LoopHandler {
     /// Its shard, on the same thread: the shard drops the connection when it is removed
     /// (`Shard.removed`), which ends the cycle.
     let shard: Shard
-    private var machine: ConnectionStateMachine<ContinuousClock.Instant>
+    private var machine: ConnectionStateMachine<ContinuousClock.Instant> {
+        // Whatever changed it may have brought its next deadline closer.
+        didSet { shard.deadlineMayHaveMoved(self) }
+    }
+    /// When its next tick is due (`ConnectionStateMachine.nextDeadline`).
+    var nextDeadline: ContinuousClock.Instant? { machine.nextDeadline }
     private(set) var mode: Mode = .api
     private var head: [UInt8] = []
     private var reader: MessageReader?

@@ -140,6 +140,28 @@ struct ConnectionStateMachine<Instant: InstantProtocol> where Instant.Duration =
         isOpen && queuedBytes > maxBufferedBytes
     }
 
+    /// The earliest instant at which `tick` may act (nil once closed): before it every
+    /// tick answers `.none`, so a loop ticks the connection then and not before.
+    var nextDeadline: Instant? {
+        switch state {
+        case .handshaking(let since):
+            return since.advanced(by: Self.handshakeTimeout)
+        case .open:
+            // Silence earns a ping after `pingInterval`; an unanswered ping ends it then.
+            var next = (pingSentAt ?? lastHeard).advanced(by: pingInterval)
+            switch authentication {
+            case .awaitingToken(let deadline): next = min(next, deadline)
+            case .valid(let until?): next = min(next, until)
+            case .valid(nil): break
+            }
+            return next
+        case .closing(let deadline):
+            return deadline
+        case .closed:
+            return nil
+        }
+    }
+
     /// Time passed.
     mutating func tick(now: Instant) -> TickAction {
         switch state {

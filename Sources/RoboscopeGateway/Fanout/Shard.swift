@@ -31,6 +31,8 @@ final class Shard {
     /// Read buffer shared by every connection of the loop (they read one at a time).
     let scratch: UnsafeMutableRawBufferPointer
     private var connections: [UInt64: Connection] = [:]
+    /// When each connection next needs its tick.
+    private var ticks = TickSchedule<ContinuousClock.Instant>()
     /// Per topic, its subscribers here, so fan-out needs no per-connection lookup.
     private var fanout = FanoutTable<Connection>()
     private var nextID: UInt64 = 0
@@ -143,6 +145,7 @@ final class Shard {
             return
         }
         connections[connection.id] = connection
+        ticks.schedule(connection.id, at: connection.nextDeadline)
         hub.metrics.opened()
     }
 
@@ -197,6 +200,7 @@ final class Shard {
     func removed(_ connection: Connection) {
         loop.deregister(connection.fd)
         connections[connection.id] = nil
+        ticks.remove(connection.id)
         connection.catchUps.cancelAll()
         countWaitingForSocket(connection)
         for topic in connection.subscriptions.closed() {
@@ -390,9 +394,17 @@ final class Shard {
 
     // MARK: Time and shutdown
 
+    /// A connection's state changed: its next tick may be due sooner.
+    func deadlineMayHaveMoved(_ connection: Connection) {
+        ticks.schedule(connection.id, at: connection.nextDeadline)
+    }
+
     private func tick(_ now: ContinuousClock.Instant) {
-        for connection in Array(connections.values) {
+        // Only the connections whose deadline has come (`TickSchedule`).
+        for id in ticks.popDue(now: now) {
+            guard let connection = connections[id] else { continue }
             connection.tick(now)
+            ticks.schedule(id, at: connection.nextDeadline)
         }
         hub.refusals.tick(now: now)
         handInDirectory(now)

@@ -79,6 +79,7 @@ final class PresenceWorker: Sendable {
         var holdings = Holdings(window: configuration.presenceWindow, grace: configuration.presenceGrace)
         var redis: (commands: RedisConnection, subscriber: RedisSubscriber)?
         var nextSweep = clock.now
+        var sweep = PresenceSweep()
         var backoff = Backoff()
         while true {
             let (jobs, stop) = inbox.take()
@@ -97,6 +98,7 @@ final class PresenceWorker: Sendable {
                     )
                     redis = connected
                     backoff.succeeded()
+                    sweep.forgetAll()
                 }
                 let commands = connected.commands
                 var holds: [Hold] = []
@@ -107,8 +109,8 @@ final class PresenceWorker: Sendable {
                 try beatAndLeave(commands, &holdings)
                 if clock.now >= nextSweep {
                     nextSweep = clock.now + .seconds(2)
-                    for session in registry.workSessions {
-                        _ = try store.users(session: session.description, on: commands)
+                    try sweep.sweep(registry.workSessions) { session in
+                        try store.users(session: session.description, on: commands)
                     }
                     try directory.publish(on: commands)
                 }
@@ -119,6 +121,7 @@ final class PresenceWorker: Sendable {
                             disconnect(message.payload, shards)
                         } else if let session = PresenceStore.session(ofChannel: message.channel) {
                             changed[session, default: PresenceDelta()].apply(message.payload)
+                            if let id = EntityID(session) { sweep.heard(id) }
                         }
                     }
                 }

@@ -45,6 +45,10 @@ final class ChangeWatch: Sendable {
     let interval: Duration
     /// Long polls of the changes feed waiting now.
     private let waitingGauge = Gauge(label: "roboscope_changes_waiting")
+    /// Of those, the ones registered for a wake-up now (an admitted poll reads its topic
+    /// first, and between two waits reads again): a test that writes elsewhere waits for
+    /// this, since a poll that registers after a bump is woken at once by design.
+    private let watchingGauge = Gauge(label: "roboscope_changes_watching")
     /// Statements reading the heads of the waited-on topics (one per round of bumps).
     private let headChecks = Counter(label: "roboscope_changes_head_checks_total")
     /// Polls woken to read their topic again.
@@ -62,6 +66,7 @@ final class ChangeWatch: Sendable {
         self.interval = interval
         self.heads = heads
         waitingGauge.record(0)
+        watchingGauge.record(0)
         headChecks.increment(by: 0)
         wakeups.increment(by: 0)
     }
@@ -128,6 +133,7 @@ final class ChangeWatch: Sendable {
                 let (startLoop, now): (Bool, Bool) = state.withLock { state in
                     if Task.isCancelled { return (false, true) }
                     state.waiters[id] = Waiter(topic: topic, since: since, continuation: continuation)
+                    watchingGauge.record(state.waiters.count)
                     let start = !state.looping
                     state.looping = true
                     return (start, false)
@@ -143,7 +149,8 @@ final class ChangeWatch: Sendable {
 
     private func resume(_ id: UInt64, with moved: Bool) {
         let waiter = state.withLock { state -> Waiter? in
-            state.waiters.removeValue(forKey: id)
+            defer { watchingGauge.record(state.waiters.count) }
+            return state.waiters.removeValue(forKey: id)
         }
         guard let waiter else { return }
         if moved { wakeups.increment() }

@@ -41,6 +41,11 @@ import Testing
             }
         }
         try await eventually("fifteen polls are waiting", within: 20) { try await Self.waiting(server) == 15 }
+        // Registered for a wake-up, not only admitted: one that registers after a bump is
+        // woken at once by design (its read may have missed it), as happened on a busy run.
+        try await eventually("fifteen polls are watching", within: 20) {
+            try await server.metric("roboscope_changes_watching") == 15
+        }
 
         // Five writes to the other session: each costs the polls one statement reading the
         // heads of the waited-on topics (fewer when bumps come together), and wakes none
