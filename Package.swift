@@ -120,6 +120,7 @@ let package = Package(
             name: "RoboscopeRedis",
             dependencies: [
                 "CHiredis",
+                "RoboscopeMetrics",
                 "RoboscopeDomain",
                 "RoboscopeProofs",
                 "BlockingPool",

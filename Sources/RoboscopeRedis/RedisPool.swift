@@ -1,5 +1,6 @@
 import BlockingPool
 import Logging
+import RoboscopeMetrics
 import ServiceLifecycle
 import Tracing
 
@@ -29,7 +30,7 @@ public final class RedisPool: Service, Sendable {
     public func withConnection<T: Sendable>(
         operation: String? = nil, _ body: @escaping @Sendable (RedisConnection) throws -> T
     ) async throws -> T {
-        try await withSpan("roboscope.redis", ofKind: .client) { span in
+        try await SpanRecording.withSpan("roboscope.redis", ofKind: .client) { span in
             span.attributes["db.system"] = "redis"
             if let operation { span.attributes["db.operation"] = operation }
             do {

@@ -1,5 +1,6 @@
 import Logging
 import OTel
+import RoboscopeMetrics
 import ServiceLifecycle
 import Tracing
 
@@ -34,6 +35,7 @@ enum TracingSetup {
         configuration.traces.otlpExporter.protocol = .httpProtobuf
         let backend = try OTel.makeTracingBackend(configuration: configuration)
         InstrumentationSystem.bootstrap(backend.factory)
+        SpanRecording.turnOn()
         return backend.service
     }
 }

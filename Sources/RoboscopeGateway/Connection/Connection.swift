@@ -28,8 +28,13 @@ final class Connection: LoopHandler {
     /// (`Shard.removed`), which ends the cycle.
     let shard: Shard
     private var machine: ConnectionStateMachine<ContinuousClock.Instant> {
-        // Whatever changed it may have brought its next deadline closer.
-        didSet { shard.deadlineMayHaveMoved(self) }
+        // A deadline brought closer (a close, a short-lived token) is scheduled now; one
+        // moved later (the peer was heard) waits for the earlier one to come, so the
+        // machine's changes on every read and write cost no schedule look-up.
+        didSet {
+            guard let next = machine.nextDeadline, oldValue.nextDeadline.map({ next < $0 }) ?? true else { return }
+            shard.deadlineMayHaveMoved(self)
+        }
     }
     /// When its next tick is due (`ConnectionStateMachine.nextDeadline`).
     var nextDeadline: ContinuousClock.Instant? { machine.nextDeadline }

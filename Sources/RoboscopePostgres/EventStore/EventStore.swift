@@ -84,7 +84,7 @@ public struct EventStore: Sendable {
     /// The span of one append (`roboscope.append`), named by the tenant whose request
     /// made it (the pools' owner of the work, in the request's task).
     static func appendSpan<T>(_ body: (any Span) async throws -> T) async throws -> T {
-        try await withSpan("roboscope.append") { span in
+        try await SpanRecording.withSpan("roboscope.append") { span in
             if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
             return try await body(span)
         }

@@ -61,7 +61,7 @@ public final class PostgresPool: Service, Sendable {
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
         let running = RunningStatement()
         let timeout = statementTimeout
-        return try await withSpan("roboscope.db", ofKind: .client) { span in
+        return try await SpanRecording.withSpan("roboscope.db", ofKind: .client) { span in
             span.attributes["db.system"] = "postgresql"
             span.attributes["roboscope.pool"] = name
             if let tenant = PoolShare.owner { span.attributes["roboscope.tenant"] = tenant }
