@@ -522,6 +522,11 @@ enum Settings {
         SettingRow(
             flag: "ws-echo", environment: nil, defaultText: "off",
             meaning: "serve `/api/v1/ws/echo` (conformance runs only)"),
+        SettingRow(
+            flag: "reuse-port", environment: "ROBOSCOPE_REUSE_PORT=true", defaultText: "off",
+            meaning:
+                "let several gateway processes listen on `--ws-port` (`SO_REUSEPORT`), each with its own `--http-port` "
+                + "([scaling out](#scaling-out))"),
     ]
 
     /// The configuration reference of docs/operations.md.
