@@ -966,6 +966,17 @@ def cpu_per_message(r, data):
         r.target(f"CPU per message: gateway / minimal broadcaster, {size['subscribers']:,} subscribers",
                  f"{size['ratio']:.2f}", ">= 0.8", size["ratio"] >= 0.8)
     r.add("")
+    sizes = data["sizes"]
+    x = range(len(sizes))
+    plt.figure(figsize=(6, 3.5))
+    plt.bar([i - 0.2 for i in x], [s["roboscope_microseconds_per_message"] for s in sizes], width=0.4,
+            label="gateway", color="#4c72b0")
+    plt.bar([i + 0.2 for i in x], [s["minimal_microseconds_per_message"] for s in sizes], width=0.4,
+            label="minimal broadcaster (the floor)", color="#999999")
+    plt.xticks(list(x), [f"{s['subscribers']:,} subscribers" for s in sizes])
+    plt.ylabel("server CPU µs per delivered message")
+    plt.legend()
+    r.plot("cpu_per_message", "Server CPU per delivered message (lower is better)")
 
 
 def connections(r, data):
@@ -992,6 +1003,16 @@ def connections(r, data):
           f"of {probe.get('deliveries_expected'):,} deliveries, p50 {probe.get('latency_ms_p50', 0):.1f} ms, p99 "
           f"{probe.get('latency_ms_p99', 0):.1f} ms. At the end {data['closed_while_held']} connections had closed "
           f"and {data['gateways_alive']} of {data['gateways']} gateways were running.", "")
+    steps = [step for step in data["steps"] if step["connections"]]
+    plt.figure(figsize=(6, 3.5))
+    plt.plot([step["connections"] / 1000 for step in data["steps"]],
+             [step["rss_kib"] / 1024 for step in data["steps"]], "o-", label="gateways' RSS, MiB")
+    plt.plot([step["connections"] / 1000 for step in steps],
+             [(step["rss_kib"] - empty) / step["connections"] * 100 for step in steps], "s--",
+             label="KiB per connection × 100")
+    plt.xlabel("connections held (thousands)")
+    plt.legend()
+    r.plot("connections", "Memory of the gateways as connections are held")
     r.target("connections held on one box", f"{data['connections_held']:,}", "100,000",
              data["connections_held"] >= 100_000 and data["closed_while_held"] == 0)
     r.target("memory per held connection", f"{data['kib_per_connection']:.2f} KiB", "< 16 KiB",
