@@ -67,8 +67,15 @@ import Testing
                 """
             ) == 1
         }
-        let queued = writes.map { write in Task { await write() } }
-        try await eventually("every request is queued") { store.combiner.queued == writes.count }
+        // One at a time, each queued before the next starts: tasks started together join
+        // the queue in whatever order they get a thread (a busy CI run queued the third
+        // before the first), and some tests here depend on the order.
+        var queued: [Task<T, Never>] = []
+        for write in writes {
+            queued.append(Task { await write() })
+            let count = queued.count
+            try await eventually("request \(count) is queued") { store.combiner.queued == count }
+        }
         try blocker.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lock])
         _ = try await head.value
         var outcomes: [T] = []
