@@ -140,12 +140,23 @@ import WebSocketCodec
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
+        let topic = "work_session:\(Fixtures.id(session))"
+        // A grant's catch-up reaches as far as the gateway's tailer has read the log: a
+        // watcher that receives the whole bulk live shows it has (a busy CI run granted
+        // before the tailer read the bulk, and the catch-up cost nothing).
+        let watcher = try WebSocketClient(port: server.wsPort)
+        try watcher.send(["op": "subscribe", "topic": .string(topic)])
+        _ = try await watcher.next(op: "subscribed", timeout: 20)
         #expect(
             try await server.client.post(
                 "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))]
             ).status == 201)
+        var created = 0
+        while created < 1000 {
+            let message = try await watcher.nextJSON(timeout: 20)
+            if message["op"] == "event", message["type"] == "marker.created" { created += 1 }
+        }
         let socket = try WebSocketClient(port: server.wsPort)
-        let topic = "work_session:\(Fixtures.id(session))"
         try socket.send(["op": "subscribe", "topic": .string(topic), "since": 0])
         _ = try await socket.next(op: "subscribed", timeout: 20)
         // 1,000 events and more: ten ops at least, charged after the subscribe's own, leave
