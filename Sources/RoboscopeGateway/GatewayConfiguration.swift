@@ -68,9 +68,6 @@ public struct GatewayConfiguration: Sendable {
     public var plans: TenantPlans?
     /// Lines a second about refused upgrades and 4001/4003 closes (`--log-refusals-per-second`).
     public var logRefusalsPerSecond = 20
-    /// Spans for the deliveries of events whose writes stored a trace (on when the process
-    /// exports traces: docs/operations.md, "Tracing").
-    public var tracing = false
 
     /// permessage-deflate for clients that offer it (`--ws-deflate`); nil turns it off.
     public var deflate: DeflateSettings? = DeflateSettings()

@@ -11,7 +11,9 @@ public enum APIServer {
     ) -> Router<RoboscopeRequestContext> {
         let router = Router(context: RoboscopeRequestContext.self)
         // Outermost: the span covers everything the request costs, named by its route.
-        if services.tracing { router.add(middleware: RequestSpanMiddleware()) }
+        // Each request a span (continuing the caller's `traceparent`) when the process
+        // exports traces: docs/operations.md, "Tracing".
+        if SpanRecording.isOn { router.add(middleware: RequestSpanMiddleware()) }
         if let metrics {
             // Request count and latency by route and status (hummingbird's middleware).
             router.add(middleware: MetricsMiddleware())

@@ -345,8 +345,10 @@ struct Serve: AsyncParsableCommand {
         var services: [any Service] = [redis] + databases.services
         // The flag, as swift-otel reads it: from the environment.
         if let endpoint = otelEndpointFlag { setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1) }
-        let tracing = TracingSetup.isRequested(ProcessInfo.processInfo.environment)
-        if tracing { services.insert(try TracingSetup.start(logger: logger), at: 0) }
+        // Turns `SpanRecording` on, which the spans of every layer follow.
+        if TracingSetup.isRequested(ProcessInfo.processInfo.environment) {
+            services.insert(try TracingSetup.start(logger: logger), at: 0)
+        }
         if redisEndpoint.usesSentinels {
             services.append(SentinelWatcher(endpoint: redisEndpoint, logger: logger))
         }
@@ -373,7 +375,6 @@ struct Serve: AsyncParsableCommand {
             presence: presence, locks: LockStore(redis: redis), limits: try limits()
         )
         api.standby = databases.standby
-        api.tracing = tracing
         api.deploymentName = try Settings.deploymentName.value(deploymentNameFlag)
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
         let verifier = try await authentication(into: &services, logger: logger)
@@ -392,7 +393,6 @@ struct Serve: AsyncParsableCommand {
             configuration.readDatabaseURL = databases.standbyURL
             configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
             configuration.plans = databases.plans
-            configuration.tracing = tracing
             services.append(
                 try Gateway(
                     configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,

@@ -362,7 +362,7 @@ final class Shard {
     /// A span of the write's trace for an event this shard handed to `subscribers`
     /// sockets, ended when they are written (`flushDelivered`).
     private func traceDelivery(of item: LiveItem, to subscribers: Int) {
-        guard hub.configuration.tracing, subscribers > 0, let trace = item.traceParent else { return }
+        guard SpanRecording.isOn, subscribers > 0, let trace = item.traceParent else { return }
         let span = InstrumentationSystem.tracer.startSpan(
             "roboscope.deliver", context: TraceContext.context(continuing: trace), ofKind: .producer)
         span.attributes["roboscope.topic"] = item.topic.description

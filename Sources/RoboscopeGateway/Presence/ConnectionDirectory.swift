@@ -43,10 +43,6 @@ final class ConnectionDirectory: Sendable {
     }
 
     /// The document published: `{"gateway", "count", "connections": [...]}`.
-    func document() -> JSONValue {
-        document(of: rows.withLock { $0.byShard.values.flatMap { $0 } })
-    }
-
     private func document(of all: [Row]) -> JSONValue {
         let listed = all.prefix(Self.maxRows).map { row -> JSONValue in
             .object([

@@ -21,9 +21,6 @@ public struct APIServices: Sendable {
     var history: HistoryStore { HistoryStore(pool: audit.pool) }
     /// Names each tenant's log (`roboscope/<deployment>/<tenant>`; `--deployment-name`).
     public var deploymentName = "local"
-    /// Whether the process exports traces: each request is then a span
-    /// (`RequestSpanMiddleware`, continuing the caller's `traceparent`).
-    public var tracing = false
     let sessionLocks: SessionLocks
     /// The work sessions' places that marker creates need, read once each.
     let sessionPlaces: WorkSessionPlaces

@@ -16,8 +16,9 @@ extension PGConnection {
         return (distinct.joined(separator: ", "), operations.count)
     }
 
+    /// Optional chaining skips the whole call, the reading of `sql` included, when not noting.
     func note(_ sql: String) {
-        if notedOperations != nil { notedOperations?.append(Self.operation(of: sql)) }
+        notedOperations?.append(Self.operation(of: sql))
     }
 
     /// A statement's verb, uppercased (`INSERT`, `WITH`, `BEGIN`); for a `SELECT` of a
