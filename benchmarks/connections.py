@@ -17,23 +17,10 @@ import argparse, json, math, os, signal, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_per_message import ready  # noqa: E402
+from deflate_fanout import cpu_seconds  # noqa: E402
 from gateway import load  # noqa: E402
-from write_path import free_port, machine, metric, request  # noqa: E402
-
-
-def status_kib(pid, field="VmRSS"):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from hostile import resident_kib  # noqa: E402
+from write_path import free_port, machine, metric, ready, request  # noqa: E402
 
 
 def main():
@@ -85,7 +72,7 @@ def main():
             return sum(metric(probe, "roboscope_ws_connections") for _, probe in gateways)
 
         def rss():
-            return sum(status_kib(pid) for pid in pids)
+            return sum(resident_kib(pid) for pid in pids)
 
         def idle_share():
             before = sum(cpu_seconds(pid) for pid in pids)

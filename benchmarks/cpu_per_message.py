@@ -13,27 +13,12 @@ Reported per size: messages per CPU second of each, their ratio (target >= 0.8),
 gateway's microseconds per message, and the p99 delivery latency of both. Started by
 deploy/local/bench (`cpu-per-message`); prints a table and writes JSON.
 """
-import argparse, json, os, socket, statistics, subprocess, sys, time
+import argparse, json, os, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import free_port, machine, request  # noqa: E402
-
-
-def ready(port, path="/readyz", seconds=60):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if path is None:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return
-            if request(port, "GET", path)[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"nothing answered on port {port}")
+from write_path import free_port, machine, ready, request  # noqa: E402
 
 
 class Roboscope:

@@ -29,6 +29,7 @@ import threading, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from deflate_fanout import cpu_seconds  # noqa: E402
 from hostile import PeakMemory, resident_kib  # noqa: E402
 from write_path import free_port, machine, percentile  # noqa: E402
 
@@ -109,11 +110,6 @@ def tenant_place(port, tenant, markers):
         items = [dict(QUAD, work_session_id=session["id"], label=f"{tenant} marker {len(ids) + i}") for i in range(count)]
         ids += [m["id"] for m in admin.json("POST", "/api/v1/markers/bulk", {"markers": items})]
     return space["id"], session["id"], ids
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # Tenant A: one process per worker group, at nice 19.

@@ -13,8 +13,8 @@ import argparse, json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_per_message import ready  # noqa: E402
-from write_path import free_port, machine, request  # noqa: E402
+from gateway import load  # noqa: E402
+from write_path import free_port, machine, ready, request  # noqa: E402
 
 
 def main():
@@ -47,7 +47,7 @@ def main():
                 arguments = dict(mode="gateway", ws_port=ws_port, http_port=port, session=session,
                                  server_pid=server.pid, connections=int(subscribers), threads=1, rate=rate,
                                  seconds=args.seconds)
-                run = pinned_load(args.load, args.load_core, arguments)
+                run = load(args.load, pin=args.load_core, **arguments)
                 runs.append({key: run.get(key) for key in (
                     "connections_opened", "writes", "deliveries_expected", "deliveries_matched", "latency_ms_p50",
                     "latency_ms_p99", "latency_ms_max", "server_cpu_seconds")})
@@ -62,15 +62,6 @@ def main():
     with open(args.output, "w") as out:
         json.dump({"machine": machine(), "seconds": args.seconds, "server_core": args.server_core,
                    "load_core": args.load_core, "scenarios": results}, out, indent=2)
-
-
-def pinned_load(tool, core, options):
-    """gateway-load on `core`, its options as flags (as `gateway.load` passes them)."""
-    arguments = ["taskset", "-c", core, tool]
-    for key, value in options.items():
-        arguments += ["--" + key.replace("_", "-"), str(value)]
-    out = subprocess.run(arguments, check=True, capture_output=True, text=True, timeout=900).stdout
-    return json.loads(out.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

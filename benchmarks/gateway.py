@@ -10,15 +10,16 @@ and the ratio of messages per second.
 
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, json, os, subprocess, sys, time
+import argparse, json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, sessions_in, start_server  # noqa: E402
+from write_path import free_port, ready, sessions_in, start_server  # noqa: E402
 
 
-def load(tool, **options):
-    arguments = [tool]
+def load(tool, pin=None, **options):
+    """One gateway-load run, `options` as its flags; `pin`: the cores it may run on (taskset)."""
+    arguments = (["taskset", "-c", str(pin)] if pin is not None else []) + [tool]
     for key, value in options.items():
         flag = "--" + key.replace("_", "-")
         arguments += [flag] if value is True else [flag, str(value)]
@@ -29,14 +30,8 @@ def load(tool, **options):
 def start_reference(binary):
     port = free_port()
     server = subprocess.Popen([binary, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(300):
-        try:
-            import socket
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return server, port
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("reference server did not start")
+    ready(port, path=None, seconds=30)
+    return server, port
 
 
 def sweep_point(args, count, port, ws_port, session, server, reference, reference_port):

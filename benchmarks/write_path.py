@@ -155,19 +155,30 @@ def sessions_in(port, space, count):
     return [request(port, "POST", "/api/v1/work-sessions", {"space_id": space})[1]["id"] for _ in range(count)]
 
 
+def ready(port, path="/readyz", seconds=60):
+    """Waits until `GET path` on the port answers 200 (path None: until it accepts a
+    connection); exits the benchmark if nothing does within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if path is None:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return
+            if request(port, "GET", path)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"nothing answered on port {port}")
+
+
 def start_server(binary, *arguments):
     """Starts `roboscope serve` on a free port; returns (process, port, space id, session id)
     once it is ready, with a fresh space and work session to bench against."""
     port = free_port()
     server = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--http-port", str(port),
                                "--log-level", "error", *arguments])
-    for _ in range(300):
-        try:
-            if request(port, "GET", "/readyz")[0] == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
+    ready(port, seconds=30)
     _, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
     _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
     return server, port, space["id"], session["id"]
