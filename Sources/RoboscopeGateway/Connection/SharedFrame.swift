@@ -9,10 +9,11 @@ import WebSocketCodec
 /// (permessage-deflate) once per window size, the first time a connection that agreed
 /// that window queues it: every such subscriber then shares the compressed bytes too.
 ///
-/// `@unchecked Sendable`: the bytes are written once, in `init`, and only read after;
-/// the compressed forms are kept under a lock (shards on other threads may ask at once).
-final class SharedFrame: @unchecked Sendable {
-    let bytes: UnsafeMutableRawBufferPointer
+/// Sendable: the compressed forms are kept under a lock (shards on other threads may ask
+/// at once), and the bytes are written once, in `init`, and only read after, which is
+/// what the one unchecked property below claims.
+final class SharedFrame: Sendable {
+    nonisolated(unsafe) let bytes: UnsafeMutableRawBufferPointer
     /// The opcode and payload offset of a data frame that may be compressed; nil otherwise.
     private let data: (opcode: Opcode, payloadStart: Int)?
     /// The frame compressed with each window asked so far; nil when that did not help
