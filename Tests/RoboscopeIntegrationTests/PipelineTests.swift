@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import RoboscopePostgres
 
-/// Statements sent in one round trip: results in order, a transaction begun in one stays
-/// open for the next, and every failure (a statement's, the commit's) is the statement's
-/// own error, on a connection that stays usable. And the two-stage pipeline of the signed
-/// append (the append, then the signatures made of its results, committed at one sync).
+/// Statements sent in one round trip (the signed append: `BEGIN` with the append, then
+/// the signatures with `COMMIT`): results in order, a transaction begun in one stays open
+/// for the next, and every failure (a statement's, the commit's) is the statement's own error, on
+/// a connection that stays usable.
 @Suite struct PipelineTests {
     /// A table of its own, whose key is checked at commit, dropped when `body` ends.
     func withTable(_ body: (PGConnection, String) throws -> Void) throws {
@@ -82,90 +82,6 @@ import Testing
             }
             #expect(!connection.isBroken)
             if connection.isInTransaction { try connection.execute("ROLLBACK") }
-            #expect(try count(table) == 0)
-        }
-    }
-
-    func insert(_ table: String, _ value: Int) -> PGConnection.PipelinedStatement {
-        .init("INSERT INTO \(table) VALUES ($1::integer) RETURNING k", [value])
-    }
-
-    @Test func twoStagesCommitTogetherAtTheSyncAfterTheSecond() throws {
-        try withTable { connection, table in
-            var seenBetween: Int64?
-            let (first, then) = try connection.pipeline([insert(table, 7)], preparing: []) { results in
-                seenBetween = try count(table)
-                return [insert(table, Int(results[0].int64(0, 0)!) + 1)]
-            }
-            #expect(first[0].int64(0, 0) == 7)
-            #expect(then[0].int64(0, 0) == 8)
-            #expect(seenBetween == 0, "nothing committed between the stages")
-            #expect(try count(table) == 2)
-            #expect(!connection.isInTransaction && !connection.isBroken)
-            #expect(try connection.query("SELECT 42").int64(0, 0) == 42)
-        }
-    }
-
-    @Test func aFirstStageThatFailsNeverRunsTheSecond() throws {
-        try withTable { connection, table in
-            var ran = false
-            do throws(PGConnection.StagedFailure) {
-                _ = try connection.pipeline([insert(table, 1), .init("SELECT 1 / $1::integer", [0])], preparing: []) {
-                    _ in
-                    ran = true
-                    return [insert(table, 2)]
-                }
-                Issue.record("the division by zero was not thrown")
-            } catch .notCommitted(let error) {
-                #expect((error as? PGError)?.sqlState == "22012")
-            }
-            #expect(!ran)
-            #expect(!connection.isInTransaction && !connection.isBroken)
-            #expect(try count(table) == 0)
-            #expect(try connection.query("SELECT 42").int64(0, 0) == 42)
-        }
-    }
-
-    @Test func aSecondStageThatFailsRollsTheFirstBack() throws {
-        try withTable { connection, table in
-            do throws(PGConnection.StagedFailure) {
-                _ = try connection.pipeline([insert(table, 1)], preparing: []) { _ in
-                    [.init("INSERT INTO \(table) VALUES ($1::integer)", ["x"])]
-                }
-                Issue.record("the bad integer was not thrown")
-            } catch .notCommitted(let error) {
-                #expect((error as? PGError)?.sqlState == "22P02")
-            }
-            #expect(!connection.isInTransaction && !connection.isBroken)
-            #expect(try count(table) == 0)
-        }
-    }
-
-    @Test func aCommitRefusedAtTheSyncIsItsError() throws {
-        try withTable { connection, table in
-            do throws(PGConnection.StagedFailure) {
-                _ = try connection.pipeline([insert(table, 1)], preparing: []) { _ in [insert(table, 1)] }
-                Issue.record("the deferred key check did not refuse the commit")
-            } catch .notCommitted(let error) {
-                #expect((error as? PGError)?.sqlState == "23505")
-                #expect((error as? PGError)?.constraint == "\(table)_k_key")
-            }
-            #expect(!connection.isInTransaction && !connection.isBroken)
-            #expect(try count(table) == 0)
-            #expect(try connection.query("SELECT 42").int64(0, 0) == 42)
-        }
-    }
-
-    @Test func whatTheSecondStageCannotBeMadeOfBreaksTheConnectionAndCommitsNothing() throws {
-        struct Refused: Error {}
-        try withTable { connection, table in
-            do throws(PGConnection.StagedFailure) {
-                _ = try connection.pipeline([insert(table, 1)], preparing: []) { _ in throw Refused() }
-                Issue.record("the refusal was not thrown")
-            } catch .notCommitted(let error) {
-                #expect(error is Refused)
-            }
-            #expect(connection.isBroken, "unsynced: its pool closes it, and the server rolls back")
             #expect(try count(table) == 0)
         }
     }

@@ -13,14 +13,32 @@ public struct AuditReader: Sendable {
         try await pool.translatingErrors { try Self.page(query, on: $0) }
     }
 
+    /// What `sql` selects: an event and the previous event of its stream.
+    enum Column: Int, SelectedColumn {
+        case position, recordedAt, type, streamType, streamID, streamVersion, data, metadata
+        case previousType, previousData
+
+        var sql: String {
+            switch self {
+            case .position: "e.position"
+            case .recordedAt: #"to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"#
+            case .type: "e.type"
+            case .streamType: "e.stream_type"
+            case .streamID: "e.stream_id::text"
+            case .streamVersion: "e.stream_version"
+            case .data: "e.data::text"
+            case .metadata: "e.metadata::text"
+            case .previousType: "p.type"
+            case .previousData: "p.data::text"
+            }
+        }
+    }
+
     static func sql(_ query: AuditQuery) -> (String, PostgresBinds) {
         let (conditions, parameters) = query.whereClause()
         return (
             """
-            SELECT e.position,
-                   to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-                   e.type, e.stream_type, e.stream_id::text, e.stream_version, e.data::text, e.metadata::text,
-                   p.type, p.data::text
+            SELECT \(Column.selectList)
             FROM eventlog.events e
             LEFT JOIN eventlog.events p
                    ON p.stream_type = e.stream_type AND p.stream_id = e.stream_id
@@ -45,18 +63,18 @@ public struct AuditReader: Sendable {
         var entries: [AuditEntry] = []
         for row in 0..<min(result.rowCount, query.limit) {
             var cells = RowReader(result, row: row, source: "eventlog.events")
-            let position = try cells.int64(0)
+            let position = try cells.int64(Column.position)
             cells.key = "position \(position)"
-            let type = try cells.text(2)
-            let streamType = try cells.text(3)
-            let after = type.hasSuffix(".deleted") ? nil : try state(streamType, type, cells.bytes(6))
+            let type = try cells.text(Column.type)
+            let streamType = try cells.text(Column.streamType)
+            let after = type.hasSuffix(".deleted") ? nil : try state(streamType, type, cells.bytes(Column.data))
             // No previous event (a stream's first) leaves the before-state empty.
-            let previousType = cells.optionalText(8)
+            let previousType = cells.optionalText(Column.previousType)
             let before = try previousType.flatMap { previous in
-                previous.hasSuffix(".deleted") ? nil : try state(streamType, previous, cells.bytes(9))
+                previous.hasSuffix(".deleted") ? nil : try state(streamType, previous, cells.bytes(Column.previousData))
             }
-            guard let recordedAt = Timestamp(rfc3339: try cells.text(1)) else {
-                throw cells.corrupt(1, "is not a timestamp")
+            guard let recordedAt = Timestamp(rfc3339: try cells.text(Column.recordedAt)) else {
+                throw cells.corrupt(Column.recordedAt, "is not a timestamp")
             }
             entries.append(
                 AuditEntry(
@@ -64,9 +82,11 @@ public struct AuditReader: Sendable {
                     recordedAt: recordedAt,
                     type: type,
                     streamType: streamType,
-                    streamID: try cells.id(4),
-                    version: try cells.int64(5),
-                    metadata: try cells.bytes(7).withUnsafeBytes { try StorageJSON.decode(EventMetadata.self, $0) },
+                    streamID: try cells.id(Column.streamID),
+                    version: try cells.int64(Column.streamVersion),
+                    metadata: try cells.bytes(Column.metadata).withUnsafeBytes {
+                        try StorageJSON.decode(EventMetadata.self, $0)
+                    },
                     changes: FieldChange.between(before, after)
                 ))
         }

@@ -204,27 +204,28 @@ public struct EventStore: Sendable {
                 AppendSignatures.inserts(AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)))
             return rows.map(\.appended)
         }
-        // Two round trips in one implicit transaction, committed at the sync after the
-        // second: the append, then the signatures of what it assigned.
-        var rows: [AppendedRow] = []
         do {
-            try connection.pipeline(
-                [.init(appendStatement, [document])], preparing: [AppendSignatures.insertStatement]
-            ) { results in
-                rows = try appendedRows(results[0])
-                return AppendSignatures.inserts(
-                    try AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer))
+            do {
+                // Two round trips, as the append and its signatures need: `BEGIN` with the
+                // append, then the signatures with `COMMIT`.
+                let rows = try appendRows(document, on: connection) {
+                    try connection.pipeline([.init("BEGIN"), .init(appendStatement, [document])])[1]
+                }
+                let signatures = try AppendSignatures.sign(rows.compactMap(\.logEntry), with: signer)
+                do {
+                    try connection.pipeline(AppendSignatures.inserts(signatures) + [.init("COMMIT")])
+                } catch let error as PGError where error.kind == .connection {
+                    throw PGError(.commitUnknown, "the connection broke before the commit's answer: \(error.message)")
+                }
+                return rows.map(\.appended)
+            } catch {
+                if !connection.isBroken, connection.isInTransaction { _ = try? connection.execute("ROLLBACK") }
+                throw error
             }
-            return rows.map(\.appended)
-        } catch .commitUnknown(let error) {
-            throw StoreErrors.translate(
-                PGError(.commitUnknown, "the connection broke before the commit's answer: \(error.message)"))
-        } catch .notCommitted(let error as PGError) {
-            // What the append or the commit refused (a deferred key check: two spaces
-            // of one key), as the append's own statement would report it.
+        } catch let error as PGError {
+            // What the commit refused (a deferred key check: two spaces of one key) or
+            // could not confirm, as the append's own statement would report it.
             throw StoreErrors.translate(error)
-        } catch .notCommitted(let error) {
-            throw error
         }
     }
 
@@ -239,9 +240,24 @@ public struct EventStore: Sendable {
         "SELECT event_position, event_version, event_tenant, event_tenant_seq, event_hash "
         + "FROM eventlog.append($1::jsonb)"
 
-    static func appendRows(_ document: String, on connection: PGConnection) throws -> [AppendedRow] {
+    static func appendRows(
+        _ document: String, on connection: PGConnection,
+        running statement: (() throws -> PGResult)? = nil
+    ) throws -> [AppendedRow] {
         do {
-            return try appendedRows(try connection.query(prepared: appendStatement, [document]))
+            let result =
+                try statement?()
+                ?? connection.query(prepared: appendStatement, [document])
+            return try (0..<result.rowCount).map { index in
+                let row = RowReader(result, row: index, source: "eventlog.append")
+                let appended = Appended(position: try row.int64(0), version: try row.int64(1))
+                guard let tenant = row.optionalText(2), let number = try row.optionalInt64(3) else {
+                    return AppendedRow(appended: appended, logEntry: nil)
+                }
+                return AppendedRow(
+                    appended: appended,
+                    logEntry: .init(tenant: tenant, tenantSeq: number, digest: try row.bytea(4)))
+            }
         } catch let error as PGError where error.kind == .connection {
             // The statement is its own transaction (or the last before a COMMIT): sent,
             // and no answer came back, so it may have committed.
@@ -249,20 +265,6 @@ public struct EventStore: Sendable {
                 PGError(.commitUnknown, "the connection broke during the append: \(error.message)"))
         } catch let error as PGError {
             throw StoreErrors.translate(error)
-        }
-    }
-
-    /// The rows `appendStatement` answered.
-    static func appendedRows(_ result: PGResult) throws -> [AppendedRow] {
-        try (0..<result.rowCount).map { index in
-            let row = RowReader(result, row: index, source: "eventlog.append")
-            let appended = Appended(position: try row.int64(0), version: try row.int64(1))
-            guard let tenant = row.optionalText(2), let number = try row.optionalInt64(3) else {
-                return AppendedRow(appended: appended, logEntry: nil)
-            }
-            return AppendedRow(
-                appended: appended,
-                logEntry: .init(tenant: tenant, tenantSeq: number, digest: try row.bytea(4)))
         }
     }
 }

@@ -3,15 +3,38 @@ import RoboscopeDomain
 /// Reads the log as clients receive it (`eventlog.delivery_rows`): live for the
 /// gateways' tailers, and by topic for catch-ups, the changes feed and snapshot heads.
 public enum DeliveryReader {
+    /// The columns of a delivery row, in the order every delivery statement selects them:
+    /// the event's, then its marker's details (`eventColumns` leaves those out).
+    enum Column: Int, SelectedColumn {
+        case position, transactionID, streamType, streamID, version, type, data, actor, clientMutationID
+        case recordedAt, workSessionID, spaceID, workSessionSeq, spaceSeq, traceParent
+        case details
+
+        var sql: String {
+            switch self {
+            case .position: "position"
+            case .transactionID: "transaction_id::text"
+            case .streamType: "stream_type"
+            case .streamID: "stream_id"
+            case .version: "stream_version"
+            case .type: "type"
+            case .data: "data::text"
+            case .actor: "actor"
+            case .clientMutationID: "client_mutation_id"
+            case .recordedAt: "(extract(epoch FROM recorded_at) * 1000000)::bigint"
+            case .workSessionID: "work_session_id"
+            case .spaceID: "space_id"
+            case .workSessionSeq: "work_session_seq"
+            case .spaceSeq: "space_seq"
+            case .traceParent: "traceparent"
+            case .details: "details::text"
+            }
+        }
+    }
+
     /// An event's columns, without its marker's details.
-    static let eventColumns = """
-        position, transaction_id::text, stream_type, stream_id, stream_version, type, data::text, actor,
-        client_mutation_id, (extract(epoch FROM recorded_at) * 1000000)::bigint, work_session_id, space_id,
-        work_session_seq, space_seq, traceparent
-        """
-    static let columns = eventColumns + ", details::text"
-    /// Where the details come after `eventColumns`, in every statement that selects them.
-    static let detailsColumn = 15
+    static let eventColumns = Column.allCases.filter { $0 != .details }.map(\.sql).joined(separator: ", ")
+    static let columns = Column.selectList
 
     /// Up to `limit` events after `cursor` that no running transaction can precede.
     public static func live(after cursor: LogCursor, limit: Int, on connection: PGConnection) throws -> [Delivery] {
@@ -86,7 +109,7 @@ public enum DeliveryReader {
             try connection.stream(
                 prepared: topicStatement(topic), [topic.id, after, limit] + bound + [lastTransactionID]
             ) { row in
-                let transactionID = try RowReader(row, row: 0, source: "eventlog.delivery_rows").uint64(1)
+                let transactionID = try RowReader(row, row: 0, source: "eventlog.delivery_rows").uint64(Column.transactionID)
                 let event = detailsEvent(of: row, lookedUp: transactionID == lastTransactionID)
                 try page.add(row, transactionID: transactionID, event: event) {
                     try body(TopicRow(result: $0.row, details: $0.details))
@@ -101,17 +124,17 @@ public enum DeliveryReader {
     }
 
     /// What `row` is to `PageDetails`; `lookedUp`: it is of the page's last transaction,
-    /// whose markers' details the statement gives (`detailsColumn`).
+    /// whose markers' details the statement gives (`Column.details`).
     static func detailsEvent(of row: PGResult, lookedUp: Bool) -> PageDetails<PGResult>.Event {
-        switch row.string(0, 2) {
+        switch row.string(0, Column.streamType.rawValue) {
         case "marker":
-            guard row.string(0, 5) != "marker.deleted", let stream = row.string(0, 3) else { return .other }
+            guard row.string(0, Column.type.rawValue) != "marker.deleted", let stream = row.string(0, Column.streamID.rawValue) else { return .other }
             return lookedUp
-                ? .markerLookedUp(details: row.bytes(0, detailsColumn).map { Array($0) }) : .marker(stream: stream)
+                ? .markerLookedUp(details: row.bytes(0, Column.details.rawValue).map { Array($0) }) : .marker(stream: stream)
         case "marker_details":
-            guard let stream = row.string(0, 3) else { return .other }
-            let deleted = row.string(0, 5) == "marker_details.deleted"
-            return .details(stream: stream, data: deleted ? nil : row.bytes(0, 6).map { Array($0) })
+            guard let stream = row.string(0, Column.streamID.rawValue) else { return .other }
+            let deleted = row.string(0, Column.type.rawValue) == "marker_details.deleted"
+            return .details(stream: stream, data: deleted ? nil : row.bytes(0, Column.data.rawValue).map { Array($0) })
         default:
             return .other
         }
@@ -119,7 +142,7 @@ public enum DeliveryReader {
 
     /// The view's details of each of `rows` (marker events of a page), in their order.
     static func details(of rows: [PGResult], on connection: PGConnection) throws -> [[UInt8]?] {
-        let positions = try rows.map { try RowReader($0, row: 0, source: "eventlog.delivery_rows").int64(0) }
+        let positions = try rows.map { try RowReader($0, row: 0, source: "eventlog.delivery_rows").int64(Column.position) }
         let result = try connection.query(
             prepared: detailsLookUpStatement, ["{" + positions.map(String.init).joined(separator: ",") + "}"])
         var answers: [Int64: [UInt8]] = [:]
@@ -177,7 +200,7 @@ public enum DeliveryReader {
     /// come only with the marker events of the page's last transaction, which the page's
     /// end may cut: the page finds the others in its own rows (`PageDetails`), but a
     /// page inside one large transaction (a bulk create of 1,000 markers is 2,000 events)
-    /// would otherwise hand out no row before its end. `detailsColumn`: those details.
+    /// would otherwise hand out no row before its end. `Column.details`: those details.
     static func topicStatement(_ topic: Topic) -> String {
         """
         SELECT \(eventColumns), CASE WHEN transaction_id = $6::text::xid8 THEN details::text END
@@ -309,38 +332,38 @@ public enum DeliveryReader {
     }
 
     static func decode(_ result: PGResult, row index: Int) throws -> Delivery {
-        try decode(result, row: index, details: result.bytes(index, detailsColumn).map { Array($0) })
+        try decode(result, row: index, details: result.bytes(index, Column.details.rawValue).map { Array($0) })
     }
 
     static func decode(_ result: PGResult, row index: Int, details: [UInt8]?) throws -> Delivery {
         var row = RowReader(result, row: index, source: "eventlog.delivery_rows")
-        let position = try row.int64(0)
+        let position = try row.int64(Column.position)
         row.key = "position \(position)"
         var topics: [TopicPlace] = []
-        if let session = try row.optionalID(10) {
-            guard let sequence = try row.optionalInt64(12) else {
-                throw row.corrupt(12, "is null on a work session's event")
+        if let session = try row.optionalID(Column.workSessionID) {
+            guard let sequence = try row.optionalInt64(Column.workSessionSeq) else {
+                throw row.corrupt(Column.workSessionSeq, "is null on a work session's event")
             }
             topics.append(TopicPlace(Topic(.workSession, session), sequence))
         }
-        if let sequence = try row.optionalInt64(13) {
-            guard let space = try row.optionalID(11) else { throw row.corrupt(11, "is null on a space's topic") }
+        if let sequence = try row.optionalInt64(Column.spaceSeq) {
+            guard let space = try row.optionalID(Column.spaceID) else { throw row.corrupt(Column.spaceID, "is null on a space's topic") }
             topics.append(TopicPlace(Topic(.space, space), sequence))
         }
         return Delivery(
-            cursor: LogCursor(transactionID: try row.uint64(1), position: position),
+            cursor: LogCursor(transactionID: try row.uint64(Column.transactionID), position: position),
             change: RecordedChange(
                 position: position,
-                streamType: try row.text(2),
-                streamID: try row.id(3),
-                version: try row.int64(4),
-                type: try row.text(5),
-                data: try row.bytes(6),
-                actor: try row.text(7),
-                recordedAt: try row.timestamp(9),
+                streamType: try row.text(Column.streamType),
+                streamID: try row.id(Column.streamID),
+                version: try row.int64(Column.version),
+                type: try row.text(Column.type),
+                data: try row.bytes(Column.data),
+                actor: try row.text(Column.actor),
+                recordedAt: try row.timestamp(Column.recordedAt),
                 details: details,
-                clientMutationID: row.optionalText(8),
-                traceParent: row.optionalText(14).flatMap(TraceParent.init),
+                clientMutationID: row.optionalText(Column.clientMutationID),
+                traceParent: row.optionalText(Column.traceParent).flatMap(TraceParent.init),
                 topics: topics
             )
         )

@@ -10,7 +10,7 @@ import Darwin
 public final class PGConnection {
     let handle: OpaquePointer
     /// The names of the statements `query(prepared:)` prepared on this connection, by text.
-    private(set) var preparedNames: [String: String] = [:]
+    private var preparedNames: [String: String] = [:]
     /// A bound on them: only a few fixed statements are worth preparing, and a caller
     /// that passes generated text must not grow the server's memory without end. A
     /// connection that serves everything prepares about 30: the append and its reads, 13
@@ -40,7 +40,7 @@ public final class PGConnection {
     /// Set by the notice receiver when the server cancelled a commit's wait for the
     /// synchronous standby, during the statement libpq is running; `check` turns it into
     /// a `commitUnknown` error for that statement.
-    var syncWaitCancelled = false
+    private var syncWaitCancelled = false
 
     /// libpq calls this on the thread running the statement, before the statement's result
     /// is returned. Postgres words the warning "canceling wait for synchronous replication
@@ -149,15 +149,14 @@ public final class PGConnection {
         }
     }
 
-    static let syncWaitCancelledError = PGError(
-        .commitUnknown, "the wait for the synchronous standby was cancelled: committed here, maybe not on the standby")
-
     @discardableResult
     func check(_ result: OpaquePointer?) throws -> PGResult {
         if syncWaitCancelled {
             syncWaitCancelled = false
             if let result { PQclear(result) }
-            throw Self.syncWaitCancelledError
+            throw PGError(
+                .commitUnknown,
+                "the wait for the synchronous standby was cancelled: committed here, maybe not on the standby")
         }
         guard let result else {
             throw connectionError

@@ -96,6 +96,34 @@ struct RowReader {
     }
 }
 
+/// A query's columns, declared once and in order: its select list is made of the cases'
+/// SQL (`selectList`), so a case's raw value is its column's place, and a reader names
+/// the cell it reads (`row.int64(Column.position)`) instead of counting a column list.
+protocol SelectedColumn: RawRepresentable, CaseIterable where RawValue == Int, AllCases == [Self] {
+    /// What the select list says for this column.
+    var sql: String { get }
+}
+
+extension SelectedColumn {
+    static var selectList: String { allCases.map(\.sql).joined(separator: ", ") }
+}
+
+extension RowReader {
+    func isNull(_ column: some SelectedColumn) -> Bool { isNull(column.rawValue) }
+    func text(_ column: some SelectedColumn) throws -> String { try text(column.rawValue) }
+    func optionalText(_ column: some SelectedColumn) -> String? { optionalText(column.rawValue) }
+    func int64(_ column: some SelectedColumn) throws -> Int64 { try int64(column.rawValue) }
+    func optionalInt64(_ column: some SelectedColumn) throws -> Int64? { try optionalInt64(column.rawValue) }
+    func uint64(_ column: some SelectedColumn) throws -> UInt64 { try uint64(column.rawValue) }
+    func id(_ column: some SelectedColumn) throws -> EntityID { try id(column.rawValue) }
+    func optionalID(_ column: some SelectedColumn) throws -> EntityID? { try optionalID(column.rawValue) }
+    func timestamp(_ column: some SelectedColumn) throws -> Timestamp { try timestamp(column.rawValue) }
+    func bytes(_ column: some SelectedColumn) throws -> [UInt8] { try bytes(column.rawValue) }
+    func optionalBytes(_ column: some SelectedColumn) -> [UInt8]? { optionalBytes(column.rawValue) }
+    func bytea(_ column: some SelectedColumn) throws -> [UInt8] { try bytea(column.rawValue) }
+    func corrupt(_ column: some SelectedColumn, _ problem: String) -> CorruptRow { corrupt(column.rawValue, problem) }
+}
+
 /// A stored row that does not hold what its column should: a bug or a hand edit,
 /// never a client's mistake.
 public struct CorruptRow: Error, CustomStringConvertible {
