@@ -57,7 +57,8 @@ import Testing
         // One header line every 300 ms would take 30 s; the head timeout is 3 s.
         try send(socket, "GET /healthz HTTP/1.1\r\n")
         for index in 0..<100 {
-            if closedByPeer(socket, within: .milliseconds(300)) || (try? send(socket, "X-Slow-\(index): y\r\n")) == nil {
+            if closedByPeer(socket, within: .milliseconds(300)) || (try? send(socket, "X-Slow-\(index): y\r\n")) == nil
+            {
                 cutOff = true
                 break
             }

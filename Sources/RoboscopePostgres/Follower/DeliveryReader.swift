@@ -1,4 +1,5 @@
 import RoboscopeDomain
+import RoboscopeWire
 
 /// Reads the log as clients receive it (`eventlog.delivery_rows`): live for the
 /// gateways' tailers, and by topic for catch-ups, the changes feed and snapshot heads.
@@ -109,7 +110,8 @@ public enum DeliveryReader {
             try connection.stream(
                 prepared: topicStatement(topic), [topic.id, after, limit] + bound + [lastTransactionID]
             ) { row in
-                let transactionID = try RowReader(row, row: 0, source: "eventlog.delivery_rows").uint64(Column.transactionID)
+                let transactionID = try RowReader(row, row: 0, source: "eventlog.delivery_rows").uint64(
+                    Column.transactionID)
                 let event = detailsEvent(of: row, lookedUp: transactionID == lastTransactionID)
                 try page.add(row, transactionID: transactionID, event: event) {
                     try body(TopicRow(result: $0.row, details: $0.details))
@@ -126,15 +128,18 @@ public enum DeliveryReader {
     /// What `row` is to `PageDetails`; `lookedUp`: it is of the page's last transaction,
     /// whose markers' details the statement gives (`Column.details`).
     static func detailsEvent(of row: PGResult, lookedUp: Bool) -> PageDetails<PGResult>.Event {
-        switch row.string(0, Column.streamType.rawValue) {
-        case "marker":
-            guard row.string(0, Column.type.rawValue) != "marker.deleted", let stream = row.string(0, Column.streamID.rawValue) else { return .other }
+        switch row.string(0, Column.streamType) {
+        case StreamType.marker.rawValue:
+            guard row.string(0, Column.type) != EventType.markerDeleted.rawValue,
+                let stream = row.string(0, Column.streamID)
+            else { return .other }
             return lookedUp
-                ? .markerLookedUp(details: row.bytes(0, Column.details.rawValue).map { Array($0) }) : .marker(stream: stream)
-        case "marker_details":
-            guard let stream = row.string(0, Column.streamID.rawValue) else { return .other }
-            let deleted = row.string(0, Column.type.rawValue) == "marker_details.deleted"
-            return .details(stream: stream, data: deleted ? nil : row.bytes(0, Column.data.rawValue).map { Array($0) })
+                ? .markerLookedUp(details: row.bytes(0, Column.details).map { Array($0) })
+                : .marker(stream: stream)
+        case StreamType.markerDetails.rawValue:
+            guard let stream = row.string(0, Column.streamID) else { return .other }
+            let deleted = row.string(0, Column.type) == EventType.markerDetailsDeleted.rawValue
+            return .details(stream: stream, data: deleted ? nil : row.bytes(0, Column.data).map { Array($0) })
         default:
             return .other
         }
@@ -142,7 +147,9 @@ public enum DeliveryReader {
 
     /// The view's details of each of `rows` (marker events of a page), in their order.
     static func details(of rows: [PGResult], on connection: PGConnection) throws -> [[UInt8]?] {
-        let positions = try rows.map { try RowReader($0, row: 0, source: "eventlog.delivery_rows").int64(Column.position) }
+        let positions = try rows.map {
+            try RowReader($0, row: 0, source: "eventlog.delivery_rows").int64(Column.position)
+        }
         let result = try connection.query(
             prepared: detailsLookUpStatement, ["{" + positions.map(String.init).joined(separator: ",") + "}"])
         var answers: [Int64: [UInt8]] = [:]
@@ -332,7 +339,7 @@ public enum DeliveryReader {
     }
 
     static func decode(_ result: PGResult, row index: Int) throws -> Delivery {
-        try decode(result, row: index, details: result.bytes(index, Column.details.rawValue).map { Array($0) })
+        try decode(result, row: index, details: result.bytes(index, Column.details).map { Array($0) })
     }
 
     static func decode(_ result: PGResult, row index: Int, details: [UInt8]?) throws -> Delivery {
@@ -347,7 +354,9 @@ public enum DeliveryReader {
             topics.append(TopicPlace(Topic(.workSession, session), sequence))
         }
         if let sequence = try row.optionalInt64(Column.spaceSeq) {
-            guard let space = try row.optionalID(Column.spaceID) else { throw row.corrupt(Column.spaceID, "is null on a space's topic") }
+            guard let space = try row.optionalID(Column.spaceID) else {
+                throw row.corrupt(Column.spaceID, "is null on a space's topic")
+            }
             topics.append(TopicPlace(Topic(.space, space), sequence))
         }
         return Delivery(

@@ -108,6 +108,11 @@ extension SelectedColumn {
     static var selectList: String { allCases.map(\.sql).joined(separator: ", ") }
 }
 
+extension PGResult {
+    func string(_ row: Int, _ column: some SelectedColumn) -> String? { string(row, column.rawValue) }
+    func bytes(_ row: Int, _ column: some SelectedColumn) -> UnsafeRawBufferPointer? { bytes(row, column.rawValue) }
+}
+
 extension RowReader {
     func isNull(_ column: some SelectedColumn) -> Bool { isNull(column.rawValue) }
     func text(_ column: some SelectedColumn) throws -> String { try text(column.rawValue) }
