@@ -108,6 +108,11 @@ def held_only(args):
         server.wait()
     with open(args.out, "w") as file:
         json.dump(results, file, indent=2, sort_keys=True)
+    print_shapes_and_held(results)
+
+
+def print_shapes_and_held(results):
+    """The runs of each shape of load, then what holding the connections showed."""
     for point in results.get("shapes", []):
         print(f"{point['connections']} connections over {point['sessions']} work sessions at {point['rate']:.0f} writes/s "
               f"({point['writers']} writers):")
@@ -179,12 +184,7 @@ def main():
             print(f"{'':<22} all runs: {', '.join(f'{v:.1f}' for v in spread)}")
         if "throughput_ratio" in point:
             print(f"{point['subscribers']} subscribers: messages/s, gateway vs hummingbird-websocket: {point['throughput_ratio']:.2f}x")
-    for point in results.get("shapes", []):
-        print(f"{point['connections']} connections over {point['sessions']} work sessions at {point['rate']:.0f} writes/s "
-              f"({point['writers']} writers):")
-        for r in point["runs"]:
-            print(row("  run", r) + f"  max {r['latency_ms_max']:.1f} ms, closed {r['closed_during_run']}")
-    print(held_text(results["held"]))
+    print_shapes_and_held(results)
     print(f"wrote {args.out}")
 
 

@@ -39,23 +39,6 @@ public struct Marker: Hashable, Sendable {
     public var corners: [Point3] { [p1, p2, p3, p4] }
 }
 
-/// Calibrated corner points and center, stored exactly as the client sent them.
-public struct CalibratedData: Hashable, Sendable, Decodable {
-    public var p1: Point3
-    public var p2: Point3
-    public var p3: Point3
-    public var p4: Point3
-    public var center: Point3
-
-    public init(p1: Point3, p2: Point3, p3: Point3, p4: Point3, center: Point3) {
-        self.p1 = p1
-        self.p2 = p2
-        self.p3 = p3
-        self.p4 = p4
-        self.center = center
-    }
-}
-
 extension Marker: Decodable {
     enum CodingKeys: String, CodingKey {
         case id, label, p1, p2, p3, p4, color, version, meta

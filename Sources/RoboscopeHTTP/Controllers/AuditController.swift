@@ -41,34 +41,31 @@ struct AuditController {
         if let from = query.from, let to = query.to, from >= to {
             throw DomainError(.malformedRequest, "query from: must be before to", field: "from")
         }
-        let audit = services.audit
-        let ready = query
-        let budgets = services.budgets
-        return try await CancelOnClose.run(request) {
-            let page = try await audit.page(ready)
-            budgets.charge(context, rows: page.entries.count)
-            return Self.answer(page)
-        }
+        return try await answer(query, request, context)
     }
 
     func history(_ request: Request, _ context: RoboscopeRequestContext, _ type: StreamType) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         var query = try page(input)
         query.entityType = type
-        query.entityID = try input.pathID()
-        let name = type.spokenName
-        try await services.gate.require(
-            .audit, on: StreamRef(type, query.entityID!), context,
-            otherwise: DomainError.notFound(name, query.entityID!))
-        let audit = services.audit
-        let ready = query
-        let budgets = services.budgets
+        let id = try input.pathID()
+        query.entityID = id
+        let unknown = DomainError.notFound(type.spokenName, id)
+        try await services.gate.require(.audit, on: StreamRef(type, id), context, otherwise: unknown)
+        return try await answer(query, request, context, whenEmpty: unknown)
+    }
+
+    /// `query`'s page, read until the client goes and charged to the caller's row budget;
+    /// `whenEmpty`: what a first page with no entries answers instead (an entity's history
+    /// that has none is an unknown entity).
+    private func answer(
+        _ query: AuditQuery, _ request: Request, _ context: RoboscopeRequestContext, whenEmpty: DomainError? = nil
+    ) async throws -> Response {
+        let (audit, budgets) = (services.audit, services.budgets)
         return try await CancelOnClose.run(request) {
-            let page = try await audit.page(ready)
+            let page = try await audit.page(query)
             budgets.charge(context, rows: page.entries.count)
-            if page.entries.isEmpty, ready.after == 0, ready.before == nil {
-                throw DomainError.notFound(name, ready.entityID!)
-            }
+            if let whenEmpty, page.entries.isEmpty, query.after == 0, query.before == nil { throw whenEmpty }
             return Self.answer(page)
         }
     }

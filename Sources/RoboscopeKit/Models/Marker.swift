@@ -112,24 +112,6 @@ public struct MarkerDetails: Codable, Sendable, Hashable {
     }
 }
 
-/// Corner and centre points as a calibration gave them, stored as given.
-public struct CalibratedData: Codable, Sendable, Hashable {
-    public var p1: Point3
-    public var p2: Point3
-    public var p3: Point3
-    public var p4: Point3
-    public var center: Point3
-
-    /// Calibrated corners and centre, stored by the service as given.
-    public init(p1: Point3, p2: Point3, p3: Point3, p4: Point3, center: Point3) {
-        self.p1 = p1
-        self.p2 = p2
-        self.p3 = p3
-        self.p4 = p4
-        self.center = center
-    }
-}
-
 /// What creating a marker sends.
 public struct NewMarker: Encodable, Sendable, Hashable {
     /// A client-chosen id: an offline device creates markers with stable ids.
