@@ -30,7 +30,7 @@ enum MarkerRows {
     static func places(_ result: PGResult) throws -> [WorkSessionPlace] {
         let (session, space) = (try result.column("work_session_id"), try result.column("space_id"))
         return try (0..<result.rowCount).map { row in
-            let cells = Cells(result: result, row: row)
+            let cells = RowReader(result, row: row, source: "markers")
             return WorkSessionPlace(id: try cells.id(session), spaceID: try cells.id(space))
         }
     }
@@ -66,7 +66,7 @@ enum MarkerRows {
     static func decode(_ result: PGResult) throws -> [MarkerWithDetails] {
         let at = try Layout(result)
         return try (0..<result.rowCount).map { row in
-            let cells = Cells(result: result, row: row)
+            let cells = RowReader(result, row: row, source: "markers")
             let marker = Marker(
                 id: try cells.id(at.id), workSessionID: try cells.id(at.workSessionID),
                 label: result.string(row, at.label),
@@ -99,66 +99,27 @@ enum MarkerRows {
             return MarkerWithDetails(marker: marker, details: details)
         }
     }
-
-    /// One row's cells, each read as the type its column holds.
-    private struct Cells {
-        let result: PGResult
-        let row: Int
-
-        func text(_ column: Int) throws -> String {
-            guard let text = result.string(row, column) else {
-                throw StoredRowError(column: column, problem: "is null")
-            }
-            return text
-        }
-
-        func id(_ column: Int) throws -> EntityID {
-            guard let id = EntityID(try text(column)) else {
-                throw StoredRowError(column: column, problem: "is not a UUID")
-            }
-            return id
-        }
-
-        func int64(_ column: Int) throws -> Int64 {
-            guard result.bytes(row, column) != nil else { throw StoredRowError(column: column, problem: "is null") }
-            guard let value = result.int64(row, column) else {
-                throw StoredRowError(column: column, problem: "is not an integer")
-            }
-            return value
-        }
-
-        func double(_ column: Int) throws -> Double {
-            guard let value = Double(try text(column)) else {
-                throw StoredRowError(column: column, problem: "is not a number")
-            }
-            return value
-        }
-
-        func point(_ column: Int) throws -> Point3 {
-            guard let bytes = result.bytes(row, column) else {
-                throw StoredRowError(column: column, problem: "is null")
-            }
-            return try FieldReader.point(try JSONParser.parse(bytes), field: "column \(column)")
-        }
-
-        /// `meta` and `custom_props` are nearly always empty: no parse for `{}`.
-        func object(_ column: Int) throws -> JSONObject {
-            guard let bytes = result.bytes(row, column) else {
-                throw StoredRowError(column: column, problem: "is null")
-            }
-            if bytes.count == 2, bytes[0] == UInt8(ascii: "{"), bytes[1] == UInt8(ascii: "}") { return [:] }
-            guard case .object(let members) = try JSONParser.parse(bytes) else {
-                throw StoredRowError(column: column, problem: "is not a JSON object")
-            }
-            return members
-        }
-    }
 }
 
-/// A projection row that does not hold what its column should: a bug or a hand edit,
-/// never a client's mistake.
-struct StoredRowError: Error, CustomStringConvertible {
-    let column: Int
-    let problem: String
-    var description: String { "stored marker row: column \(column) \(problem)" }
+extension RowReader {
+    /// A float8 cell (read as its text).
+    func double(_ column: Int) throws -> Double {
+        guard let value = Double(try text(column)) else { throw corrupt(column, "is not a number") }
+        return value
+    }
+
+    /// A point stored as its JSON array.
+    func point(_ column: Int) throws -> Point3 {
+        try FieldReader.point(try JSONParser.parse(try borrowedBytes(column)), field: "column \(column)")
+    }
+
+    /// A JSON object; `meta` and `custom_props` are nearly always empty: no parse for `{}`.
+    func object(_ column: Int) throws -> JSONObject {
+        let bytes = try borrowedBytes(column)
+        if bytes.count == 2, bytes[0] == UInt8(ascii: "{"), bytes[1] == UInt8(ascii: "}") { return [:] }
+        guard case .object(let members) = try JSONParser.parse(bytes) else {
+            throw corrupt(column, "is not a JSON object")
+        }
+        return members
+    }
 }
