@@ -32,21 +32,24 @@ public struct TimeTravel: Sendable {
         try await run { connection in
             let (bound, parameter) = Self.bound(moment, "$2")
             let sql = """
-                SELECT DISTINCT ON (e.stream_type, e.stream_id) e.stream_type, e.stream_id::text, e.type, e.data::text
+                SELECT DISTINCT ON (e.stream_type, e.stream_id) \(StreamState.selectList)
                 FROM eventlog.events e
-                WHERE e.work_session_id = $1::uuid AND e.stream_type IN ('marker', 'marker_details') AND \(bound)
+                WHERE e.work_session_id = $1::uuid AND e.stream_type IN ($3, $4) AND \(bound)
                 ORDER BY e.stream_type, e.stream_id, e.stream_version DESC
                 """
-            let result = try connection.query(sql, [workSessionID, parameter])
+            let result = try connection.query(
+                sql, [workSessionID, parameter, StreamType.marker.rawValue, StreamType.markerDetails.rawValue])
             var markers: [Marker] = []
             var details: [String: MarkerDetails] = [:]
             for row in 0..<result.rowCount {
                 var cells = RowReader(result, row: row, source: "eventlog.events")
-                let streamID = try cells.text(1)
+                let streamID = try cells.text(StreamState.streamID)
                 cells.key = "stream \(streamID)"
-                guard !(try cells.text(2)).hasSuffix(".deleted") else { continue }
-                guard let bytes = result.bytes(row, 3) else { throw cells.corrupt(3, "is null") }
-                if try cells.text(0) == StreamType.marker.rawValue {
+                guard !(try cells.text(StreamState.type)).hasSuffix(".deleted") else { continue }
+                guard let bytes = result.bytes(row, StreamState.data) else {
+                    throw cells.corrupt(StreamState.data, "is null")
+                }
+                if try cells.text(StreamState.streamType) == StreamType.marker.rawValue {
                     markers.append(try StorageJSON.decode(Marker.self, bytes))
                 } else {
                     details[streamID] = try StorageJSON.decode(MarkerDetails.self, bytes)
@@ -99,8 +102,7 @@ public struct TimeTravel: Sendable {
         let (bound, parameter) = bound(moment, "$3")
         let result = try connection.query(
             """
-            SELECT e.position, e.type, to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                e.data::text
+            SELECT \(LastEventColumn.selectList)
             FROM eventlog.events e
             WHERE e.stream_type = $1 AND e.stream_id = $2::uuid AND \(bound)
             ORDER BY e.stream_version DESC
@@ -108,13 +110,43 @@ public struct TimeTravel: Sendable {
             """, [stream, id, parameter])
         guard result.rowCount == 1 else { return nil }
         var cells = RowReader(result, row: 0, source: "eventlog.events")
-        let position = try cells.int64(0)
+        let position = try cells.int64(LastEventColumn.position)
         cells.key = "position \(position)"
-        guard let data = result.bytes(0, 3) else { throw cells.corrupt(3, "is null") }
+        guard let data = result.bytes(0, LastEventColumn.data) else {
+            throw cells.corrupt(LastEventColumn.data, "is null")
+        }
         return LastEvent(
-            position: position, deleted: try cells.text(1).hasSuffix(".deleted"),
-            recordedAt: try cells.text(2), data: data, result: result
+            position: position, deleted: try cells.text(LastEventColumn.type).hasSuffix(".deleted"),
+            recordedAt: try cells.text(LastEventColumn.recordedAt), data: data, result: result
         )
+    }
+
+    /// What `last` selects of a stream's last event.
+    enum LastEventColumn: Int, SelectedColumn {
+        case position, type, recordedAt, data
+
+        var sql: String {
+            switch self {
+            case .position: "e.position"
+            case .type: "e.type"
+            case .recordedAt: #"to_char(e.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')"#
+            case .data: "e.data::text"
+            }
+        }
+    }
+
+    /// What `markers(workSessionID:asOf:)` selects of each stream's last event.
+    enum StreamState: Int, SelectedColumn {
+        case streamType, streamID, type, data
+
+        var sql: String {
+            switch self {
+            case .streamType: "e.stream_type"
+            case .streamID: "e.stream_id::text"
+            case .type: "e.type"
+            case .data: "e.data::text"
+            }
+        }
     }
 
     static func bound(_ moment: AsOf, _ placeholder: String) -> (String, String) {

@@ -41,21 +41,36 @@ public enum HashChain {
         public var brokenLink: BrokenLink?
     }
 
+    /// What `eventlog.chain_check` answers: the counts, and the first broken link if any.
+    enum Column: Int, SelectedColumn {
+        case checked, streams, position, streamType, streamID, version, problem
+
+        var sql: String {
+            switch self {
+            case .checked: "checked"
+            case .streams: "streams"
+            case .position: "position"
+            case .streamType: "stream_type"
+            case .streamID: "stream_id::text"
+            case .version: "stream_version"
+            case .problem: "problem"
+            }
+        }
+    }
+
     public static func check(_ scope: Scope, on connection: PGConnection) throws -> Report {
         let result = try connection.query(
-            """
-            SELECT checked, streams, position, stream_type, stream_id::text, stream_version, problem
-            FROM eventlog.chain_check($1::uuid, $2::uuid)
-            """, scope.parameters
-        )
+            "SELECT \(Column.selectList) FROM eventlog.chain_check($1::uuid, $2::uuid)", scope.parameters)
         let row = RowReader(result, row: 0, source: "eventlog.chain_check")
         var link: BrokenLink?
-        if let position = try row.optionalInt64(2) {
+        if let position = try row.optionalInt64(Column.position) {
             link = BrokenLink(
-                position: position, streamType: try row.text(3), streamID: try row.text(4),
-                version: try row.int64(5), problem: try row.text(6))
+                position: position, streamType: try row.text(Column.streamType),
+                streamID: try row.text(Column.streamID), version: try row.int64(Column.version),
+                problem: try row.text(Column.problem))
         }
-        return Report(checkedEvents: try row.int64(0), streams: try row.int64(1), brokenLink: link)
+        return Report(
+            checkedEvents: try row.int64(Column.checked), streams: try row.int64(Column.streams), brokenLink: link)
     }
 
     /// The first event, by position, whose hash does not hold; nil if the chain is intact.

@@ -105,22 +105,44 @@ public struct HistoryStore: Sendable {
         try await pool.translatingErrors { try Self.entries(tenant: tenant, after: tenantSeq, limit: limit, on: $0) }
     }
 
+    /// What `entries` selects of an event, the previous event of its stream and the
+    /// signature that covers it.
+    enum EntryColumn: Int, SelectedColumn {
+        case tenantSeq, position, digest, previousDigest, content, firstSeq, lastSeq, signature
+
+        var sql: String {
+            switch self {
+            case .tenantSeq: "e.tenant_seq"
+            case .position: "e.position"
+            case .digest: "e.hash"
+            case .previousDigest:
+                """
+                (SELECT p.hash FROM eventlog.events p
+                 WHERE p.stream_type = e.stream_type AND p.stream_id = e.stream_id
+                   AND p.stream_version = e.stream_version - 1)
+                """
+            // As eventlog.event_digest writes it: the two must not differ.
+            case .content:
+                """
+                concat_ws(E'\\x1f', e.event_id::text, e.stream_type, e.stream_id::text, e.stream_version::text,
+                          e.type, e.data::text, e.metadata::text,
+                          (extract(epoch FROM e.recorded_at) * 1000000)::bigint::text)
+                """
+            case .firstSeq: "s.first_seq"
+            case .lastSeq: "s.last_seq"
+            case .signature: "s.signature"
+            }
+        }
+    }
+
     static func entries(
         tenant: String, after tenantSeq: Int64, limit: Int, on connection: PGConnection
     ) throws
         -> [Entry]
     {
-        // The content is written as eventlog.event_digest writes it: the two must not differ.
         let result = try connection.query(
             prepared: """
-                SELECT e.tenant_seq, e.position, e.hash,
-                       (SELECT p.hash FROM eventlog.events p
-                        WHERE p.stream_type = e.stream_type AND p.stream_id = e.stream_id
-                          AND p.stream_version = e.stream_version - 1),
-                       concat_ws(E'\\x1f', e.event_id::text, e.stream_type, e.stream_id::text, e.stream_version::text,
-                                 e.type, e.data::text, e.metadata::text,
-                                 (extract(epoch FROM e.recorded_at) * 1000000)::bigint::text),
-                       s.first_seq, s.last_seq, s.signature
+                SELECT \(EntryColumn.selectList)
                 FROM eventlog.events e
                 LEFT JOIN LATERAL (
                     SELECT * FROM eventlog.append_signatures s
@@ -134,13 +156,18 @@ public struct HistoryStore: Sendable {
             [tenant, tenantSeq, limit])
         return try (0..<result.rowCount).map { index in
             var row = RowReader(result, row: index, source: "eventlog.events")
-            let position = try row.int64(1)
+            let position = try row.int64(EntryColumn.position)
             row.key = "\(position)"
-            let signedRange = try row.optionalInt64(5).map { first in first...(try row.int64(6)) }
+            let signedRange = try row.optionalInt64(EntryColumn.firstSeq).map { first in
+                first...(try row.int64(EntryColumn.lastSeq))
+            }
             return Entry(
-                tenantSeq: try row.int64(0), position: position, digest: try row.bytea(2),
-                previousDigest: row.isNull(3) ? nil : try row.bytea(3), content: try row.text(4),
-                signedRange: signedRange, signature: row.isNull(7) ? nil : try row.bytea(7))
+                tenantSeq: try row.int64(EntryColumn.tenantSeq), position: position,
+                digest: try row.bytea(EntryColumn.digest),
+                previousDigest: row.isNull(EntryColumn.previousDigest)
+                    ? nil : try row.bytea(EntryColumn.previousDigest),
+                content: try row.text(EntryColumn.content), signedRange: signedRange,
+                signature: row.isNull(EntryColumn.signature) ? nil : try row.bytea(EntryColumn.signature))
         }
     }
 

@@ -31,6 +31,22 @@ public enum SignatureCheck {
     ) throws
         -> Report
     {
+        // An unsigned event (`tenant` null: only its place), or an append's signature with
+        // its range (`tenant_seq` is the range's first) and the range's digests as held.
+        enum Column: Int, NamedColumn {
+            case position, tenantSeq, tenant, lastSeq, signature, digests, events
+            var name: String {
+                switch self {
+                case .position: "position"
+                case .tenantSeq: "tenant_seq"
+                case .tenant: "tenant"
+                case .lastSeq: "last_seq"
+                case .signature: "signature"
+                case .digests: "digests"
+                case .events: "events"
+                }
+            }
+        }
         // Each event of the scope with the append signature that covers it (if any), and
         // for each signature the digests of its whole range, as the database holds them.
         let result = try connection.query(
@@ -57,7 +73,8 @@ public enum SignatureCheck {
                 WHERE ($1::uuid IS NULL AND $2::uuid IS NULL)
                    OR EXISTS (SELECT 1 FROM covered c WHERE c.tenant = s.tenant AND c.first_seq = s.first_seq)
             )
-            SELECT c.position, c.tenant_seq, NULL, NULL, NULL, NULL, NULL
+            SELECT c.position AS position, c.tenant_seq AS tenant_seq, NULL AS tenant, NULL AS last_seq,
+                   NULL AS signature, NULL AS digests, NULL AS events
             FROM covered c WHERE c.signature IS NULL
             UNION ALL
             SELECT r.position, r.first_seq, r.tenant, r.last_seq, r.signature,
@@ -75,20 +92,21 @@ public enum SignatureCheck {
             let order = { (problem: Problem) in (problem.position ?? .max, problem.tenantSeq ?? .max) }
             if report.first.map({ order(problem) < order($0) }) ?? true { report.first = problem }
         }
+        let at = try ColumnLayout<Column>(result)
         for index in 0..<result.rowCount {
             let row = RowReader(result, row: index, source: "eventlog.append_signatures")
-            let position = try row.optionalInt64(0)
-            let number = try row.optionalInt64(1)
-            guard let tenant = row.optionalText(2) else {
+            let position = try row.optionalInt64(at[.position])
+            let number = try row.optionalInt64(at[.tenantSeq])
+            guard let tenant = row.optionalText(at[.tenant]) else {
                 found(
                     Problem(position: position, tenantSeq: number, problem: "no signature of the service covers it"),
                     events: 1)
                 continue
             }
             report.appends += 1
-            let last = try row.int64(3)
-            let signature = try row.bytea(4)
-            let entries = (row.optionalText(5) ?? "").split(separator: ",").compactMap {
+            let last = try row.int64(at[.lastSeq])
+            let signature = try row.bytea(at[.signature])
+            let entries = (row.optionalText(at[.digests]) ?? "").split(separator: ",").compactMap {
                 item -> AppendStatement.Entry? in
                 let parts = item.split(separator: " ")
                 guard parts.count == 2, let seq = Int64(parts[0]), let digest = Hex.decode(String(parts[1])) else {
@@ -104,7 +122,7 @@ public enum SignatureCheck {
                         position: position, tenantSeq: number,
                         problem: complete
                             ? "its append's signature does not verify" : "its append's events are not all there"),
-                    events: try row.int64(6))
+                    events: try row.int64(at[.events]))
                 continue
             }
         }

@@ -18,11 +18,27 @@ public struct RevocationStore: Sendable {
         self.signer = signer
     }
 
-    static let columns = """
-        id, tenant, subject, kid, (extract(epoch FROM issued_before) * 1000000)::bigint, reason,
-        (extract(epoch FROM created_at) * 1000000)::bigint, created_by,
-        (extract(epoch FROM lifted_at) * 1000000)::bigint, lifted_by
-        """
+    /// A revocation's columns, as every statement here selects or returns them.
+    enum Column: Int, SelectedColumn {
+        case id, tenant, subject, keyID, issuedBefore, reason, createdAt, createdBy, liftedAt, liftedBy
+
+        var sql: String {
+            switch self {
+            case .id: "id"
+            case .tenant: "tenant"
+            case .subject: "subject"
+            case .keyID: "kid"
+            case .issuedBefore: "(extract(epoch FROM issued_before) * 1000000)::bigint"
+            case .reason: "reason"
+            case .createdAt: "(extract(epoch FROM created_at) * 1000000)::bigint"
+            case .createdBy: "created_by"
+            case .liftedAt: "(extract(epoch FROM lifted_at) * 1000000)::bigint"
+            case .liftedBy: "lifted_by"
+            }
+        }
+    }
+
+    static let columns = Column.selectList
 
     /// Stores `revocation` (its `created_at` is the database's clock) and records it in the
     /// audit trail, in one transaction; the stored row. With a `claim`, the answer `answer`
@@ -122,12 +138,13 @@ public struct RevocationStore: Sendable {
     static func row(_ result: PGResult, _ index: Int) throws -> StoredRevocation {
         let row = RowReader(result, row: index, source: "token_revocations")
         let revocation = Revocation(
-            id: try row.id(0), tenant: row.optionalText(1), subject: row.optionalText(2), keyID: row.optionalText(3),
-            issuedBefore: try row.timestamp(4), reason: try row.text(5), createdAt: try row.timestamp(6),
-            createdBy: try row.text(7)
+            id: try row.id(Column.id), tenant: row.optionalText(Column.tenant),
+            subject: row.optionalText(Column.subject), keyID: row.optionalText(Column.keyID),
+            issuedBefore: try row.timestamp(Column.issuedBefore), reason: try row.text(Column.reason),
+            createdAt: try row.timestamp(Column.createdAt), createdBy: try row.text(Column.createdBy)
         )
         return StoredRevocation(
-            revocation: revocation, liftedAt: try row.optionalInt64(8).map(Timestamp.init),
-            liftedBy: row.optionalText(9))
+            revocation: revocation, liftedAt: try row.optionalInt64(Column.liftedAt).map(Timestamp.init),
+            liftedBy: row.optionalText(Column.liftedBy))
     }
 }
