@@ -13,15 +13,21 @@ public enum Hex {
     }
 
     public static func decode(_ text: String) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
+        decode(digits: Array(text.utf8))
+    }
+
+    /// The bytes of hex `digits` read in place (a database cell's, with no `String` made).
+    public static func decode<Digits: RandomAccessCollection>(digits: Digits) -> [UInt8]?
+    where Digits.Element == UInt8 {
+        guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = value(utf8[index]), let low = value(utf8[index + 1]) else { return nil }
+        bytes.reserveCapacity(digits.count / 2)
+        var index = digits.startIndex
+        while index != digits.endIndex {
+            let next = digits.index(after: index)
+            guard let high = value(digits[index]), let low = value(digits[next]) else { return nil }
             bytes.append(high << 4 | low)
-            index += 2
+            index = digits.index(after: next)
         }
         return bytes
     }

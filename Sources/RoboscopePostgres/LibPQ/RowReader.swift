@@ -79,10 +79,10 @@ struct RowReader {
 
     /// A `bytea` cell, which the text format sends as `\x` and hex digits.
     func bytea(_ column: Int) throws -> [UInt8] {
-        let text = try text(column)
-        guard text.hasPrefix("\\x"), let bytes = Hex.decode(String(text.dropFirst(2))) else {
-            throw corrupt(column, "is not bytea")
-        }
+        let cell = try borrowedBytes(column)
+        guard cell.count >= 2, cell[0] == UInt8(ascii: "\\"), cell[1] == UInt8(ascii: "x"),
+            let bytes = Hex.decode(digits: cell.dropFirst(2))
+        else { throw corrupt(column, "is not bytea") }
         return bytes
     }
 
