@@ -118,10 +118,13 @@ import Testing
         let lock = try await QueryBoundsTests.TableLock(databaseURL, table: "eventlog.events")
         let client = server.client
         let reports = (0..<2).map { _ in Task { try await client.get("/api/v1/audit?limit=10") } }
+        // Both, waited for: the second report queues for the pool as soon as the first
+        // holds its connection, which may be before the first's statement reaches the lock.
         try await eventually("a report waits on the lock and another for the report pool", within: 20) {
-            try await server.metric("roboscope_pool_jobs_waiting{pool=\"postgres_reports\"}") == 1
+            let queued = try await server.metric("roboscope_pool_jobs_waiting{pool=\"postgres_reports\"}")
+            let locked = try await QueryBoundsTests.waitingOnLocks(databaseURL, in: QueryBoundsTests.auditStatement)
+            return queued == 1 && locked == 1
         }
-        #expect(try await QueryBoundsTests.waitingOnLocks(databaseURL, in: QueryBoundsTests.auditStatement) == 1)
 
         let started = ContinuousClock.now
         #expect(try await client.get("/api/v1/spaces?limit=10").status == 200, "the request pool is not the reports'")
