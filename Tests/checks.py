@@ -1,9 +1,13 @@
 """What the Python end-to-end tests (Tests/Console, Tests/Tracing) share: named checks
 that are all reported before the test fails, free ports, psql, waits for a condition
 that fail by name at their deadline, and the real server on ports of its own."""
-import json, os, socket, subprocess, tempfile, time, urllib.request
+import json, os, subprocess, sys, tempfile, time, urllib.request
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+# Free ports as the benchmarks take them: below the ephemeral range, never twice a run
+# (the kernel's own choice can hand two callers one port).
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+from write_path import free_port  # noqa: E402, F401
 
 failures = []
 
@@ -12,12 +16,6 @@ def check(condition, what):
     print(("ok   " if condition else "FAIL ") + what, flush=True)
     if not condition:
         failures.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def psql(url, sql):
