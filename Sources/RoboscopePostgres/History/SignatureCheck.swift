@@ -31,19 +31,30 @@ public enum SignatureCheck {
     ) throws
         -> Report
     {
-        // An unsigned event (`tenant` null: only its place), or an append's signature with
-        // its range (`tenant_seq` is the range's first) and the range's digests as held.
-        enum Column: Int, NamedColumn {
+        // An append's signature with its range (`tenant_seq`: the range's first) and the
+        // range's digests as the database holds them; or, `tenant` null, an unsigned
+        // event: only its place.
+        enum Column: Int, SelectedColumn {
             case position, tenantSeq, tenant, lastSeq, signature, digests, events
-            var name: String {
+
+            var sql: String {
                 switch self {
-                case .position: "position"
-                case .tenantSeq: "tenant_seq"
-                case .tenant: "tenant"
-                case .lastSeq: "last_seq"
-                case .signature: "signature"
-                case .digests: "digests"
-                case .events: "events"
+                case .position: "r.position"
+                case .tenantSeq: "r.first_seq"
+                case .tenant: "r.tenant"
+                case .lastSeq: "r.last_seq"
+                case .signature: "r.signature"
+                case .digests:
+                    """
+                    (SELECT string_agg(e.tenant_seq || ' ' || encode(e.hash, 'hex'), ',' ORDER BY e.tenant_seq)
+                     FROM eventlog.events e
+                     WHERE e.tenant = r.tenant AND e.tenant_seq BETWEEN r.first_seq AND r.last_seq)
+                    """
+                case .events:
+                    """
+                    greatest(1, (SELECT count(*) FROM covered c
+                                 WHERE c.tenant = r.tenant AND c.tenant_seq BETWEEN r.first_seq AND r.last_seq))
+                    """
                 }
             }
         }
@@ -73,16 +84,11 @@ public enum SignatureCheck {
                 WHERE ($1::uuid IS NULL AND $2::uuid IS NULL)
                    OR EXISTS (SELECT 1 FROM covered c WHERE c.tenant = s.tenant AND c.first_seq = s.first_seq)
             )
-            SELECT c.position AS position, c.tenant_seq AS tenant_seq, NULL AS tenant, NULL AS last_seq,
-                   NULL AS signature, NULL AS digests, NULL AS events
+            -- In `Column`'s order: the place, then nulls.
+            SELECT c.position, c.tenant_seq, NULL, NULL, NULL, NULL, NULL
             FROM covered c WHERE c.signature IS NULL
             UNION ALL
-            SELECT r.position, r.first_seq, r.tenant, r.last_seq, r.signature,
-                   (SELECT string_agg(e.tenant_seq || ' ' || encode(e.hash, 'hex'), ',' ORDER BY e.tenant_seq)
-                    FROM eventlog.events e
-                    WHERE e.tenant = r.tenant AND e.tenant_seq BETWEEN r.first_seq AND r.last_seq),
-                   greatest(1, (SELECT count(*) FROM covered c
-                                WHERE c.tenant = r.tenant AND c.tenant_seq BETWEEN r.first_seq AND r.last_seq))
+            SELECT \(Column.selectList)
             FROM ranges r
             """,
             scope.parameters)
@@ -92,21 +98,20 @@ public enum SignatureCheck {
             let order = { (problem: Problem) in (problem.position ?? .max, problem.tenantSeq ?? .max) }
             if report.first.map({ order(problem) < order($0) }) ?? true { report.first = problem }
         }
-        let at = try ColumnLayout<Column>(result)
         for index in 0..<result.rowCount {
             let row = RowReader(result, row: index, source: "eventlog.append_signatures")
-            let position = try row.optionalInt64(at[.position])
-            let number = try row.optionalInt64(at[.tenantSeq])
-            guard let tenant = row.optionalText(at[.tenant]) else {
+            let position = try row.optionalInt64(Column.position)
+            let number = try row.optionalInt64(Column.tenantSeq)
+            guard let tenant = row.optionalText(Column.tenant) else {
                 found(
                     Problem(position: position, tenantSeq: number, problem: "no signature of the service covers it"),
                     events: 1)
                 continue
             }
             report.appends += 1
-            let last = try row.int64(at[.lastSeq])
-            let signature = try row.bytea(at[.signature])
-            let entries = (row.optionalText(at[.digests]) ?? "").split(separator: ",").compactMap {
+            let last = try row.int64(Column.lastSeq)
+            let signature = try row.bytea(Column.signature)
+            let entries = (row.optionalText(Column.digests) ?? "").split(separator: ",").compactMap {
                 item -> AppendStatement.Entry? in
                 let parts = item.split(separator: " ")
                 guard parts.count == 2, let seq = Int64(parts[0]), let digest = Hex.decode(String(parts[1])) else {
@@ -122,7 +127,7 @@ public enum SignatureCheck {
                         position: position, tenantSeq: number,
                         problem: complete
                             ? "its append's signature does not verify" : "its append's events are not all there"),
-                    events: try row.int64(at[.events]))
+                    events: try row.int64(Column.events))
                 continue
             }
         }

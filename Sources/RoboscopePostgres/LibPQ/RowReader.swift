@@ -108,23 +108,6 @@ extension SelectedColumn {
     static var selectList: String { allCases.map(\.sql).joined(separator: ", ") }
 }
 
-/// A query's columns by the names it gives them (`AS`), where its select list cannot be
-/// made of one list (a `UNION`): `ColumnLayout` finds each by its name once per result.
-protocol NamedColumn: RawRepresentable, CaseIterable where RawValue == Int, AllCases == [Self] {
-    var name: String { get }
-}
-
-/// Where each of `Column`'s columns is in one result: `row.int64(at[.position])`.
-struct ColumnLayout<Column: NamedColumn> {
-    private let places: [Int]
-
-    init(_ result: PGResult) throws {
-        places = try Column.allCases.map { try result.column($0.name) }
-    }
-
-    subscript(_ column: Column) -> Int { places[column.rawValue] }
-}
-
 extension PGResult {
     func string(_ row: Int, _ column: some SelectedColumn) -> String? { string(row, column.rawValue) }
     func bytes(_ row: Int, _ column: some SelectedColumn) -> UnsafeRawBufferPointer? { bytes(row, column.rawValue) }
