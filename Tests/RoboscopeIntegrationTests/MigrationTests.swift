@@ -101,7 +101,7 @@ import RoboscopeDomain
         #expect(
             outcome.migrations == [
                 "0012_sync_protocol", "0013_tenancy", "0014_tenant_first_audit", "0015_token_revocations",
-                "0016_verifiable_history",
+                "0016_verifiable_history", "0017_stream_routes",
             ])
         #expect(
             try connection.query("SELECT count(*) FROM eventlog.events WHERE tenant IS NULL").int64(0, 0) == 0,
@@ -205,5 +205,16 @@ import RoboscopeDomain
         } throws: { error in
             "\(error)".contains("0002_projection_tables") && "\(error)".contains("must not be edited")
         }
+    }
+
+    /// The append routes each event by its stream type's row of `eventlog.stream_routes`
+    /// (a type without one would belong to no session, space or tenant): the rows are the
+    /// vocabulary's stream types, no more and no fewer.
+    @Test func everyStreamTypeHasARouteAndEveryRouteAStreamType() throws {
+        let (_, connection) = try Self.empty()
+        try Migrator(directory: TestDatabase.schemaDirectory, logger: Logger(label: "test")).migrate(connection)
+        let rows = try connection.query("SELECT stream_type FROM eventlog.stream_routes")
+        let routed = Set((0..<rows.rowCount).compactMap { rows.string($0, 0) })
+        #expect(routed == Set(StreamType.allCases.map(\.rawValue)))
     }
 }

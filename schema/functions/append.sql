@@ -75,27 +75,26 @@ BEGIN
         END LOOP;
     END IF;
 
-    -- Routes, the one place they are decided: an event belongs to the work session
-    -- and the space of its stream (named by the stream's first event, or by this batch
-    -- for streams it starts), and to its space's tenant. It is on its work session's
-    -- topic when it has one, and on its space's topic when it is about the space or a
-    -- work session. A token revocation belongs to no space and no topic: to the tenant its
-    -- first event revokes, or for a key's, to the tenant of the operator who made it.
+    -- Routes, the one place they are decided, by each stream type's row of
+    -- eventlog.stream_routes: an event belongs to the work session and the space of its
+    -- stream (named by the first event of the stream its row says, or by this batch for
+    -- streams it starts), and to its space's tenant. It is on its work session's topic
+    -- when it has one, and on its space's topic when its row says so. A stream of a type
+    -- with `own_tenant` (a token revocation) belongs to no space and no topic: to the
+    -- tenant its first event names, or to the tenant of the operator who made it.
     WITH items AS (
         SELECT i.ordinality AS ord, i.item->>'stream_type' AS stream_type, (i.item->>'stream_id')::uuid AS stream_id,
                i.item->'data' AS data, (i.item->>'expected_version')::bigint = 0 AS starts_stream,
-               CASE WHEN i.item->>'stream_type' = 'token_revocation' THEN (
-                   SELECT coalesce(r.first->>'tenant', split_part(r.first->>'created_by', '/', 1))
-                   FROM (SELECT coalesce((SELECT f.data FROM eventlog.events f
-                                          WHERE f.stream_type = 'token_revocation'
-                                            AND f.stream_id = (i.item->>'stream_id')::uuid AND f.stream_version = 1),
-                                         i.item->'data') AS first) AS r)
-               END AS own_tenant
+               coalesce(k.is_space, false) AS is_space, coalesce(k.is_session, false) AS is_session,
+               k.session_named_by, k.session_field, coalesce(k.on_space_topic, false) AS on_space_topic,
+               coalesce(k.own_tenant, false) AS has_own_tenant
         FROM jsonb_array_elements(batch->'events') WITH ORDINALITY AS i(item, ordinality)
+        LEFT JOIN eventlog.stream_routes k ON k.stream_type = i.item->>'stream_type'
     ),
-    new_markers AS (
-        SELECT DISTINCT stream_id, (data->>'work_session_id')::uuid AS work_session_id
-        FROM items WHERE stream_type = 'marker' AND starts_stream
+    -- Streams this batch starts whose first event names their work session.
+    new_children AS (
+        SELECT DISTINCT stream_type, stream_id, (data->>session_field)::uuid AS work_session_id
+        FROM items WHERE session_named_by = stream_type AND starts_stream
     ),
     new_sessions AS (
         SELECT DISTINCT stream_id, (data->>'space_id')::uuid AS space_id
@@ -103,20 +102,29 @@ BEGIN
     ),
     new_spaces AS (
         SELECT DISTINCT stream_id, coalesce(data->>'tenant', (SELECT legacy_tenant FROM eventlog.tenancy)) AS tenant
-        FROM items WHERE stream_type = 'space' AND starts_stream
+        FROM items WHERE is_space AND starts_stream
     ),
     -- The first events are read inline, not through eventlog.parent_of: a SQL function
     -- that reads a table is planned again at each call, an inline subquery once.
     with_session AS (
-        SELECT items.ord, items.stream_type, items.stream_id, items.own_tenant,
+        SELECT items.ord, items.stream_id, items.is_space, items.on_space_topic,
                CASE
-                   WHEN items.stream_type IN ('work_session', 'work_session_lock') THEN items.stream_id
-                   WHEN items.stream_type IN ('marker', 'marker_details') THEN
-                       coalesce(new_markers.work_session_id,
-                                (SELECT (f.data->>'work_session_id')::uuid FROM eventlog.events f
-                                 WHERE f.stream_type = 'marker' AND f.stream_id = items.stream_id AND f.stream_version = 1))
-               END AS work_session_id
-        FROM items LEFT JOIN new_markers ON new_markers.stream_id = items.stream_id
+                   WHEN items.is_session THEN items.stream_id
+                   WHEN items.session_named_by IS NOT NULL THEN
+                       coalesce(n.work_session_id,
+                                (SELECT (f.data->>items.session_field)::uuid FROM eventlog.events f
+                                 WHERE f.stream_type = items.session_named_by AND f.stream_id = items.stream_id
+                                   AND f.stream_version = 1))
+               END AS work_session_id,
+               CASE WHEN items.has_own_tenant THEN (
+                   SELECT coalesce(r.first->>'tenant', split_part(r.first->>'created_by', '/', 1))
+                   FROM (SELECT coalesce((SELECT f.data FROM eventlog.events f
+                                          WHERE f.stream_type = items.stream_type
+                                            AND f.stream_id = items.stream_id AND f.stream_version = 1),
+                                         items.data) AS first) AS r)
+               END AS own_tenant
+        FROM items
+        LEFT JOIN new_children n ON n.stream_type = items.session_named_by AND n.stream_id = items.stream_id
     ),
     session_spaces AS (
         SELECT s.work_session_id,
@@ -127,13 +135,13 @@ BEGIN
         LEFT JOIN new_sessions n ON n.stream_id = s.work_session_id
     ),
     routed AS (
-        SELECT w.ord, w.stream_type, w.work_session_id, w.own_tenant,
-               CASE WHEN w.stream_type = 'space' THEN w.stream_id ELSE ss.space_id END AS space_id
+        SELECT w.ord, w.on_space_topic, w.work_session_id, w.own_tenant,
+               CASE WHEN w.is_space THEN w.stream_id ELSE ss.space_id END AS space_id
         FROM with_session w LEFT JOIN session_spaces ss ON ss.work_session_id = w.work_session_id
     )
     SELECT array_agg(r.work_session_id ORDER BY r.ord),
            array_agg(r.space_id ORDER BY r.ord),
-           array_agg(r.stream_type IN ('space', 'work_session') ORDER BY r.ord),
+           array_agg(r.on_space_topic ORDER BY r.ord),
            array_agg(coalesce(ns.tenant, st.tenant, r.own_tenant) ORDER BY r.ord)
     INTO route_sessions, route_spaces, on_space_topic, route_tenants
     FROM routed r
