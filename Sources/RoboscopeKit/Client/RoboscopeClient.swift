@@ -91,7 +91,7 @@ public struct ChangesPage: Sendable, Decodable {
     public var nextSince: Int64
     public var hasMore: Bool
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case data
         case nextSince = "next_since"
         case hasMore = "has_more"
@@ -681,7 +681,7 @@ public struct LockGrant: Sendable, Hashable, Decodable {
     public var holder: String?
     public var expiresAt: Date?
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case acquired, token, holder
         case fencingToken = "fencing_token"
         case expiresAt = "expires_at"
@@ -696,7 +696,7 @@ public struct LockState: Sendable, Hashable, Decodable {
     public var fencingToken: Int64?
     public var enforce: Bool
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case locked, holder, enforce
         case expiresAt = "expires_at"
         case fencingToken = "fencing_token"

@@ -41,7 +41,7 @@ public struct Marker: Codable, Sendable, Hashable, Identifiable {
         self.details = details
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, label, p1, p2, p3, p4, color, version, meta, details
         case workSessionID = "work_session_id"
         case customProps = "custom_props"
@@ -74,7 +74,7 @@ public struct MarkerDetails: Codable, Sendable, Hashable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case markerID = "marker_id"
         case customProps = "custom_props"
         case createdAt = "created_at"
@@ -163,7 +163,7 @@ public struct NewMarker: Encodable, Sendable, Hashable {
         }
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, label, p1, p2, p3, p4, color, meta
         case workSessionID = "work_session_id"
         case customProps = "custom_props"
@@ -212,7 +212,7 @@ public struct MarkerPatch: Codable, Sendable, Hashable {
         (p1, p2, p3, p4) = (corners[0], corners[1], corners[2], corners[3])
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case label, p1, p2, p3, p4, color, meta, version
         case customProps = "custom_props"
         case calibratedData = "calibrated_data"

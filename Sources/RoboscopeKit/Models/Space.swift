@@ -20,7 +20,7 @@ public struct Space: Codable, Sendable, Hashable, Identifiable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, key, name, description, meta, active, version
         case modelGlbURL = "model_glb_url"
         case modelUsdcURL = "model_usdc_url"

@@ -52,7 +52,7 @@ public struct TopicEvent: Sendable, Hashable, Decodable {
     /// The message exactly as received (what `roboscope-client watch` prints).
     public var raw: String = ""
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case op, topic, position, type, version, actor, data
         case topicSeq = "topic_seq"
         case streamType = "stream_type"

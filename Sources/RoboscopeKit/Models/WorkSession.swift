@@ -40,7 +40,7 @@ public struct WorkSession: Codable, Sendable, Hashable, Identifiable {
         self.updatedAt = updatedAt
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, status, version, meta
         case spaceID = "space_id"
         case sessionType = "session_type"
@@ -71,7 +71,7 @@ public struct NewWorkSession: Encodable, Sendable, Hashable {
         self.meta = meta
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case id, status, meta
         case spaceID = "space_id"
         case sessionType = "session_type"
