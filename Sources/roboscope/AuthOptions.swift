@@ -129,9 +129,9 @@ struct AuthOptions: ParsableArguments {
         if let claim = try Settings.authTenantClaim.resolve(tenantClaimFlag), claim.isEmpty || claim.count > 100 {
             throw ValidationError("--auth-tenant-claim must be 1 to 100 characters")
         }
-        if let leeway = try Settings.authLeeway.resolve(leewayFlag), !(0...3600).contains(leeway) {
-            throw ValidationError("--auth-leeway must be 0 to 3600 seconds")
-        }
+        // Each refuses a value outside its bounds (Settings), naming the flag.
+        _ = try Settings.authLeeway.resolve(leewayFlag)
+        _ = try Settings.authJWKSRefresh.resolve(jwksRefreshFlag)
         _ = try defaultTenant()
         if let tokensFile {
             do { _ = try StaticTokens.load(fromFile: tokensFile) } catch let failure as AuthenticationFailure {

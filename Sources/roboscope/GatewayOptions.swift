@@ -73,38 +73,10 @@ struct GatewayOptions: ParsableArguments {
     }
     func deflateWindowBits() throws -> Int { try Settings.wsDeflateWindowBits.value(deflateWindowBitsFlag) }
 
+    /// Building the configuration resolves every setting, and each refuses a value outside
+    /// its bounds (Settings), naming the flag.
     func validate() throws {
-        guard (1...64).contains(try threads()) else { throw ValidationError("--ws-threads must be 1 to 64") }
-        guard (125...(1 << 30)).contains(try maxMessage()) else {
-            throw ValidationError("--ws-max-message must be 125 bytes to 1 GiB")
-        }
-        guard try maxBuffered() >= 1024 else { throw ValidationError("--ws-max-buffered must be at least 1024") }
-        guard (0.1...3600).contains(try pingInterval()) else {
-            throw ValidationError("--ws-ping-interval must be 0.1 to 3600 seconds")
-        }
-        guard try maxConnections() >= 1 else {
-            throw ValidationError("--ws-max-connections-per-client must be at least 1")
-        }
-        guard (1...10_000).contains(try maxSubscriptions()) else {
-            throw ValidationError("--ws-max-subscriptions must be 1 to 10000")
-        }
-        guard (1...100).contains(try maxPending()) else {
-            throw ValidationError("--ws-max-pending-subscribes must be 1 to 100")
-        }
-        guard (1...10_000).contains(try maxPresence()) else {
-            throw ValidationError("--ws-max-presence must be 1 to 10000")
-        }
-        guard try opRate() >= 0.1, try subjectOpRate() >= 0.1, try tenantOpRate() >= 0.1 else {
-            throw ValidationError("--ws-op-rate, --ws-subject-op-rate and --ws-tenant-op-rate must be at least 0.1")
-        }
-        guard try maxCatchUp() >= 1 else { throw ValidationError("--ws-max-catch-up must be at least 1") }
-        guard (0...600).contains(try presenceGrace()) else {
-            throw ValidationError("--ws-presence-grace must be 0 to 600 seconds")
-        }
-        _ = try deflate()
-        guard (9...15).contains(try deflateWindowBits()) else {
-            throw ValidationError("--ws-deflate-window-bits must be 9 to 15")
-        }
+        _ = try configuration(host: "", port: 0, presenceWindow: 1)
     }
 
     func configuration(host: String, port: Int, presenceWindow: Int) throws -> GatewayConfiguration {

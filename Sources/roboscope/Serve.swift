@@ -240,68 +240,17 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         _ = try redisEndpoint()
-        guard (1...3600).contains(try presenceWindow()) else {
-            throw ValidationError("--presence-window must be 1 to 3600 seconds")
-        }
-        guard (1...1_000_000).contains(try presenceMaxUsers()) else {
-            throw ValidationError("--presence-max-users must be 1 to 1000000")
-        }
-        for (name, port) in [("http-port", try httpPort()), ("ws-port", try wsPort())] where !(1...65535).contains(port)
-        {
-            throw ValidationError("--\(name) must be between 1 and 65535")
-        }
-        guard try poolSize() >= 1 else { throw ValidationError("--db-pool-size must be at least 1") }
-        guard try statementTimeouts().requests >= .milliseconds(1), try statementTimeouts().reports >= .milliseconds(1)
-        else {
-            throw ValidationError("--db-statement-timeout and --report-timeout must be at least 0.001 seconds")
-        }
-        guard try reportPoolSize() >= 1 else { throw ValidationError("--report-pool-size must be at least 1") }
-        guard try tenantHeavyRequests() ?? 1 >= 1 else {
-            throw ValidationError("--tenant-heavy-requests must be at least 1")
-        }
+        // Each of these refuses a value outside its setting's bounds (Settings), naming the flag.
+        _ = try (presenceWindow(), presenceMaxUsers(), httpPort(), wsPort(), poolSize(), statementTimeouts())
+        _ = try (reportPoolSize(), tenantHeavyRequests(), appendsAtOnce(), redisPoolSize(), limits(), opsPort())
+        _ = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
+        _ = try (metricsMaxTenants(), logRefusalsPerSecond(), shutdownTimeout(), idempotencyRetention())
+        _ = try (changesReadAhead(), maxWaitingPolls())
         guard try tenantDBShare() > 0, try tenantDBShare() <= 1 else {
             throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
         }
-        guard try appendsAtOnce() >= 1 else { throw ValidationError("--appends-at-once must be at least 1") }
-        guard try redisPoolSize() >= 1 else { throw ValidationError("--redis-pool-size must be at least 1") }
-        let limits = try limits()
-        guard limits.body >= 1024 else { throw ValidationError("--body-limit must be at least 1024") }
-        guard limits.sendTimeout >= .seconds(1) else {
-            throw ValidationError("--send-timeout must be at least 1 second")
-        }
-        guard limits.answers.budget >= 1 << 20 else {
-            throw ValidationError("--response-memory must be at least 1 (MiB)")
-        }
-        guard limits.header >= 1024 else { throw ValidationError("--header-limit must be at least 1024") }
-        guard limits.idleTimeout >= .seconds(1), limits.requestTimeout >= .seconds(1) else {
-            throw ValidationError("--idle-timeout and --request-timeout must be at least 1 second")
-        }
-        guard limits.connections.maxConnections >= 1, limits.connections.maxPerClient >= 1 else {
-            throw ValidationError("--http-max-connections and --http-max-connections-per-client must be at least 1")
-        }
-        if let ops = try opsPort(), !(1...65535).contains(ops) {
-            throw ValidationError("--ops-port must be a port, 1 to 65535")
-        }
-        guard try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag) >= 0 else {
-            throw ValidationError("--unauthenticated-rate-limit must be 0 or more")
-        }
         if let path = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag) {
             do { _ = try PlansFile.read(path) } catch { throw ValidationError("--tenant-plans-file: \(error)") }
-        }
-        guard try metricsMaxTenants() >= 0 else { throw ValidationError("--metrics-max-tenants must be 0 or more") }
-        guard try logRefusalsPerSecond() >= 1 else {
-            throw ValidationError("--log-refusals-per-second must be at least 1")
-        }
-        guard try shutdownTimeout() >= 1 else { throw ValidationError("--shutdown-timeout must be at least 1 second") }
-        guard try idempotencyRetention() >= 1 else {
-            throw ValidationError("--idempotency-retention must be at least 1 second")
-        }
-        guard try changesReadAhead() >= 0 else { throw ValidationError("--changes-read-ahead must be 0 or more pages") }
-        let polls = try maxWaitingPolls()
-        guard polls.process >= 1, polls.perSubject >= 1, polls.perTenant ?? 1 >= 1 else {
-            throw ValidationError(
-                "--changes-max-waiting, --changes-max-waiting-per-tenant and "
-                    + "--changes-max-waiting-per-subject must be at least 1")
         }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
             throw ValidationError("--realtime-url must be a ws:// or wss:// URL")

@@ -8,8 +8,9 @@ enum CommandRunner {
         let output: String
     }
 
-    static func roboscope(_ arguments: [String]) async throws -> Outcome {
-        try await run(ServerProcess.binary, arguments)
+    /// `environment`: variables set (over this process's) for the command.
+    static func roboscope(_ arguments: [String], environment: [String: String] = [:]) async throws -> Outcome {
+        try await run(ServerProcess.binary, arguments, environment: environment)
     }
 
     /// `path` relative to the repository root, such as `deploy/backup/dump-events`.
@@ -18,14 +19,23 @@ enum CommandRunner {
     }
 
     /// Off the cooperative pool: a command runs for seconds (onOwnThread).
-    static func run(_ executable: URL, _ arguments: [String]) async throws -> Outcome {
-        try await onOwnThread { try runNow(executable, arguments) }
+    static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:]
+    ) async throws
+        -> Outcome
+    {
+        try await onOwnThread { try runNow(executable, arguments, environment: environment) }
     }
 
-    private static func runNow(_ executable: URL, _ arguments: [String]) throws -> Outcome {
+    private static func runNow(
+        _ executable: URL, _ arguments: [String], environment: [String: String]
+    ) throws
+        -> Outcome
+    {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
