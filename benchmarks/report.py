@@ -1057,15 +1057,15 @@ def verifiable_history(r, data):
           "process and every Postgres process, over each run, per marker created. Requests per append: the "
           "requests one append transaction carried (`AppendCombiner`; one signature each), from the server's "
           "/metrics.", "",
-          "| mode | markers/s | p99 ms | non-2xx | lock waiters | active backends | server CPU µs | Postgres CPU µs "
-          "| requests per append |",
-          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| mode | markers/s | p99 ms | non-2xx | lock waiters | of those, on the tenant's row | active backends "
+          "| server CPU µs | Postgres CPU µs | requests per append |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 
     def figure(m, key, digits):
         return f"{m[key]:.{digits}f}" if key in m else "-"
     for mode, m in modes.items():
         r.add(f"| {mode} | {m['per_second']:,.0f} | {m['p99_ms']:.1f} | {m['non_2xx']} | "
-              f"{figure(m, 'lock_waiters', 1)} | {figure(m, 'active_backends', 1)} | "
+              f"{figure(m, 'lock_waiters', 2)} | {figure(m, 'row_lock_waiters', 2)} | {figure(m, 'active_backends', 2)} | "
               f"{figure(m, 'server_cpu_us', 0)} | {figure(m, 'postgres_cpu_us', 0)} | "
               f"{figure(m, 'requests_per_append', 2)} |")
     lag = write["checkpoint_lag_s"]

@@ -32,35 +32,39 @@ def deployment(kind):
 
 def sample_lock_waits(admin_url, database, seconds):
     """Starts sampling, every 100 ms for `seconds`, how many of `database`'s backends wait
-    on a lock (one tenant's appends queue on its `tenant_logs` row) and how many are
-    active, in one backend of its own; `lock_waits` reads the means when it ends."""
+    on a lock, how many of those on a row's (`transactionid` or `tuple`: a creates-only
+    load contends for no row but its tenant's `tenant_logs` one), and how many are active,
+    in one backend of its own; `lock_waits` reads the means when it ends."""
     samples = max(1, int(seconds * 10))
     sql = f"""
         DO $$
-        DECLARE waiting bigint := 0; active bigint := 0; w bigint; a bigint;
+        DECLARE waiting bigint := 0; on_rows bigint := 0; active bigint := 0; w bigint; r bigint; a bigint;
         BEGIN
             FOR i IN 1..{samples} LOOP
                 PERFORM pg_stat_clear_snapshot();
                 SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'),
+                       count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event IN ('transactionid', 'tuple')),
                        count(*) FILTER (WHERE state = 'active')
-                INTO w, a FROM pg_stat_activity WHERE datname = '{database}';
-                waiting := waiting + w; active := active + a;
+                INTO w, r, a FROM pg_stat_activity WHERE datname = '{database}';
+                waiting := waiting + w; on_rows := on_rows + r; active := active + a;
                 PERFORM pg_sleep(0.1);
             END LOOP;
-            RAISE NOTICE 'lock_waits % %', waiting::float / {samples}, active::float / {samples};
+            RAISE NOTICE 'lock_waits % % %', waiting::float / {samples}, on_rows::float / {samples},
+                active::float / {samples};
         END $$"""
     return subprocess.Popen(["psql", admin_url, "-qtAc", sql], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
 
 
 def lock_waits(sampler):
-    """The means `sample_lock_waits` found: backends waiting on a lock, backends active."""
+    """The means `sample_lock_waits` found: backends waiting on a lock, of those on a row's,
+    backends active."""
     _, err = sampler.communicate(timeout=120)
     for line in err.splitlines():
         if "lock_waits" in line:
-            waiting, active = line.rsplit(" ", 2)[-2:]
-            return float(waiting), float(active)
-    return None, None
+            waiting, on_rows, active = line.rsplit(" ", 3)[-3:]
+            return float(waiting), float(on_rows), float(active)
+    return None, None, None
 
 
 def cpu_seconds(pids):
@@ -119,10 +123,11 @@ def write_path(args, key_file):
                 result = post_markers(servers[mode][1], args.clients, args.seconds, sessions[mode])
                 after = (cpu_seconds([servers[mode][0].pid]), cpu_seconds(database))
                 appends = [now - then for now, then in zip(append_counters(servers[mode][1]), appends_before)]
-                waiting, active = lock_waits(sampler)
+                waiting, on_rows, active = lock_waits(sampler)
                 requests = max(1, result["requests_per_second"] * args.seconds)
                 runs[mode].append({"per_second": result["requests_per_second"], "p99_ms": result["p99_ms"],
-                                   "non_2xx": result["non_2xx"], "lock_waiters": waiting, "active_backends": active,
+                                   "non_2xx": result["non_2xx"], "lock_waiters": waiting, "row_lock_waiters": on_rows,
+                                   "active_backends": active,
                                    "server_cpu_us": (after[0] - before[0]) / requests * 1e6,
                                    "postgres_cpu_us": (after[1] - before[1]) / requests * 1e6,
                                    "requests_per_append": appends[1] / max(1, appends[0])})
@@ -148,6 +153,7 @@ def write_path(args, key_file):
     modes = {mode: {"per_second": median(mode, "per_second"), "p99_ms": median(mode, "p99_ms"),
                     "non_2xx": sum(run["non_2xx"] for run in runs[mode]),
                     "lock_waiters": statistics.median(run["lock_waiters"] or 0 for run in runs[mode]),
+                    "row_lock_waiters": statistics.median(run["row_lock_waiters"] or 0 for run in runs[mode]),
                     "active_backends": statistics.median(run["active_backends"] or 0 for run in runs[mode]),
                     "server_cpu_us": statistics.median(run["server_cpu_us"] for run in runs[mode]),
                     "postgres_cpu_us": statistics.median(run["postgres_cpu_us"] for run in runs[mode]),
@@ -247,8 +253,10 @@ def main():
           f"(p99 {write['modes']['signed']['p99_ms']:.1f} ms), unsigned {write['modes']['unsigned']['per_second']:.0f}/s "
           f"(p99 {write['modes']['unsigned']['p99_ms']:.1f} ms); median of the pairs' ratios "
           f"{write['signed_over_unsigned']:.3f} ({', '.join(f'{r:.2f}' for r in write['pair_ratios'])}; target >= 0.95)")
-    print("  backends of the database waiting on a lock / active, median of the runs' means: "
-          + ", ".join(f"{mode} {figures['lock_waiters']:.1f} / {figures['active_backends']:.1f}"
+    print("  backends of the database waiting on a lock (of those on a row's: the tenant's log) / active, "
+          "median of the runs' means: "
+          + ", ".join(f"{mode} {figures['lock_waiters']:.2f} ({figures.get('row_lock_waiters', 0):.2f}) / "
+                      f"{figures['active_backends']:.2f}"
                       for mode, figures in write["modes"].items()))
     print("  CPU per marker, median of the runs: "
           + ", ".join(f"{mode} server {figures['server_cpu_us']:.0f} us + Postgres {figures['postgres_cpu_us']:.0f} us"
