@@ -305,17 +305,7 @@ struct Serve: AsyncParsableCommand {
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
         let signer = try historySigner()
-        if let signer, role.runsAPI {
-            // One per API process; several processes take turns per tenant (an advisory lock).
-            let checkpointer = Checkpointer(
-                url: common.databaseURL, signer: signer,
-                deployment: try Settings.deploymentName.value(deploymentNameFlag),
-                interval: try checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redisEndpoint),
-                logger: logger)
-            services.append(BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() }))
-        } else if signer == nil {
-            logger.warning("no --signing-key-file: appends are not signed, and verifiers will report them")
-        }
+        services += try checkpointing(signer, role: role, redis: redisEndpoint, logger: logger)
         var api = APIServices(
             store: EventStore(
                 pool: databases.pool, notifier: notifier, appendsAtOnce: try appendsAtOnce(), signer: signer),
@@ -331,35 +321,57 @@ struct Serve: AsyncParsableCommand {
         services += try servers(
             role, api: api, changes: changes, notifier: notifier, metrics: metrics, logger: logger)
         if role.runsGateway {
-            var configuration = try gateway.configuration(
-                host: try Settings.host.value(hostFlag), port: try wsPort(), presenceWindow: try presenceWindow())
-            configuration.authentication = verifier
-            configuration.defaultTenant = try auth.defaultTenant()
-            configuration.allowedOrigins = try allowedOrigins()
-            configuration.allowedHosts = try allowedHosts()
-            configuration.trustedProxies = try trustedProxies()
-            configuration.presenceMaxUsers = try presenceMaxUsers()
-            configuration.readDatabaseURL = databases.standbyURL
-            configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
-            configuration.plans = databases.plans
             services.append(
-                try Gateway(
-                    configuration: configuration, databaseURL: common.databaseURL, redis: redisEndpoint,
-                    presence: presence, logger: logger
-                ))
+                try gatewayService(
+                    verifier: verifier, databases: databases, redis: redisEndpoint, presence: presence, logger: logger))
         }
-        // The group owns SIGTERM and SIGINT: the API stops accepting and finishes
-        // in-flight requests, the gateway closes its sockets with 1001.
-        var lifecycle = ServiceGroupConfiguration(
-            services: services.map { .init(service: $0) },
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        // Past this, in-flight work is cancelled: an orchestrator's kill comes soon after.
-        lifecycle.maximumGracefulShutdownDuration = .seconds(try shutdownTimeout())
-        let group = ServiceGroup(configuration: lifecycle)
-        try await group.run()
+        try await runUntilSignalled(services, logger: logger)
         logger.info("stopped")
+    }
+
+    /// The checkpointer, when the process signs and serves the API: one per API process;
+    /// several processes take turns per tenant (an advisory lock).
+    private func checkpointing(
+        _ signer: HistorySigner?, role: ServeRole, redis: RedisEndpoint, logger: Logger
+    ) throws -> [any Service] {
+        guard let signer else {
+            logger.warning("no --signing-key-file: appends are not signed, and verifiers will report them")
+            return []
+        }
+        guard role.runsAPI else { return [] }
+        let checkpointer = Checkpointer(
+            url: common.databaseURL, signer: signer, deployment: try Settings.deploymentName.value(deploymentNameFlag),
+            interval: try checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redis), logger: logger)
+        return [BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() })]
+    }
+
+    private func gatewayService(
+        verifier: TokenVerifier?, databases: Databases, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
+    ) throws -> Gateway {
+        var configuration = try gateway.configuration(
+            host: try Settings.host.value(hostFlag), port: try wsPort(), presenceWindow: try presenceWindow())
+        configuration.authentication = verifier
+        configuration.defaultTenant = try auth.defaultTenant()
+        configuration.allowedOrigins = try allowedOrigins()
+        configuration.allowedHosts = try allowedHosts()
+        configuration.trustedProxies = try trustedProxies()
+        configuration.presenceMaxUsers = try presenceMaxUsers()
+        configuration.readDatabaseURL = databases.standbyURL
+        configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
+        configuration.plans = databases.plans
+        return try Gateway(
+            configuration: configuration, databaseURL: common.databaseURL, redis: redis, presence: presence,
+            logger: logger)
+    }
+
+    /// The group owns SIGTERM and SIGINT: the API stops accepting and finishes in-flight
+    /// requests, the gateway closes its sockets with 1001; past `--shutdown-timeout`,
+    /// in-flight work is cancelled (an orchestrator's kill comes soon after).
+    private func runUntilSignalled(_ services: [any Service], logger: Logger) async throws {
+        var lifecycle = ServiceGroupConfiguration(
+            services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        lifecycle.maximumGracefulShutdownDuration = .seconds(try shutdownTimeout())
+        try await ServiceGroup(configuration: lifecycle).run()
     }
 
     /// The Postgres pools of this process and the tenants' plans they share by.
