@@ -69,6 +69,10 @@ import Testing
         ("ChangesPage", ChangesPage.CodingKeys.allCases.map(\.rawValue), "ChangesPage", true),
         ("LockGrant", LockGrant.CodingKeys.allCases.map(\.rawValue), "LockAcquireReply", true),
         ("LockState", LockState.CodingKeys.allCases.map(\.rawValue), "LockState", true),
+        (
+            "RoboscopeError's body", RoboscopeError.ErrorEnvelope.Body.CodingKeys.allCases.map(\.rawValue), "ErrorBody",
+            true
+        ),
     ]
 
     @Test func theLayoutIsRead() throws {

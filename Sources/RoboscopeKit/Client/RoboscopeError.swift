@@ -86,7 +86,7 @@ public enum RoboscopeError: Error, Sendable, Equatable {
             var expiresAt: Date?
             var scopeNeeded: String?
 
-            enum CodingKeys: String, CodingKey {
+            enum CodingKeys: String, CodingKey, CaseIterable {
                 case code, message, field, holder
                 case scopeNeeded = "scope_needed"
                 case currentVersion = "current_version"
