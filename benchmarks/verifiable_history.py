@@ -255,7 +255,7 @@ def main():
           f"{write['signed_over_unsigned']:.3f} ({', '.join(f'{r:.2f}' for r in write['pair_ratios'])}; target >= 0.95)")
     print("  backends of the database waiting on a lock (of those on a row's: the tenant's log) / active, "
           "median of the runs' means: "
-          + ", ".join(f"{mode} {figures['lock_waiters']:.2f} ({figures.get('row_lock_waiters', 0):.2f}) / "
+          + ", ".join(f"{mode} {figures['lock_waiters']:.2f} ({figures['row_lock_waiters']:.2f}) / "
                       f"{figures['active_backends']:.2f}"
                       for mode, figures in write["modes"].items()))
     print("  CPU per marker, median of the runs: "

@@ -80,7 +80,7 @@ extension Setting where Value == String {
     }
 }
 
-extension Setting.Bounds where Value: Comparable & Sendable {
+extension Setting.Bounds where Value: Comparable {
     /// `atLeast` up to `atMost`, either open; nil when both are.
     static func between(_ atLeast: Value?, _ atMost: Value?, _ shown: (Value) -> String) -> Self? {
         switch (atLeast, atMost) {
