@@ -126,10 +126,13 @@ def main():
     database_url = args.admin_url.rsplit("/", 1)[0] + "/" + database
     # The server signs its history (docs/investigations.md, "Proving the history"): the
     # Integrity panel shows the newest checkpoint, its signature checked in the browser.
+    # A deployment name of this run's own: the witness in Redis keeps the last run's
+    # checkpoints, and rightly refuses to sign a recreated, shorter log under the same name.
+    deployment = f"{database}-{uuid.uuid4().hex[:8]}"
     key_file = os.path.join(tempfile.mkdtemp(), "history-key")
-    subprocess.run([args.binary, "keygen", "--out", key_file, "--deployment-name", database], check=True,
+    subprocess.run([args.binary, "keygen", "--out", key_file, "--deployment-name", deployment], check=True,
                    capture_output=True)
-    server = Server(args.binary, database_url, *CONSOLE, "--signing-key-file", key_file, "--deployment-name", database,
+    server = Server(args.binary, database_url, *CONSOLE, "--signing-key-file", key_file, "--deployment-name", deployment,
                     "--checkpoint-interval", "0.2")
     session, markers = script_history(server)
     written = int(psql(database_url, "SELECT size FROM eventlog.tenant_logs"))
@@ -244,7 +247,7 @@ def main():
         wait(driver, lambda d: "intact" in d.find_element(By.ID, "integrity-result").get_attribute("class"), "the chain is intact")
         wait(driver, lambda d: d.find_element(By.ID, "checkpoint-result").get_attribute("class") == "verified",
              "the newest checkpoint's signature is verified in the browser")
-        check(f"roboscope/{database}/default: {written} events, root" in driver.find_element(By.ID, "checkpoint-result").text,
+        check(f"roboscope/{deployment}/default: {written} events, root" in driver.find_element(By.ID, "checkpoint-result").text,
               "the panel names the tenant's log and its size")
         shot(driver, "integrity-intact")
         edited = psql(database_url, f"SELECT position FROM eventlog.events WHERE stream_id = '{markers['valve']['id']}' "
