@@ -176,8 +176,11 @@ def start_server(binary, *arguments):
     """Starts `roboscope serve` on a free port; returns (process, port, space id, session id)
     once it is ready, with a fresh space and work session to bench against."""
     port = free_port()
+    # A WebSocket port of its own too: the default one (8081) is taken by the first server
+    # when the quick suite runs two scenarios at once.
+    ws = [] if "--ws-port" in arguments else ["--ws-port", str(free_port())]
     server = subprocess.Popen([binary, "serve", "--host", "127.0.0.1", "--http-port", str(port),
-                               "--log-level", "error", *arguments])
+                               "--log-level", "error", *ws, *arguments])
     ready(port, seconds=30)
     _, space = request(port, "POST", "/api/v1/spaces", {"key": f"bench-{uuid.uuid4()}", "name": "bench"})
     _, session = request(port, "POST", "/api/v1/work-sessions", {"space_id": space["id"]})
