@@ -31,7 +31,9 @@ public final class Gateway: Service, Sendable {
         configuration.maxConnections = min(given.maxConnections, Self.connectionCeiling(fileLimit: limit))
         let registry = TopicRegistry()
         let metrics = GatewayMetrics()
-        let directory = ConnectionDirectory(gateway: "\(ProcessInfo.processInfo.hostName):\(getpid())")
+        let directory = ConnectionDirectory(
+            gateway: "\(ProcessInfo.processInfo.hostName):\(getpid())",
+            keys: ConnectionDirectoryKeys(deployment: configuration.deploymentName))
         let hub = Hub(
             configuration: configuration, logger: logger, registry: registry, metrics: metrics,
             tailer: try LogTailer(

@@ -68,6 +68,9 @@ public struct GatewayConfiguration: Sendable {
     public var plans: TenantPlans?
     /// Lines a second about refused upgrades and 4001/4003 closes (`--log-refusals-per-second`).
     public var logRefusalsPerSecond = 20
+    /// The deployment this gateway serves (`--deployment-name`): it publishes its sockets,
+    /// and hears disconnects, under that name only.
+    public var deploymentName = "local"
 
     /// permessage-deflate for clients that offer it (`--ws-deflate`); nil turns it off.
     public var deflate: DeflateSettings? = DeflateSettings()

@@ -245,7 +245,7 @@ struct Serve: AsyncParsableCommand {
         _ = try (reportPoolSize(), tenantHeavyRequests(), appendsAtOnce(), redisPoolSize(), limits(), opsPort())
         _ = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
         _ = try (metricsMaxTenants(), logRefusalsPerSecond(), shutdownTimeout(), idempotencyRetention())
-        _ = try (changesReadAhead(), maxWaitingPolls())
+        _ = try (changesReadAhead(), maxWaitingPolls(), Settings.deploymentName.value(deploymentNameFlag))
         guard try tenantDBShare() > 0, try tenantDBShare() <= 1 else {
             throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
         }
@@ -359,6 +359,7 @@ struct Serve: AsyncParsableCommand {
         configuration.readDatabaseURL = databases.standbyURL
         configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
         configuration.plans = databases.plans
+        configuration.deploymentName = try Settings.deploymentName.value(deploymentNameFlag)
         return try Gateway(
             configuration: configuration, databaseURL: common.databaseURL, redis: redis, presence: presence,
             logger: logger)

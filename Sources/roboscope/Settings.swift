@@ -73,10 +73,24 @@ struct Setting<Value: Sendable>: Sendable {
 }
 
 extension Setting where Value == String {
-    init(_ flag: String, env: String?, default value: String?, shown: String? = nil, _ meaning: String) {
+    init(
+        _ flag: String, env: String?, default value: String?, shown: String? = nil, accepting bounds: Bounds? = nil,
+        _ meaning: String
+    ) {
         self.init(
             flag: flag, environment: env, defaultValue: value, defaultText: shown ?? value.map { "`\($0)`" } ?? "unset",
-            meaning: meaning, parse: { $0 }, bounds: nil)
+            meaning: meaning, parse: { $0 }, bounds: bounds)
+    }
+}
+
+extension Setting<String>.Bounds {
+    /// A name that goes into Redis keys, key patterns and signed notes' origins as it is:
+    /// no space, no `/`, `:`, `+` or glob character.
+    static let name = Self(text: "1 to 63 letters, digits, `.`, `_` or `-`") { name in
+        (1...63).contains(name.utf8.count)
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 }
 
@@ -325,8 +339,11 @@ enum Settings {
         """
     )
     static let deploymentName = Setting<String>(
-        "deployment-name", env: "ROBOSCOPE_DEPLOYMENT_NAME", default: "local",
-        "names the history key (`roboscope/<name>`) and each tenant's log (`roboscope/<name>/<tenant>`)")
+        "deployment-name", env: "ROBOSCOPE_DEPLOYMENT_NAME", default: "local", accepting: .name,
+        """
+        names the history key (`roboscope/<name>`), each tenant's log (`roboscope/<name>/<tenant>`) and the \
+        gateways' connection directory in Redis: deployments that share a Redis need distinct names
+        """)
     static let checkpointInterval = Setting<Double>(
         "checkpoint-interval", env: "ROBOSCOPE_CHECKPOINT_INTERVAL", default: 1,
         "seconds between a tenant's signed checkpoints while its log grows (api role)")

@@ -22,6 +22,12 @@ import Testing
         Refusal(arguments: ["--auth-jwks-refresh", "0"], message: "--auth-jwks-refresh must be at least 1, got 0"),
         Refusal(arguments: ["--auth-leeway", "3601"], message: "--auth-leeway must be 0 to 3600, got 3601"),
         Refusal(
+            arguments: ["--deployment-name", "prod:*"],
+            message: "--deployment-name must be 1 to 63 letters, digits, `.`, `_` or `-`, got prod:*"),
+        Refusal(
+            arguments: [], environment: ["ROBOSCOPE_DEPLOYMENT_NAME": "eu west"],
+            message: "--deployment-name must be 1 to 63 letters, digits, `.`, `_` or `-`, got eu west"),
+        Refusal(
             arguments: [], environment: ["ROBOSCOPE_DB_POOL_SIZE": "0"],
             message: "--db-pool-size must be at least 1, got 0"),
     ]

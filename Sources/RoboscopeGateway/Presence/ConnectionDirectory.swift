@@ -6,7 +6,7 @@ import Synchronization
 /// This gateway's open connections as the operator lists them (`GET /admin/connections`):
 /// each shard hands in its rows when they changed (at most every 2 s, from its own
 /// thread), and the presence thread publishes them in Redis under
-/// `roboscope:ws:connections:<gateway>` with a TTL, so a gateway that dies leaves no
+/// `roboscope:<deployment>:ws:connections:<gateway>` with a TTL, so a gateway that dies leaves no
 /// stale list behind. At most `maxRows` rows a gateway (the count says how many there
 /// are): a listing is for finding someone, not for exporting 100,000 sockets.
 final class ConnectionDirectory: Sendable {
@@ -24,14 +24,17 @@ final class ConnectionDirectory: Sendable {
 
     /// This process's name among the gateways: host, process and port.
     let gateway: String
+    /// The deployment's keys: where the document goes, where disconnects come from.
+    let keys: ConnectionDirectoryKeys
     private let rows = Mutex<(byShard: [Int: [Row]], generation: UInt64)>(([:], 0))
     /// The last document published and the rows' generation it was written from (the
     /// presence thread's): while no shard hands in new rows, publishing renews the key's
     /// expiry instead of writing up to 10,000 rows as JSON again every 2 s.
     private let published = Mutex<(generation: UInt64, text: String)?>(nil)
 
-    init(gateway: String) {
+    init(gateway: String, keys: ConnectionDirectoryKeys) {
         self.gateway = gateway
+        self.keys = keys
     }
 
     /// Shard `shard`'s rows now.
@@ -61,7 +64,7 @@ final class ConnectionDirectory: Sendable {
     /// Unchanged rows only renew the key (EXPIRE); a key Redis lost (a restart, a
     /// failover) is written again from the document kept.
     func publish(on redis: RedisConnection) throws {
-        let key = ConnectionDirectoryKeys.keyPrefix + gateway
+        let key = keys.keyPrefix + gateway
         if let last = published.withLock({ $0 }), last.generation == rows.withLock({ $0.generation }) {
             if try redis.command(["EXPIRE", key, String(Self.ttlSeconds)]).integer == 1 { return }
             _ = try redis.command(["SET", key, last.text, "EX", String(Self.ttlSeconds)])

@@ -94,7 +94,7 @@ final class PresenceWorker: Sendable {
                         try endpoint.connect(),
                         try RedisSubscriber(
                             endpoint,
-                            patterns: [PresenceStore.channelPattern, ConnectionDirectoryKeys.disconnectChannel])
+                            patterns: [PresenceStore.channelPattern, directory.keys.disconnectChannel])
                     )
                     redis = connected
                     backoff.succeeded()
@@ -117,7 +117,7 @@ final class PresenceWorker: Sendable {
                 var changed: [String: PresenceDelta] = [:]
                 if waker.wait(timeoutMilliseconds: 250, orReadable: connected.subscriber.socket) {
                     for message in try connected.subscriber.messages() {
-                        if message.channel == ConnectionDirectoryKeys.disconnectChannel {
+                        if message.channel == directory.keys.disconnectChannel {
                             disconnect(message.payload, shards)
                         } else if let session = PresenceStore.session(ofChannel: message.channel) {
                             changed[session, default: PresenceDelta()].apply(message.payload)

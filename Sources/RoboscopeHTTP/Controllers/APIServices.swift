@@ -19,8 +19,10 @@ public struct APIServices: Sendable {
     /// Checkpoints, proofs and the log's entries (verifiable history): on the reports'
     /// pool, as every read of the audit trail.
     var history: HistoryStore { HistoryStore(pool: audit.pool) }
-    /// Names each tenant's log (`roboscope/<deployment>/<tenant>`; `--deployment-name`).
+    /// Names each tenant's log (`roboscope/<deployment>/<tenant>`; `--deployment-name`)
+    /// and the deployment's gateways' connection directory in Redis.
     public var deploymentName = "local"
+    var connectionKeys: ConnectionDirectoryKeys { ConnectionDirectoryKeys(deployment: deploymentName) }
     let sessionLocks: SessionLocks
     /// The work sessions' places that marker creates need, read once each.
     let sessionPlaces: WorkSessionPlaces

@@ -36,7 +36,7 @@ struct ConnectionsController {
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let (tenant, subject) = try filter(input, context)
-        let documents = try await Self.published(services.locks.redis)
+        let documents = try await Self.published(services.locks.redis, under: services.connectionKeys)
         var listed: [JSONValue] = []
         var matching = 0
         for document in documents {
@@ -68,7 +68,7 @@ struct ConnectionsController {
         var payload: JSONObject = ["tenant": .string(tenant)]
         if let subject { payload["subject"] = .string(subject) }
         let text = String(decoding: JSONValue.object(payload).canonicalJSON, as: UTF8.self)
-        let reply = try await services.locks.redis.command(["PUBLISH", ConnectionDirectoryKeys.disconnectChannel, text])
+        let reply = try await services.locks.redis.command(["PUBLISH", services.connectionKeys.disconnectChannel, text])
         context.logger.warning(
             "connections disconnected",
             metadata: [
@@ -82,15 +82,15 @@ struct ConnectionsController {
             ]), status: .accepted)
     }
 
-    /// Every gateway's published document (SCAN, then GET each: a gateway that stopped
+    /// The deployment's gateways' published documents (SCAN, then GET each: a gateway that stopped
     /// publishing is gone with its key's TTL).
-    static func published(_ redis: RedisPool) async throws -> [JSONValue] {
+    static func published(_ redis: RedisPool, under directory: ConnectionDirectoryKeys) async throws -> [JSONValue] {
         try await redis.withConnection { connection in
             var cursor = "0"
             var keys: [String] = []
             repeat {
                 let reply = try connection.command([
-                    "SCAN", cursor, "MATCH", ConnectionDirectoryKeys.keyPrefix + "*", "COUNT", "1000",
+                    "SCAN", cursor, "MATCH", directory.keyPrefix + "*", "COUNT", "1000",
                 ])
                 guard let parts = reply.array, parts.count == 2 else { break }
                 cursor = parts[0].string ?? "0"

@@ -70,4 +70,40 @@ import WebSocketCodec
         #expect(await first.terminate() == 0)
         #expect(await second.terminate() == 0)
     }
+
+    /// Two deployments on one Redis (`--deployment-name` apart): neither lists nor closes
+    /// the other's sockets, not even those of a tenant and subject of the same names.
+    @Test func deploymentsSharingARedisKeepTheirSocketsApart() async throws {
+        let ours = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("connections_ours"), extraArguments: Tokens.serverArguments())
+        let theirs = try await ServerProcess(
+            databaseURL: try await TestDatabase.fresh("connections_theirs"), extraArguments: Tokens.serverArguments())
+        let tenant = "conn-\(UUID().uuidString.prefix(8).lowercased())"
+        let admin = Tokens.bearer(try Tokens.token(tenant, "admin", sub: "boss"))
+        let operatorToken = Tokens.bearer(try Tokens.token("ops", "operator", sub: "o"))
+        let fitter = "Authorization: Bearer \(try Tokens.token(tenant, "read", sub: "fitter"))"
+        let space = try await theirs.client.send(
+            "POST", "/api/v1/spaces", json: ["key": "k", "name": "n"], headers: admin)
+        let spaceID = try #require(space.json["id"]?.string)
+        let mine = try WebSocketClient(port: ours.wsPort, headers: [fitter])
+        let other = try WebSocketClient(port: theirs.wsPort, headers: [fitter])
+
+        func listed(on server: ServerProcess) async throws -> [JSONValue] {
+            let reply = try await server.client.send("GET", "/api/v1/admin/connections", headers: operatorToken)
+            return (reply.json["connections"]?.array ?? []).filter { $0["tenant"]?.string == tenant }
+        }
+        try await eventually("each deployment lists its own socket", within: 30) {
+            let (ourRows, theirRows) = (try await listed(on: ours), try await listed(on: theirs))
+            return ourRows.count == 1 && theirRows.count == 1
+        }
+        let closing = try await ours.client.send("DELETE", "/api/v1/admin/connections?subject=fitter", headers: admin)
+        #expect(closing.status == 202, "\(closing.json)")
+        #expect(try await mine.closeFrame(timeout: 5)?.reason == "disconnected")
+        try other.send(["op": "subscribe", "topic": .string("space:\(spaceID)")])
+        #expect(try await other.next(op: "subscribed")["op"] == "subscribed", "the other deployment's socket is open")
+        try await eventually("our listing drops the closed socket", within: 10) { try await listed(on: ours).isEmpty }
+        #expect(try await listed(on: theirs).count == 1)
+        #expect(await ours.terminate() == 0)
+        #expect(await theirs.terminate() == 0)
+    }
 }
