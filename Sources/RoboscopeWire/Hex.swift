@@ -17,6 +17,11 @@ public enum Hex {
     }
 
     /// The bytes of hex `digits` read in place (a database cell's, with no `String` made).
+    /// Inlinable, so that each caller's module specializes it for its collection: called
+    /// across modules unspecialized, every digit went through witness tables, and reading
+    /// the 32-byte hashes an append returns took 4.6% of the server's CPU on the write
+    /// path (8.3% with signing, whose checkpointer reads every new leaf's).
+    @inlinable
     public static func decode<Digits: RandomAccessCollection>(digits: Digits) -> [UInt8]?
     where Digits.Element == UInt8 {
         guard digits.count % 2 == 0 else { return nil }
@@ -32,7 +37,8 @@ public enum Hex {
         return bytes
     }
 
-    private static func value(_ digit: UInt8) -> UInt8? {
+    @inlinable
+    static func value(_ digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
