@@ -24,8 +24,8 @@ runs it on a stalling disk; not in the test command).
 import atexit, json, os, signal, socket, subprocess, sys, tempfile, threading, time, urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, free_port, new_sessions, record_pid,
-                             report, server_states)
+from cluster_support import (MARKER, API, CLUSTER, REPO, cluster, current_sessions, eventually, feed, free_port, json_lines, new_sessions,
+                             record_pid, report, server_states)
 
 KIT = os.environ.get("ROBOSCOPE_CLIENT_BINARY", os.path.join(REPO, ".build/debug/roboscope-client"))
 
@@ -49,11 +49,6 @@ def kill_children():
             process.kill()
 
 
-def lines_of(path):
-    with open(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
 def thread_stacks(pid, path):
     """Every thread's stack of a stalled process into `path` (when gdb is installed), and
     the frames of ours and of Foundation's, for the report."""
@@ -72,7 +67,7 @@ def thread_stacks(pid, path):
 def unanswered(work, number, env):
     """What a stalled `apply` waits for: its attempts that never ended (its
     `--log-requests` log), with what the cluster's logs say of their keys."""
-    attempts = lines_of(os.path.join(work, f"apply-{number}.log"))
+    attempts = json_lines(os.path.join(work, f"apply-{number}.log"))
     open_attempts = {}
     for attempt in attempts:
         pending = open_attempts.setdefault((attempt["method"], attempt["path"], attempt.get("key")), [])
@@ -163,8 +158,8 @@ def main():
         feeder.start()
 
     # Under way: every watcher has printed and every apply has settled lines.
-    eventually("the kit clients under way", 60, lambda: all(lines_of(out) for _, out, _ in watchers)
-               and all(len(lines_of(out)) >= 10 for _, out, _, _ in appliers))
+    eventually("the kit clients under way", 60, lambda: all(json_lines(out) for _, out, _ in watchers)
+               and all(len(json_lines(out)) >= 10 for _, out, _, _ in appliers))
     # The kill must cut some of the watchers: HAProxy spreads them over both gateways.
     on_gateway1 = current_sessions("websocket", "gateway1")
     if on_gateway1 == 0:
@@ -175,9 +170,9 @@ def main():
                              lambda: server_states("api").get("api1") == "DOWN"
                              and server_states("websocket").get("gateway1") == "DOWN")
     # Writing goes on through the survivors for a while before the lines stop.
-    settled = sum(len(lines_of(out)) for _, out, _, _ in appliers)
+    settled = sum(len(json_lines(out)) for _, out, _, _ in appliers)
     eventually("writes settled through the surviving instances", 60,
-               lambda: sum(len(lines_of(out)) for _, out, _, _ in appliers) >= settled + 100, step=0.5)
+               lambda: sum(len(json_lines(out)) for _, out, _, _ in appliers) >= settled + 100, step=0.5)
     feeding.clear()
     for feeder in feeders:
         feeder.join(timeout=10)
@@ -188,11 +183,11 @@ def main():
             stacks = thread_stacks(process.pid, os.path.join(work, f"apply-{number}.stacks"))
             process.kill()
             problems.append(f"{stacks}apply {number} did not settle its {len(labels)} lines within 120 s "
-                            f"({len(lines_of(out))} settled); {unanswered(work, number, env)}")
+                            f"({len(json_lines(out))} settled); {unanswered(work, number, env)}")
             continue
         if code != 0:
             problems.append(f"apply {number} exited {code}")
-        settled = lines_of(out)
+        settled = json_lines(out)
         numbers = sorted(line["line"] for line in settled)
         if numbers != list(range(1, len(labels) + 1)):
             problems.append(f"apply {number}: {len(settled)} lines settled of {len(labels)}, numbers {numbers[:3]}...")
@@ -214,7 +209,7 @@ def main():
             problems.append(f"session of apply {number}: {len(missing)} markers missing, {len(doubled)} made twice")
 
     def caught_up():
-        return all(len(lines_of(out)) >= len(expected[topic]) for topic, out, _ in watchers)
+        return all(len(json_lines(out)) >= len(expected[topic]) for topic, out, _ in watchers)
     try:
         eventually("every watcher at the head of its topic", 60, caught_up, step=0.2)
     except AssertionError as error:
@@ -227,7 +222,7 @@ def main():
         except subprocess.TimeoutExpired:
             process.kill()
             problems.append(f"watch of {topic} ignored SIGTERM")
-        got = [(event["position"], event["topic_seq"]) for event in lines_of(out) if event.get("op") == "event"]
+        got = [(event["position"], event["topic_seq"]) for event in json_lines(out) if event.get("op") == "event"]
         want = [(position, seq) for position, seq, _, _ in expected[topic]]
         if got != want:
             problems.append(f"a watcher of {topic} printed {len(got)} events against the feed's {len(want)}")
