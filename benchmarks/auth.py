@@ -13,13 +13,14 @@ ES256 without a Python crypto package: openssl makes the key and signs; the DER
 signature is turned into JOSE's r||s here. Started by deploy/local/bench; prints and
 writes JSON.
 """
-import argparse, base64, json, os, statistics, subprocess, sys, tempfile, time, urllib.request, uuid
+import base64, json, os, statistics, subprocess, sys, tempfile, time, urllib.request, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from deflate_fanout import cpu_seconds  # noqa: E402
 from gateway import load  # noqa: E402
 from write_path import free_port, machine, run_wrk  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def b64url(raw):
@@ -97,16 +98,8 @@ def fixtures(port, token, markers):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--markers", type=int, default=500)
-    parser.add_argument("--subscribers", type=int, default=1000)
-    parser.add_argument("--seconds", type=int, default=6)
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "auth.json"))
-    args = parser.parse_args()
+    args = command_line(database_url=REQUIRED, binary=REQUIRED, load=(REQUIRED, "the gateway-load binary"), markers=500,
+                        subscribers=1000, seconds=6, repeat=10, output=os.path.join(HERE, "results", "auth.json"))
 
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
     with tempfile.TemporaryDirectory() as folder:

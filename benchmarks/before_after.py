@@ -14,12 +14,13 @@ after/before ratios (targets: write path and fan-out throughput >= 0.95, fan-out
 <= 1.05). Started by deploy/local/bench (`beforeafter`, with ROBOSCOPE_BASELINE_BINARY
 and ROBOSCOPE_BASELINE_SCHEMA); prints a table and writes JSON.
 """
-import argparse, json, os, statistics, sys
+import json, os, statistics, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
 from write_path import fresh_database, machine, post_markers, sessions_in, start_server, free_port  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def serve(binary, schema, admin_url, name):
@@ -43,19 +44,9 @@ def measure(build, args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--baseline-binary", required=True)
-    parser.add_argument("--baseline-schema", required=True)
-    parser.add_argument("--baseline-name", default="baseline", help="what the baseline is (a commit)")
-    parser.add_argument("--load", required=True, help="gateway-load")
-    parser.add_argument("--subscribers", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=100)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(admin_url=REQUIRED, binary=REQUIRED, baseline_binary=REQUIRED, baseline_schema=REQUIRED,
+                        baseline_name=("baseline", "what the baseline is (a commit)"), load=(REQUIRED, "gateway-load"),
+                        subscribers=1000, rate=100.0, seconds=10, repeat=3, output=REQUIRED)
 
     builds = {}
     try:

@@ -13,10 +13,11 @@ compressing).
 
 Writes JSON and prints a table. Started by deploy/local/bench (`bytes`).
 """
-import argparse, base64, gzip, http.client, json, os, random, socket, statistics, struct, time, zlib
+import base64, gzip, http.client, json, os, random, socket, statistics, struct, time, zlib
 
 from sync import serve
 from write_path import fresh_database, free_port, machine, request
+from command_line import command_line, REQUIRED
 
 
 def raw(port, method, path, body=None, headers=None):
@@ -137,13 +138,8 @@ def websocket_catch_up(port, topic, events, offer, host="127.0.0.1"):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--events", type=int, default=10000, help="marker events on the caught-up topic (two per marker)")
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--output")
-    args = parser.parse_args()
+    args = command_line(admin_url=REQUIRED, binary=REQUIRED,
+                        events=(10000, "marker events on the caught-up topic (two per marker)"), rounds=20, output=None)
     url = fresh_database(args.admin_url, "roboscope_bench_bytes")
     ws_port = free_port()
     server, port = serve(args.binary, url, extra=("--rate-limit", "0", "--tenant-rate-limit", "0", "--role", "all",

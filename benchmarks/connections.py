@@ -13,7 +13,7 @@ one core; a write to a 100-subscriber session delivered to all, with its p99, wh
 rest are held; and that every connection is still open at the end. Started by
 deploy/local/bench (`connections`); prints lines and writes JSON.
 """
-import argparse, json, math, os, signal, subprocess, sys, time
+import json, math, os, signal, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -21,23 +21,15 @@ from deflate_fanout import cpu_seconds  # noqa: E402
 from gateway import load  # noqa: E402
 from hostile import resident_kib  # noqa: E402
 from write_path import free_port, machine, metric, ready, request  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--database-url", required=True, help="a fresh database")
-    parser.add_argument("--load", required=True, help="gateway-load")
-    parser.add_argument("--connections", type=int, default=100_000)
-    parser.add_argument("--steps", type=int, default=8, help="load processes; RSS is read after each")
-    parser.add_argument("--per-gateway", type=int, default=15_000, help="connections per gateway process, planned")
-    parser.add_argument("--sessions", type=int, default=1000)
-    parser.add_argument("--idle-seconds", type=float, default=30, help="one ping interval: every connection pinged once")
-    parser.add_argument("--probe-subscribers", type=int, default=100)
-    parser.add_argument("--probe-rate", type=float, default=10)
-    parser.add_argument("--probe-seconds", type=float, default=10)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, database_url=(REQUIRED, "a fresh database"), load=(REQUIRED, "gateway-load"),
+                        connections=100_000, steps=(8, "load processes; RSS is read after each"),
+                        per_gateway=(15_000, "connections per gateway process, planned"), sessions=1000,
+                        idle_seconds=(30.0, "one ping interval: every connection pinged once"), probe_subscribers=100,
+                        probe_rate=10.0, probe_seconds=10.0, output=REQUIRED)
 
     gateways_wanted = max(1, math.ceil(args.connections / args.per_gateway))
     common = [args.binary, "serve", "--database-url", args.database_url, "--host", "127.0.0.1", "--log-level",

@@ -13,12 +13,13 @@ Reported per size: messages per CPU second of each, their ratio (target >= 0.8),
 gateway's microseconds per message, and the p99 delivery latency of both. Started by
 deploy/local/bench (`cpu-per-message`); prints a table and writes JSON.
 """
-import argparse, json, os, statistics, subprocess, sys, time
+import json, os, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
 from write_path import free_port, machine, ready, request  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 class Roboscope:
@@ -77,16 +78,10 @@ def figures(result):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--database-url", required=True, help="a fresh database")
-    parser.add_argument("--load", required=True, help="gateway-load")
-    parser.add_argument("--broadcast", required=True, help="the minimal broadcaster, built")
-    parser.add_argument("--sizes", default="1000:100,10000:10", help="subscribers:writes per second, ...")
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, database_url=(REQUIRED, "a fresh database"), load=(REQUIRED, "gateway-load"),
+                        broadcast=(REQUIRED, "the minimal broadcaster, built"),
+                        sizes=("1000:100,10000:10", "subscribers:writes per second, ..."), seconds=10.0, repeat=3,
+                        output=REQUIRED)
 
     roboscope = Roboscope(args.binary, args.database_url)
     results = []

@@ -23,12 +23,13 @@ Targets: messages per second with deflate at least 0.8 of without; under 16 KiB 
 idle connection that negotiated deflate. Started by deploy/local/bench (`deflate`);
 prints a table and writes JSON.
 """
-import argparse, json, os, sys
+import json, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
 from write_path import free_port, machine, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def server(binary):
@@ -50,15 +51,8 @@ def stop(process):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--subscribers", type=int, default=1000)
-    parser.add_argument("--held", type=int, default=2000)
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output")
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, load=(REQUIRED, "the gateway-load binary"), subscribers=1000, held=2000,
+                        seconds=10.0, repeat=3, output=None)
 
     modes = ("none", "deflate_shared", "deflate")
     runs = {name: [] for name in modes}

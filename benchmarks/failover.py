@@ -20,7 +20,7 @@ against the changes feed), and events missed or doubled by subscribers.
 Throughput: writes per second (16 writers, `--seconds` each way) through HAProxy with
 two API instances, and direct to one instance, same run.
 """
-import argparse, json, os, statistics, subprocess, sys, threading, time
+import json, os, statistics, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Failover"))
@@ -28,6 +28,7 @@ sys.path.insert(0, HERE)
 # After sys.path names Tests/Failover, where these live.
 from cluster_support import API, CLUSTER, Subscriber, Writers, cluster, feed, first_write_after, new_sessions, subscribers_thread  # noqa: E402
 from write_path import machine  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def presence_back(api, session, moment, limit=60):
@@ -55,12 +56,8 @@ def throughput(api, sessions, seconds, writers=16):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--kinds", default="postgres,partition,redis,api,gateway")
-    parser.add_argument("--seconds", type=float, default=10, help="seconds of each throughput measurement")
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(rounds=5, kinds="postgres,partition,redis,api,gateway",
+                        seconds=(10.0, "seconds of each throughput measurement"), output=REQUIRED)
     env = cluster("up", attempts=2)
     api = API(env["API_URL"])
     sessions = new_sessions(api, 20, "bench-failover")

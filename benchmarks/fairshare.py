@@ -24,7 +24,7 @@ requests answered and refused, and the server's CPU per B request (the server's 
 CPU during the run, A's work included, over B's requests). Started by
 deploy/local/bench (`fairshare`); prints a table and writes JSON.
 """
-import argparse, base64, datetime, hashlib, hmac, http.client, json, multiprocessing, os, random, socket, subprocess, sys
+import base64, datetime, hashlib, hmac, http.client, json, multiprocessing, os, random, socket, subprocess, sys
 import threading, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,6 +32,7 @@ sys.path.insert(0, HERE)
 from deflate_fanout import cpu_seconds  # noqa: E402
 from hostile import PeakMemory, resident_kib  # noqa: E402
 from write_path import free_port, machine, percentile  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 SECRET = "fairshare-benchmark-secret-0123456789abcdef"
 QUAD = {"p1": [0, 0, 0], "p2": [2, 0, 0], "p3": [2, 0, 2], "p4": [0, 0, 2]}
@@ -295,20 +296,13 @@ def phase(name, server, port, ws_port, places, args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--markers", type=int, default=15000, help="markers in A's big session")
-    parser.add_argument("--history", type=int, default=1000, help="updates of A's hot marker (its history)")
-    parser.add_argument("--seconds", type=float, default=20, help="B's measurement per shape")
-    parser.add_argument("--warmup", type=float, default=3, help="seconds of A's load before B is measured")
-    parser.add_argument("--b-rate", type=float, default=40, help="B's requests a second")
-    parser.add_argument("--a-clients", type=int, default=32, help="A's concurrent clients for request shapes")
-    parser.add_argument("--polls", type=int, default=400, help="A's long polls held")
-    parser.add_argument("--unread", type=int, default=150, help="A's unread answers, at most")
-    parser.add_argument("--shapes", default=",".join(SHAPES))
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(database_url=REQUIRED, binary=REQUIRED, markers=(15000, "markers in A's big session"),
+                        history=(1000, "updates of A's hot marker (its history)"),
+                        seconds=(20.0, "B's measurement per shape"),
+                        warmup=(3.0, "seconds of A's load before B is measured"),
+                        b_rate=(40.0, "B's requests a second"),
+                        a_clients=(32, "A's concurrent clients for request shapes"), polls=(400, "A's long polls held"),
+                        unread=(150, "A's unread answers, at most"), shapes=",".join(SHAPES), output=REQUIRED)
 
     setup, port, _ = start_server(args.binary, args.database_url, limited=False)
     try:

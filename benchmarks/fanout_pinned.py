@@ -9,27 +9,19 @@ Scenarios (each `--runs` times, every run reported, since the target holds in ev
 at 10 writes/s (target p99 < 50 ms). Started by deploy/local/bench (`pinned`); prints a
 line per run and writes JSON.
 """
-import argparse, json, os, subprocess, sys, time
+import json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
 from write_path import free_port, machine, ready, request  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--database-url", required=True, help="a fresh database")
-    parser.add_argument("--load", required=True, help="gateway-load")
-    parser.add_argument("--scenarios", default="1000:100:10,10000:10:50",
-                        help="subscribers:writes per second:p99 target in ms, ...")
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--server-core", default="0")
-    parser.add_argument("--load-core", default="1")
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, database_url=(REQUIRED, "a fresh database"), load=(REQUIRED, "gateway-load"),
+                        scenarios=("1000:100:10,10000:10:50", "subscribers:writes per second:p99 target in ms, ..."),
+                        seconds=10.0, runs=5, server_core="0", load_core="1", output=REQUIRED)
 
     port, ws_port = free_port(), free_port()
     server = subprocess.Popen(["taskset", "-c", args.server_core, args.binary, "serve", "--database-url",

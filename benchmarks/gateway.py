@@ -10,11 +10,12 @@ and the ratio of messages per second.
 
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, json, os, subprocess, sys
+import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import free_port, ready, sessions_in, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def load(tool, pin=None, **options):
@@ -122,26 +123,20 @@ def print_shapes_and_held(results):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--reference", help="the reference-broadcast binary")
-    parser.add_argument("--no-reference", action="store_true", help="measure the gateway alone (the report says so)")
-    parser.add_argument("--subscribers", default="10,100,1000,10000", help="subscriber counts of the fan-out sweep")
-    parser.add_argument("--rate", type=float, default=100)
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--held", type=int, default=10000)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each latency and throughput scenario")
-    parser.add_argument("--out", default=os.path.join(HERE, "results", "gateway.json"))
-    parser.add_argument("--shapes", default="1000x1@100,10000x1@10,10000x1000@500",
-                        help="connections x work sessions @ writes/s, comma-separated; empty for none")
-    parser.add_argument("--shapes-only", action="store_true", help="measure only the shapes, into the existing results")
-    parser.add_argument("--held-only", action="store_true", help="measure only the held connections, into the existing results")
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, load=(REQUIRED, "the gateway-load binary"),
+                        reference=(None, "the reference-broadcast binary"),
+                        no_reference=(False, "measure the gateway alone (the report says so)"),
+                        subscribers=("10,100,1000,10000", "subscriber counts of the fan-out sweep"), rate=100.0,
+                        seconds=20.0, held=10000, repeat=(3, "runs of each latency and throughput scenario"),
+                        out=os.path.join(HERE, "results", "gateway.json"),
+                        shapes=("1000x1@100,10000x1@10,10000x1000@500",
+                                "connections x work sessions @ writes/s, comma-separated; empty for none"),
+                        shapes_only=(False, "measure only the shapes, into the existing results"),
+                        held_only=(False, "measure only the held connections, into the existing results"))
     if args.held_only:
         return held_only(args)
     if not args.reference and not args.no_reference:
-        parser.error("--reference or --no-reference is required")
+        raise SystemExit("gateway: --reference or --no-reference is required")
 
     counts = [int(c) for c in args.subscribers.split(",")] if args.subscribers else []
     if args.shapes_only:
@@ -172,7 +167,7 @@ def main():
     with open(args.out, "w") as file:
         json.dump(results, file, indent=2, sort_keys=True)
 
-    print(f"median of {args.repeat} runs (by p99 for latency, by messages/s for throughput); {args.rate} writes/s asked")
+    print(f"median of {args.repeat} runs (by p99 for latency, by messages/s for throughput); {args.rate:g} writes/s asked")
     print(f"{'scenario':<22} {'conns':>6} {'writes/s':>9} {'messages/s':>12} {'p50 ms':>8} {'p99 ms':>8} delivered")
     for point in results["fanout"]:
         for name in ("gateway_latency", "reference_latency", "gateway_throughput", "reference_throughput"):

@@ -16,13 +16,14 @@
 
 Started by deploy/local/bench; prints a table and writes JSON.
 """
-import argparse, http.client, json, os, subprocess, sys, time
+import http.client, json, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import generated_logs, timed  # noqa: E402
 from hot_plans import head_and_cursor, measure  # noqa: E402
 from write_path import free_port, machine, post_markers, psql, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 # A work session of the generated log (investigations.GENERATE names them so).
 LOG_SESSION_SQL = "md5('session' || 3)::uuid"
@@ -65,20 +66,12 @@ def hot_statements(url):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True, help="a database URL of the server; benches make their own databases")
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", help="the gateway-load binary (fan-out is skipped without it)")
-    parser.add_argument("--sizes", default="10000,1000000,10000000")
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--subscribers", type=int, default=100)
-    parser.add_argument("--rate", type=float, default=50)
-    parser.add_argument("--catch-up-events", type=int, default=10000)
-    parser.add_argument("--repeat", type=int, default=3, help="fan-out runs per size")
-    parser.add_argument("--plans", action="store_true", help="also EXPLAIN ANALYZE the hot statements at each size")
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "growth.json"))
-    args = parser.parse_args()
+    args = command_line(admin_url=(REQUIRED, "a database URL of the server; benches make their own databases"),
+                        binary=REQUIRED, load=(None, "the gateway-load binary (fan-out is skipped without it)"),
+                        sizes="10000,1000000,10000000", clients=8, seconds=10, subscribers=100, rate=50.0,
+                        catch_up_events=10000, repeat=(3, "fan-out runs per size"),
+                        plans=(False, "also EXPLAIN ANALYZE the hot statements at each size"),
+                        output=os.path.join(HERE, "results", "growth.json"))
 
     points = []
     for url, events in generated_logs(args.admin_url, args.binary, "growth", args.sizes):

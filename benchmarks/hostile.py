@@ -20,13 +20,14 @@ they share two cores with the server and the load generator, where in the field 
 run on machines of their own, so what they cost the server is measured, not what their
 own CPU takes from it. Started by deploy/local/bench (`hostile`); prints a table and writes JSON.
 """
-import argparse, asyncio, base64, json, multiprocessing, os, re, socket, struct, sys, threading, uuid
+import asyncio, base64, json, multiprocessing, os, re, socket, struct, sys, threading, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bytes_on_the_wire import session_with_markers  # noqa: E402
 from gateway import load  # noqa: E402
 from write_path import exchange, free_port, machine, metric, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 UPGRADE = ("GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
            "Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
@@ -196,16 +197,9 @@ def gateway_counts(port):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--subscribers", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=100)
-    parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--markers", type=int, default=4999, help="markers on the hostile clients' topic (two events each)")
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--output")
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, load=(REQUIRED, "the gateway-load binary"), subscribers=1000, rate=100.0,
+                        seconds=20.0, markers=(4999, "markers on the hostile clients' topic (two events each)"),
+                        repeat=2, output=None)
 
     ws_port = free_port()
     server, port, _, session = start_server(args.binary, "--ws-port", str(ws_port), "--ws-max-connections-per-client", "50000",

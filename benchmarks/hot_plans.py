@@ -22,12 +22,13 @@ this shared machine.
 Started by deploy/local/bench (with --sizes 10000 in quick mode); prints a table and
 writes JSON.
 """
-import argparse, json, os, statistics, subprocess, sys
+import json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import generated_log  # noqa: E402
 from write_path import machine, psql  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 SESSION = "md5('session' || 3)::uuid"
@@ -178,13 +179,10 @@ def measure(url, setup):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True, help="a database URL of the server; benches make their own databases")
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--sizes", default="10000,1000000")
-    parser.add_argument("--rounds", type=int, default=7, help="rounds, each measuring every size, alternating")
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "hot_plans.json"))
-    args = parser.parse_args()
+    args = command_line(admin_url=(REQUIRED, "a database URL of the server; benches make their own databases"),
+                        binary=REQUIRED, sizes="10000,1000000",
+                        rounds=(7, "rounds, each measuring every size, alternating"),
+                        output=os.path.join(HERE, "results", "hot_plans.json"))
 
     logs = []
     try:

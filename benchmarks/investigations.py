@@ -11,11 +11,12 @@ used up, below the generator's own, in the order of the events' positions, as th
 append assigns them (docs/ordering.md). Started by deploy/local/bench; prints a table
 and writes JSON.
 """
-import argparse, statistics, json, os, re, subprocess, sys, time, http.client
+import statistics, json, os, re, subprocess, sys, time, http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import fresh_database, free_port, machine, psql, percentile  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 GENERATE = """
 ALTER TABLE eventlog.events DISABLE TRIGGER USER;
@@ -135,13 +136,9 @@ def timed(arguments):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of COPY and of rebuild")
-    parser.add_argument("--out", default=os.path.join(HERE, "results", "investigations.json"))
-    args = parser.parse_args()
+    args = command_line(database_url=REQUIRED, binary=REQUIRED, events=1_000_000,
+                        repeat=(3, "runs of COPY and of rebuild"),
+                        out=os.path.join(HERE, "results", "investigations.json"))
     url = args.database_url
 
     subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)

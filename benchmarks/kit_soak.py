@@ -22,12 +22,13 @@ restore to the first event `watch` printed after it, and the resident memory of 
 processes (growth over the last two thirds, as the server's soak reads it). Started by
 deploy/local/bench (`kitsoak`); writes JSON.
 """
-import argparse, http.client, json, os, socket, statistics, subprocess, sys, tempfile, threading, time, uuid
+import http.client, json, os, socket, statistics, subprocess, sys, tempfile, threading, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from soak import process_figures  # noqa: E402
 from write_path import free_port, machine, percentile, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 def call(port, method, path, body=None, headers=None):
     """One request straight to the server: (status, the answer's JSON)."""
@@ -92,16 +93,8 @@ def other_writer(port, session, rate, stop, made):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--client", required=True, help="the roboscope-client binary")
-    parser.add_argument("--minutes", type=float, default=30)
-    parser.add_argument("--cycle-seconds", type=float, default=20)
-    parser.add_argument("--down-seconds", type=float, default=8)
-    parser.add_argument("--rate", type=float, default=2)
-    parser.add_argument("--sample-seconds", type=float, default=10)
-    parser.add_argument("--output")
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, client=(REQUIRED, "the roboscope-client binary"), minutes=30.0,
+                        cycle_seconds=20.0, down_seconds=8.0, rate=2.0, sample_seconds=10.0, output=None)
 
     ws_port = free_port()
     server, port, _, session = start_server(args.binary, "--ws-port", str(ws_port), "--rate-limit", "0")

@@ -10,10 +10,11 @@ of quiet. Polls wait 30 s (the most `wait` allows), which bounds the window.
 
 Writes JSON and prints a table. Started by deploy/local/bench (`polls`).
 """
-import argparse, asyncio, json, threading, time
+import asyncio, json, threading, time
 
 from sync import serve
 from write_path import fresh_database, machine, metric, psql, request
+from command_line import command_line, REQUIRED
 
 # Seconds before reading pg_stat_database: an idle backend flushes its counts only after
 # 10 s (Postgres 15's PGSTAT_IDLE_INTERVAL), so a shorter wait undercounts.
@@ -72,16 +73,10 @@ def window(url, port, busy, rate, seconds, settle):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--polls", type=int, default=1000)
-    parser.add_argument("--rate", type=float, default=100)
-    parser.add_argument("--seconds", type=float, default=5)
-    parser.add_argument("--settle", type=float, default=SETTLE,
-                        help="seconds for Postgres to count the transactions (shorter undercounts; the quick run's 2)")
-    parser.add_argument("--output")
-    args = parser.parse_args()
+    args = command_line(admin_url=REQUIRED, binary=REQUIRED, polls=1000, rate=100.0, seconds=5.0,
+                        settle=(float(SETTLE),
+                                "seconds for Postgres to count the transactions (shorter undercounts; the quick run's 2)"),
+                        output=None)
     url = fresh_database(args.admin_url, "roboscope_bench_polls")
     server, port = serve(args.binary, url, extra=("--changes-max-waiting-per-subject", "100000"))
     try:

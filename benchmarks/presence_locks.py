@@ -4,12 +4,13 @@ redis-benchmark running the very script a heartbeat runs (same run), over the
 WebSocket (`presence` ops, each for a user the connection has not held yet, so each is
 one heartbeat in Redis; sent by gateway-load) and over HTTP; and the round-trip latency
 of lock acquire and release. Started by deploy/local/bench."""
-import argparse, http.client, json, os, re, statistics, subprocess, sys, time
+import http.client, json, os, re, statistics, subprocess, sys, time
 from urllib.parse import urlparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import free_port, machine, percentile, request, run_wrk, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 # The script a heartbeat runs: a copy of PresenceStore.heartbeatScript (Sources/RoboscopeRedis),
 # so that redis-benchmark measures the same work.
@@ -45,16 +46,9 @@ def drained(port, session, timeout=120):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--redis-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--seconds", type=int, default=6)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--lock-rounds", type=int, default=300)
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "presence_locks.json"))
-    args = parser.parse_args()
+    args = command_line(database_url=REQUIRED, redis_url=REQUIRED, binary=REQUIRED,
+                        load=(REQUIRED, "the gateway-load binary"), seconds=6, repeat=3, lock_rounds=300,
+                        output=os.path.join(HERE, "results", "presence_locks.json"))
 
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
     ws_port = free_port()

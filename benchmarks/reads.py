@@ -5,11 +5,12 @@ latency percentiles, repeated. Next to it, in alternating runs, the ceiling: Pos
 building the same JSON itself (`json_agg` of the same rows in the same shape, through
 pgbench with as many clients). Started by deploy/local/bench; prints and writes JSON.
 """
-import argparse, json, os, re, statistics, subprocess, sys, tempfile
+import json, os, re, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import machine, request, run_wrk, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def stamp(column):
@@ -39,15 +40,8 @@ def run_pgbench(url, script, clients, seconds):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--markers", type=int, default=500)
-    parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "reads.json"))
-    args = parser.parse_args()
+    args = command_line(database_url=REQUIRED, binary=REQUIRED, markers=500, clients=8, seconds=10, repeat=3,
+                        output=os.path.join(HERE, "results", "reads.json"))
 
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)
     server, port, _, session = start_server(args.binary, "--database-url", args.database_url)

@@ -5,11 +5,12 @@ hand-written analysis (benchmarks/analysis.md). A scenario without results says 
 
     report.py --results benchmarks/results --out docs/benchmarks.md --plots docs/benchmarks
 """
-import argparse, statistics, json, os, sys
+import statistics, json, os, sys
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from command_line import command_line  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -1131,12 +1132,9 @@ def kit_soak(r, data):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--results", default=os.path.join(HERE, "results"))
-    parser.add_argument("--out", default=os.path.join(HERE, "..", "docs", "benchmarks.md"))
-    parser.add_argument("--plots", default=os.path.join(HERE, "..", "docs", "benchmarks"))
-    parser.add_argument("--mode", default="full", help="full or quick (quick: small sizes, debug build; figures are smoke only)")
-    args = parser.parse_args()
+    args = command_line(results=os.path.join(HERE, "results"), out=os.path.join(HERE, "..", "docs", "benchmarks.md"),
+                        plots=os.path.join(HERE, "..", "docs", "benchmarks"),
+                        mode=("full", "full or quick (quick: small sizes, debug build; figures are smoke only)"))
 
     r = Report(args.results, args.plots, args.out)
     sections = Report(args.results, args.plots, args.out)

@@ -14,11 +14,12 @@ then revokes that subject's tokens through one API process (alternating) and mea
 Reported: p50, p99 and max of those times across rounds, and whether any bystander
 socket was closed. Prints a table and writes JSON.
 """
-import argparse, base64, hashlib, hmac, json, os, selectors, socket, struct, subprocess, sys, time, urllib.request
+import base64, hashlib, hmac, json, os, selectors, socket, struct, subprocess, sys, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import free_port, machine  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 SECRET = "revocation-benchmark-secret-0123456789abcdef"
 
@@ -93,14 +94,9 @@ def percentile(values, p):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL"))
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:56379/0"))
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--sockets", type=int, default=100, help="matching sockets per round, over both gateways")
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(binary=REQUIRED, database_url=os.environ.get("DATABASE_URL"),
+                        redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:56379/0"), rounds=20,
+                        sockets=(100, "matching sockets per round, over both gateways"), output=REQUIRED)
 
     processes = []
     try:

@@ -16,11 +16,12 @@ the relay, so only its traffic crosses the shaped link.
 Needs root, `ip` and `tc` (iproute2): without them it writes that it was skipped.
 Started by deploy/local/bench (`shaped`); prints a table and writes JSON.
 """
-import argparse, asyncio, ctypes, gzip, http.client, json, multiprocessing, os, shutil, socket, statistics, subprocess, threading, time
+import asyncio, ctypes, gzip, http.client, json, multiprocessing, os, shutil, socket, statistics, subprocess, threading, time
 
 from bytes_on_the_wire import session_with_markers, websocket_catch_up
 from sync import serve
 from write_path import fresh_database, free_port, machine
+from command_line import command_line, REQUIRED
 
 SERVER_ADDRESS, CLIENT_ADDRESS = "10.201.0.1", "10.201.0.2"
 
@@ -143,15 +144,9 @@ def client(name, port, ws_port, topic, events, repeat, rtt_ms, results):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--events", type=int, default=10000, help="marker events on the topic (two per marker)")
-    parser.add_argument("--rate", default="2mbit")
-    parser.add_argument("--rtt-ms", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--output")
-    args = parser.parse_args()
+    args = command_line(admin_url=REQUIRED, binary=REQUIRED,
+                        events=(10000, "marker events on the topic (two per marker)"), rate="2mbit", rtt_ms=100,
+                        repeat=2, output=None)
     missing = [tool for tool in ("ip", "tc") if not shutil.which(tool)]
     if os.geteuid() != 0 or missing:
         reason = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (iproute2)"

@@ -12,11 +12,12 @@ samples in the minute at the one-third mark against the median of the last minut
 next to the target of less than 2 MiB. Started by deploy/local/bench (`soak`); writes
 JSON with the whole curve, which benchmarks/report.py plots.
 """
-import argparse, asyncio, base64, json, os, random, statistics, sys, threading, time
+import asyncio, base64, json, os, random, statistics, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import free_port, machine, request, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def process_figures(pid):
@@ -112,17 +113,10 @@ def median_between(samples, start, end):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True)
-    parser.add_argument("--redis-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--minutes", type=float, default=30)
-    parser.add_argument("--sample-seconds", type=float, default=10)
-    parser.add_argument("--rate", type=float, default=50, help="HTTP requests/s over the 4 writers")
-    parser.add_argument("--clients", type=int, default=200)
-    parser.add_argument("--after-seconds", type=float, default=60, help="how long to sample once the load stops")
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "soak.json"))
-    args = parser.parse_args()
+    args = command_line(database_url=REQUIRED, redis_url=REQUIRED, binary=REQUIRED, minutes=30.0, sample_seconds=10.0,
+                        rate=(50.0, "HTTP requests/s over the 4 writers"), clients=200,
+                        after_seconds=(60.0, "how long to sample once the load stops"),
+                        output=os.path.join(HERE, "results", "soak.json"))
 
     import subprocess
     subprocess.run([args.binary, "migrate", "--database-url", args.database_url], check=True, capture_output=True)

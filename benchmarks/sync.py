@@ -12,9 +12,10 @@
 
 Writes JSON and prints a table. Started by deploy/local/bench (`sync`).
 """
-import argparse, http.client, json, os, random, re, statistics, subprocess, sys, tempfile, time
+import http.client, json, os, random, re, statistics, subprocess, sys, tempfile, time
 
 from write_path import fresh_database, free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -260,22 +261,14 @@ def write_cost(binary, baseline, baseline_schema, admin_url, clients, seconds, r
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True, help="a database URL on the server; scratch databases are made beside it")
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--baseline-binary", help="the release before the sync protocol, for the write-cost comparison")
-    parser.add_argument("--baseline-schema", help="that release's schema/ folder")
-    parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--markers", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=500)
-    parser.add_argument("--range", type=float, default=5.0)
-    parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--sessions", type=int, default=256, help="work sessions the write-cost comparison spreads over")
-    parser.add_argument("--parts", default="catch_up,near,write_cost", help="which measurements to run (comma-separated)")
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "sync.json"))
-    args = parser.parse_args()
+    args = command_line(admin_url=(REQUIRED, "a database URL on the server; scratch databases are made beside it"),
+                        binary=REQUIRED,
+                        baseline_binary=(None, "the release before the sync protocol, for the write-cost comparison"),
+                        baseline_schema=(None, "that release's schema/ folder"), events=100_000, markers=100_000,
+                        queries=500, range=5.0, clients=32, seconds=10, repeat=3,
+                        sessions=(256, "work sessions the write-cost comparison spreads over"),
+                        parts=("catch_up,near,write_cost", "which measurements to run (comma-separated)"),
+                        output=os.path.join(HERE, "results", "sync.json"))
 
     parts = set(args.parts.split(","))
     result = {"machine": machine(), "repeat": args.repeat}

@@ -12,7 +12,7 @@ facts (benchmarks/minimal_write.pgbench), each twice in alternation:
 The same hardware and data either way, so the ratios say what the standby's round trip
 and flush cost. Prints a table and writes JSON; started by `deploy/local/bench failover`.
 """
-import argparse, json, os, statistics, subprocess, sys
+import json, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Failover"))
@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 # After sys.path names Tests/Failover, where these live.
 from cluster_support import binary, cluster  # noqa: E402
 from write_path import free_port, machine, minimal, post_markers, psql, sessions_in, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 LOCAL_COMMIT = "options=-c%20synchronous_commit%3Dlocal"
 
@@ -34,13 +35,7 @@ def storage(state):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--sessions", type=int, default=64)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(seconds=10, clients=16, repeat=3, sessions=64, output=REQUIRED)
 
     env = cluster("up", attempts=2)
     url = env["DATABASE_URL"]

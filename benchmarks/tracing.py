@@ -14,13 +14,14 @@ alternating pairs of short runs (this shared machine drifts over tens of seconds
 
 Prints a table and writes JSON; started by `deploy/local/bench tracing`.
 """
-import argparse, json, os, statistics, sys, threading
+import json, os, statistics, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
 from write_path import free_port, fresh_database, machine, metric, post_markers, sessions_in, start_server  # noqa: E402
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 class NullReceiver:
@@ -52,16 +53,8 @@ class NullReceiver:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True)
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--load", required=True, help="the gateway-load binary")
-    parser.add_argument("--seconds", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--subscribers", type=int, default=100)
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(admin_url=REQUIRED, binary=REQUIRED, load=(REQUIRED, "the gateway-load binary"), seconds=4,
+                        repeat=10, clients=16, subscribers=100, output=REQUIRED)
 
     receiver = NullReceiver()
     servers = {}

@@ -16,12 +16,13 @@
 
 Prints a table and writes JSON; started by `deploy/local/bench history`.
 """
-import argparse, http.client, json, os, random, statistics, subprocess, sys, tempfile, time, uuid
+import http.client, json, os, random, statistics, subprocess, sys, tempfile, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import (  # noqa: E402
     free_port, fresh_database, machine, metric, percentile, post_markers, psql, sessions_in, start_server)
+from command_line import command_line, REQUIRED  # noqa: E402
 
 
 def deployment(kind):
@@ -226,19 +227,10 @@ def proofs(args, key_file):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--admin-url", required=True, help="a database URL of the server; fresh databases are made next to it")
-    parser.add_argument("--binary", required=True)
-    # Short runs, many pairs: this shared machine's speed drifts by 20% over tens of
-    # seconds, and a pair of runs a few seconds apart sees the same machine.
-    parser.add_argument("--seconds", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=20)
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--sessions", type=int, default=64)
-    parser.add_argument("--events", type=int, default=1_000_000, help="the size of the log the proofs are asked of")
-    parser.add_argument("--proofs", type=int, default=1000, help="requests of each kind")
-    parser.add_argument("--output", required=True)
-    args = parser.parse_args()
+    args = command_line(admin_url=(REQUIRED, "a database URL of the server; fresh databases are made next to it"),
+                        binary=REQUIRED, seconds=4, repeat=20, clients=16, sessions=64,
+                        events=(1_000_000, "the size of the log the proofs are asked of"),
+                        proofs=(1000, "requests of each kind"), output=REQUIRED)
 
     with tempfile.TemporaryDirectory() as folder:
         key_file = os.path.join(folder, "history-key")

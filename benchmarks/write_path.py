@@ -11,7 +11,9 @@ to the one statement that stores the same facts (benchmarks/minimal_bulk.pgbench
 
 Prints a table and writes JSON. Started by deploy/local/bench.
 """
-import argparse, http.client, json, os, random, re, socket, statistics, subprocess, sys, tempfile, time, uuid
+import http.client, json, os, random, re, socket, statistics, subprocess, sys, tempfile, time, uuid
+
+from command_line import REQUIRED, command_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -205,16 +207,11 @@ def percentile(values, p):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--database-url", required=True, help="an existing database on the server to bench against")
-    parser.add_argument("--binary", required=True)
-    parser.add_argument("--seconds", type=int, default=10)
-    parser.add_argument("--clients", default="1,8,32")
-    parser.add_argument("--bulk-requests", type=int, default=20)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each point, alternating API and pgbench")
-    parser.add_argument("--sessions", type=int, default=64, help="work sessions the writes spread over")
-    parser.add_argument("--output", default=os.path.join(HERE, "results", "write_path.json"))
-    args = parser.parse_args()
+    args = command_line(database_url=(REQUIRED, "an existing database on the server to bench against"), binary=REQUIRED,
+                        seconds=10, clients="1,8,32", bulk_requests=20,
+                        repeat=(3, "runs of each point, alternating API and pgbench"),
+                        sessions=(64, "work sessions the writes spread over"),
+                        output=os.path.join(HERE, "results", "write_path.json"))
 
     url = args.database_url
     subprocess.run([args.binary, "migrate", "--database-url", url], check=True, capture_output=True)
