@@ -108,8 +108,9 @@ def write_path(r, data):
         r.target("write path: API / pgbench running the service's own append, 32 clients", spread(last["ratio"], "{:.2f}"),
                  "none set (the SQL measured against itself)", None)
         r.target("write path: API / the minimal transaction storing the same facts (two events, two upserts), 32 clients",
-                 spread(last["minimal_ratio"], "{:.2f}") if minimal else "not measured yet", "≥ 0.5",
-                 last["minimal_ratio"]["min"] >= 0.5 if minimal else None)
+                 spread(last["minimal_ratio"], "{:.2f}") if minimal else "not measured yet",
+                 "≥ 0.8, the median of the rounds (issue 51; it was ≥ 0.5 in every round)",
+                 last["minimal_ratio"]["median"] >= 0.8 if minimal else None)
     clients = [row["clients"] for row in data["write_path"]]
     x = range(len(clients))
     plt.figure(figsize=(6, 3.6))
@@ -1026,20 +1027,30 @@ def fanout_pinned(r, data):
     r.add("## Fan-out with the server and the load on cores of their own", "")
     if not data:
         return r.missing("the pinned fan-out", "deploy/local/bench pinned")
+    floor = all("minimal_runs" in scenario for scenario in data["scenarios"])
     r.add(machine_line(data) + f" `roboscope serve` pinned to core {data['server_core']} and gateway-load to core "
           f"{data['load_core']} (`taskset`; Postgres and Redis unpinned), subscribers of one work session, "
-          f"{data['seconds']:g}-s runs, every run shown (`benchmarks/fanout_pinned.py`).", "",
-          "| subscribers | writes/s | p99 ms of each run | worst p99 | target | delivered (all runs) |",
-          "| ---: | ---: | --- | ---: | --- | --- |")
+          f"{data['seconds']:g}-s runs, every run shown (`benchmarks/fanout_pinned.py`)."
+          + (" Each run is paired with one of the minimal broadcaster (`benchmarks/minimal_broadcast.c`: epoll, one "
+             "`writev` of shared pre-framed bytes per subscriber, nothing stored), pinned to the same core with the "
+             "same subscribers, writes and frames per write, the pair's order swapped every run: this box's floor "
+             "for the shape." if floor else ""), "",
+          "| subscribers | writes/s | p99 ms of each run | worst p99 | minimal broadcaster: p99 ms of each run "
+          "| its worst p99 | target | delivered (all runs) |",
+          "| ---: | ---: | --- | ---: | --- | ---: | --- | --- |")
     for scenario in data["scenarios"]:
-        runs = scenario["runs"]
+        runs, minimal = scenario["runs"], scenario.get("minimal_runs", [])
         delivered = f"{sum(run['deliveries_matched'] for run in runs):,}/{sum(run['deliveries_expected'] for run in runs):,}"
         p99s = ", ".join(f"{run['latency_ms_p99']:.1f}" for run in runs)
+        floor_p99s = ", ".join(f"{run['latency_ms_p99']:.1f}" for run in minimal) or "not measured"
+        floor_worst = f"{scenario['minimal_worst_p99_ms']:.1f}" if minimal else ""
         r.add(f"| {scenario['subscribers']:,} | {scenario['writes_per_second']:g} | {p99s} | "
-              f"{scenario['worst_p99_ms']:.1f} | < {scenario['target_p99_ms']:g} ms | {delivered} |")
+              f"{scenario['worst_p99_ms']:.1f} | {floor_p99s} | {floor_worst} | < {scenario['target_p99_ms']:g} ms "
+              f"| {delivered} |")
+        beside = f" (the minimal broadcaster's, same run: {scenario['minimal_worst_p99_ms']:.1f} ms)" if minimal else ""
         r.target(f"fan-out p99, pinned, {scenario['subscribers']:,} subscribers at {scenario['writes_per_second']:g} "
-                 "writes/s (every run)", f"{scenario['worst_p99_ms']:.1f} ms", f"< {scenario['target_p99_ms']:g} ms",
-                 scenario["worst_p99_ms"] < scenario["target_p99_ms"])
+                 "writes/s (every run)", f"{scenario['worst_p99_ms']:.1f} ms{beside}",
+                 f"< {scenario['target_p99_ms']:g} ms", scenario["worst_p99_ms"] < scenario["target_p99_ms"])
     r.add("")
 
 
