@@ -11,9 +11,15 @@ HAProxy.
   again;
 - every write answered 2xx is in the log exactly once (so none went to the cut-off node
   after the new primary took over), and `verify --chain` passes;
-- healed (`cluster heal`), the old primary rejoins as a standby.
+- healed (`cluster heal`), the old primary rejoins as a standby, although a client's
+  commit was waiting on it for the cut-off standbys when Patroni stopped it, in a session
+  with a temporary table: the stop cancels that wait and ends the session, whose exit
+  drops the table in a transaction of its own, and that commit waits for the standbys
+  again, with nothing left to cancel it. The node's fast shutdown never ended (CI,
+  7513ef9: the probe below was such a client) until Patroni was given
+  `primary_stop_timeout`.
 """
-import os, subprocess, sys, time
+import os, signal, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster_support import API, CLUSTER, Writers, node_port, cluster, eventually, feed, first_write_after, new_sessions, report, verify
@@ -52,7 +58,28 @@ def main():
     cut_off = env["PG_PRIMARY"]
     port = node_port(env, cut_off)
     assert takes_writes(port), f"{cut_off} took no write before the partition"
-    subprocess.run([CLUSTER, "partition-postgres-primary"], check=True, capture_output=True)
+    # A client's commit waiting for the standbys when Patroni stops the node, in a session
+    # with a temporary table: the standbys' WAL receivers are frozen for the moment of the
+    # cut (still connected, so still the synchronous standbys the promotion needs).
+    held = subprocess.Popen(["psql", "-h", "127.0.0.1", "-p", port, "-U", "roboscope", "-d", "roboscope", "-q"],
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    held.stdin.write("BEGIN; CREATE TEMP TABLE held_through_the_cut (i int);\n")
+    held.stdin.flush()
+    eventually("a transaction holding a temporary table", 10, lambda: psql(
+        port, "SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'").stdout.strip() != "0")
+    receivers = subprocess.run(["pgrep", "-f", "postgres: roboscope: walreceiver"], capture_output=True,
+                               text=True).stdout.split()
+    for pid in receivers:
+        os.kill(int(pid), signal.SIGSTOP)
+    try:
+        held.stdin.write("COMMIT;\n")
+        held.stdin.flush()
+        eventually("a commit waiting for the standbys", 10, lambda: psql(
+            port, "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'").stdout.strip() != "0")
+        subprocess.run([CLUSTER, "partition-postgres-primary"], check=True, capture_output=True)
+    finally:
+        for pid in receivers:
+            os.kill(int(pid), signal.SIGCONT)
     cut_at = time.monotonic()
     try:
         demoted = eventually(f"{cut_off} refusing writes", 60, lambda: not takes_writes(port), step=0.2)
@@ -91,6 +118,7 @@ def main():
         eventually(f"{cut_off} back as a standby", 90, lambda: in_recovery(port), step=0.5)
     except AssertionError as error:
         problems.append(str(error))
+    held.kill()
     recovery = f"{promoted + after_promotion:.1f} s" if after_promotion is not None else "never"
     print(f"partition: {cut_off} cut off etcd; it refused writes {demoted:.1f} s later, another node was primary "
           f"{promoted:.1f} s after the cut, the first 2xx write {recovery} after it; "
