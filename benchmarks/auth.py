@@ -19,7 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from deflate_fanout import cpu_seconds  # noqa: E402
 from gateway import load  # noqa: E402
-from write_path import free_port, machine, run_wrk  # noqa: E402
+from write_path import free_port, machine, run_wrk, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -167,9 +167,7 @@ def main():
               "seconds_per_run": args.seconds, "repeat": args.repeat, "rounds": rounds,
               "median": {mode: {name: median(mode, name) for name in rounds[0][mode]}
                          for mode in ("off", "on", "ratio")}}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     m = result["median"]
     print(f"authentication off vs on (ES256, tenant, scope), {args.repeat} rounds of {args.seconds} s, medians:")
     print(f"  write path, 32 clients: {m['off']['write_rps']:.0f} vs {m['on']['write_rps']:.0f} requests/s, "

@@ -19,7 +19,7 @@ import json, os, statistics, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import fresh_database, machine, post_markers, sessions_in, start_server, free_port  # noqa: E402
+from write_path import free_port, fresh_database, machine, post_markers, save_results, sessions_in, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -68,8 +68,7 @@ def main():
     result = {"machine": machine(), "baseline": args.baseline_name, "subscribers": args.subscribers,
               "rate": args.rate, "seconds": args.seconds, "repeat": args.repeat, "runs": runs, "median": median,
               "ratio": ratios}
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     print(json.dumps({"ratio": ratios}))
 
 

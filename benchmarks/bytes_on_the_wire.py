@@ -16,7 +16,7 @@ Writes JSON and prints a table. Started by deploy/local/bench (`bytes`).
 import base64, gzip, http.client, json, os, random, socket, statistics, struct, time, zlib
 
 from sync import serve
-from write_path import fresh_database, free_port, machine, request
+from write_path import free_port, fresh_database, machine, request, save_results
 from command_line import command_line, REQUIRED
 
 
@@ -189,9 +189,7 @@ def main():
         print(f"{what:52}{plain:>12,}{packed:>12,}{packed / plain:>8.3f}{('≤ %.2f' % target) if target else '':>8}")
     print(f"500-marker list, median of {args.rounds} on loopback: {plain_ms:.1f} ms identity, {packed_ms:.1f} ms gzip "
           f"(ratio {packed_ms / plain_ms:.2f}: the server's cost of compressing, with no network to save time on)")
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ sys.path.insert(0, HERE)
 from deflate_fanout import cpu_seconds  # noqa: E402
 from gateway import load  # noqa: E402
 from hostile import resident_kib  # noqa: E402
-from write_path import free_port, machine, metric, ready, request  # noqa: E402
+from write_path import free_port, machine, metric, ready, request, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -141,8 +141,7 @@ def main():
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-    with open(args.output, "w") as out:
-        json.dump(result, out, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

@@ -23,12 +23,12 @@ Targets: messages per second with deflate at least 0.8 of without; under 16 KiB 
 idle connection that negotiated deflate. Started by deploy/local/bench (`deflate`);
 prints a table and writes JSON.
 """
-import json, os, sys
+import os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import free_port, machine, start_server  # noqa: E402
+from write_path import free_port, machine, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -108,9 +108,7 @@ def main():
         print(f"held {name:<8} {h['connections_opened']} of {h['connections_requested']} connections: "
               f"{h['server_rss_bytes_per_connection'] / 1024:.1f} KiB resident per idle connection"
               + (" (target < 16 KiB)" if name == "deflate" else ""))
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

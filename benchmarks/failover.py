@@ -20,14 +20,14 @@ against the changes feed), and events missed or doubled by subscribers.
 Throughput: writes per second (16 writers, `--seconds` each way) through HAProxy with
 two API instances, and direct to one instance, same run.
 """
-import json, os, statistics, subprocess, sys, threading, time
+import os, statistics, subprocess, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Failover"))
 sys.path.insert(0, HERE)
 # After sys.path names Tests/Failover, where these live.
 from cluster_support import API, CLUSTER, Subscriber, Writers, cluster, feed, first_write_after, new_sessions, subscribers_thread  # noqa: E402
-from write_path import machine  # noqa: E402
+from write_path import machine, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -152,8 +152,7 @@ def main():
               f"({len(rounds) - len(times)} rounds never recovered)" if times else f"{kind}: never recovered")
     print(f"{len(writers.acknowledged)} writes acknowledged, {lost} lost, {doubled} doubled; {len(subscribers)} subscribers, "
           f"{subscriber_problems} with a gap or a repeat; throughput through HAProxy / direct: {result['throughput_ratio']:.2f}")
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     print(f"wrote {args.output}")
     if lost or doubled or subscriber_problems or writers.broken:
         sys.exit(1)

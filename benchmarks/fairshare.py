@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from deflate_fanout import cpu_seconds  # noqa: E402
 from hostile import PeakMemory, resident_kib  # noqa: E402
-from write_path import free_port, machine, percentile  # noqa: E402
+from write_path import free_port, machine, percentile, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 SECRET = "fairshare-benchmark-secret-0123456789abcdef"
@@ -349,8 +349,7 @@ def main():
               "b_rate": args.b_rate, "a_clients": args.a_clients, "polls": args.polls, "unread": args.unread,
               "quiet_p99_ms": quiet_p99, "quiet_rss_mib": quiet_rss, "runs": runs,
               "response_memory_mib": 256}
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     print(json.dumps({"quiet_p99_ms": quiet_p99, "met": all(r["p99_met"] for r in runs)}))
 
 

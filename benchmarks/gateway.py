@@ -14,7 +14,7 @@ import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, ready, sessions_in, start_server  # noqa: E402
+from write_path import free_port, ready, save_results, sessions_in, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -107,8 +107,7 @@ def held_only(args):
     finally:
         server.terminate()
         server.wait()
-    with open(args.out, "w") as file:
-        json.dump(results, file, indent=2, sort_keys=True)
+    save_results(results, args.out, indent=2, sort_keys=True)
     print_shapes_and_held(results)
 
 
@@ -163,9 +162,7 @@ def main():
                 process.terminate()
                 process.wait()
 
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as file:
-        json.dump(results, file, indent=2, sort_keys=True)
+    save_results(results, args.out, indent=2, sort_keys=True)
 
     print(f"median of {args.repeat} runs (by p99 for latency, by messages/s for throughput); {args.rate:g} writes/s asked")
     print(f"{'scenario':<22} {'conns':>6} {'writes/s':>9} {'messages/s':>12} {'p50 ms':>8} {'p99 ms':>8} delivered")

@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import generated_logs, timed  # noqa: E402
 from hot_plans import head_and_cursor, measure  # noqa: E402
-from write_path import free_port, machine, post_markers, psql, start_server  # noqa: E402
+from write_path import free_port, machine, post_markers, psql, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 # A work session of the generated log (investigations.GENERATE names them so).
@@ -112,9 +112,7 @@ def main():
 
     result = {"machine": machine(), "clients": args.clients, "seconds_per_run": args.seconds,
               "subscribers": args.subscribers, "rate": args.rate, "fan_out_repeat": args.repeat, "points": points}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     print(f"wrote {args.output}")
 
 

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bytes_on_the_wire import session_with_markers  # noqa: E402
 from gateway import load  # noqa: E402
-from write_path import exchange, free_port, machine, metric, start_server  # noqa: E402
+from write_path import exchange, free_port, machine, metric, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 UPGRADE = ("GET /api/v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -256,9 +256,7 @@ def main():
     print(f"  p99 hostile / quiet: {result['p99_ratio']:.2f} (target ≤ 1.5)")
     print(f"  peak RSS hostile - quiet: {result['rss_peak_difference_mib']:.1f} MiB (target ≤ 64)")
     print(f"  every event delivered: quiet {delivered['quiet']}, hostile {delivered['hostile']}")
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

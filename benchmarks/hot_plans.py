@@ -27,7 +27,7 @@ import json, os, statistics, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from investigations import generated_log  # noqa: E402
-from write_path import machine, psql  # noqa: E402
+from write_path import machine, psql, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -224,8 +224,7 @@ def main():
                            for p in points)
         ratio = f"   {growth[index]['median']:.2f} [{growth[index]['min']:.2f}-{growth[index]['max']:.2f}]" if growth else ""
         print(f"{row['statement']:<70} {figures}{ratio}")
-    with open(args.output, "w") as f:
-        json.dump({"machine": machine(), "rounds": args.rounds, "points": points, "growth": growth}, f, indent=1)
+    save_results({"machine": machine(), "rounds": args.rounds, "points": points, "growth": growth}, args.output, indent=1)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import statistics, json, os, re, subprocess, sys, time, http.client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import fresh_database, free_port, machine, psql, percentile  # noqa: E402
+from write_path import free_port, fresh_database, machine, percentile, psql, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 GENERATE = """
@@ -200,9 +200,7 @@ def main():
         server.terminate()
         server.wait()
 
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w") as file:
-        json.dump(results, file, indent=2, sort_keys=True)
+    save_results(results, args.out, indent=2, sort_keys=True)
     print(f"log: {events} events ({size}), generated in {generated:.1f} s")
     print(f"COPY eventlog.events TO '/dev/null': {copy_rate:,.0f} events/s (runs: {', '.join(f'{r:,.0f}' for r in results['copy'])})")
     print(f"roboscope rebuild:                  {rebuild_rate:,.0f} events/s (runs: {', '.join(f'{r:,.0f}' for r in results['rebuild'])})")

@@ -27,7 +27,7 @@ import http.client, json, os, socket, statistics, subprocess, sys, tempfile, thr
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from soak import process_figures  # noqa: E402
-from write_path import free_port, machine, percentile, start_server  # noqa: E402
+from write_path import free_port, machine, percentile, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 def call(port, method, path, body=None, headers=None):
@@ -227,9 +227,7 @@ def main():
     g = result["rss_growth_mib"]
     if g["apply"] is not None:
         print(f"  RSS growth over the last two thirds: apply {g['apply']:+.2f} MiB, watch {g['watch']:+.2f} MiB")
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

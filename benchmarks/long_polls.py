@@ -10,10 +10,10 @@ of quiet. Polls wait 30 s (the most `wait` allows), which bounds the window.
 
 Writes JSON and prints a table. Started by deploy/local/bench (`polls`).
 """
-import asyncio, json, threading, time
+import asyncio, threading, time
 
 from sync import serve
-from write_path import fresh_database, machine, metric, psql, request
+from write_path import fresh_database, machine, metric, psql, request, save_results
 from command_line import command_line, REQUIRED
 
 # Seconds before reading pg_stat_database: an idle backend flushes its counts only after
@@ -113,9 +113,7 @@ def main():
         print(f"{name:24}{row['transactions']:>14}{row['writes']:>8}{row['head_checks']:>13.0f}{row['wakeups']:>10.0f}")
     print(f"transactions per write, with polls / without: {ratio:.3f} (target at most 1.1); "
           f"polls still waiting after the writes: {still}")
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, machine, percentile, request, run_wrk, start_server  # noqa: E402
+from write_path import free_port, machine, percentile, request, run_wrk, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 # The script a heartbeat runs: a copy of PresenceStore.heartbeatScript (Sources/RoboscopeRedis),
@@ -107,9 +107,7 @@ def main():
                              "redis_benchmark_per_second": spread([r["redis_benchmark"] for r in runs]),
                              "ratio": spread([r["ratio"] for r in runs])},
               "lock_round_trip_ms": {"rounds": args.lock_rounds, "acquire": latency(acquire_ms), "release": latency(release_ms)}}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     h = result["heartbeats"]
     fmt = lambda s, f: f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     print(f"heartbeats at 32 clients, {args.repeat} runs of {args.seconds} s, median [min-max]:")

@@ -9,7 +9,7 @@ import json, os, re, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import machine, request, run_wrk, start_server  # noqa: E402
+from write_path import machine, request, run_wrk, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -74,9 +74,7 @@ def main():
               "non_2xx": sum(r["non_2xx"] for r in runs),
               "json_agg_per_second": {"min": min(ceiling), "median": statistics.median(ceiling), "max": max(ceiling)},
               "ratios": [r["requests_per_second"] / c for r, c in zip(runs, ceiling)]}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     r = result
     print(f"list of {args.markers} markers ({body_bytes / 1024:.0f} KiB), {args.clients} clients, {args.repeat} x {args.seconds} s: "
           f"{r['requests_per_second']['median']:.0f} requests/s [{r['requests_per_second']['min']:.0f}-{r['requests_per_second']['max']:.0f}], "

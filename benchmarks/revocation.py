@@ -18,7 +18,7 @@ import base64, hashlib, hmac, json, os, selectors, socket, struct, subprocess, s
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, machine  # noqa: E402
+from write_path import free_port, machine, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 SECRET = "revocation-benchmark-secret-0123456789abcdef"
@@ -162,8 +162,7 @@ def main():
             figures = result[name]
             print(f"  {name:26} p50 {figures['p50']:8.1f}  p99 {figures['p99']:8.1f}  max {figures['max']:8.1f}  (target p99 < 2000)")
         print(f"  bystander sockets closed: {bystanders_closed}")
-        with open(args.output, "w") as out:
-            json.dump(result, out, indent=2)
+        save_results(result, args.output)
     finally:
         for process in processes:
             process.terminate()

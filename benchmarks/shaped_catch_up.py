@@ -20,7 +20,7 @@ import asyncio, ctypes, gzip, http.client, json, multiprocessing, os, shutil, so
 
 from bytes_on_the_wire import session_with_markers, websocket_catch_up
 from sync import serve
-from write_path import fresh_database, free_port, machine
+from write_path import free_port, fresh_database, machine, save_results
 from command_line import command_line, REQUIRED
 
 SERVER_ADDRESS, CLIENT_ADDRESS = "10.201.0.1", "10.201.0.2"
@@ -151,9 +151,7 @@ def main():
     if os.geteuid() != 0 or missing:
         reason = "needs root" if os.geteuid() != 0 else f"needs {', '.join(missing)} (iproute2)"
         print(f"shaped catch-up: skipped ({reason})")
-        if args.output:
-            with open(args.output, "w") as f:
-                json.dump({"machine": machine(), "skipped": reason}, f)
+        save_results({"machine": machine(), "skipped": reason}, args.output)
         return
 
     url = fresh_database(args.admin_url, "roboscope_bench_shaped")
@@ -191,9 +189,7 @@ def main():
             print(f"  {way:<32}{m['median_seconds']:>8.1f} s {m['bytes']:>12,} bytes  (runs: "
                   f"{', '.join('%.1f' % s for s in m['seconds'])})")
         print(f"  {'compressed / as it is':<32}{result['ratios'][after]:>8.2f}")
-    if args.output:
-        with open(args.output, "w") as f:
-            json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import asyncio, base64, json, os, random, statistics, sys, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from write_path import free_port, machine, request, start_server  # noqa: E402
+from write_path import free_port, machine, request, save_results, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -177,9 +177,7 @@ def main():
               "growth_last_two_thirds_mib": (at_end - at_third) / 1024,
               "fds": {"before": samples[0]["fds"], "max": max(s["fds"] for s in load), "after": samples[-1]["fds"]},
               "threads": {"before": samples[0]["threads"], "max": max(s["threads"] for s in load), "after": samples[-1]["threads"]}}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
     print(f"soak of {args.minutes:g} min: {tally['requests']} requests ({tally['failures']} failed), "
           f"{ws_tally['connections']} WebSocket connections ({ws_tally['vanished']} vanished without a close frame)")
     print(f"RSS: {result['rss_mib_before']:.1f} MiB before, {result['rss_mib_at_third']:.1f} at a third, "

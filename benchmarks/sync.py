@@ -14,7 +14,7 @@ Writes JSON and prints a table. Started by deploy/local/bench (`sync`).
 """
 import http.client, json, os, random, re, statistics, subprocess, sys, tempfile, time
 
-from write_path import fresh_database, free_port, machine, percentile, post_markers, psql, request, sessions_in  # noqa: E402
+from write_path import free_port, fresh_database, machine, percentile, post_markers, psql, request, save_results, sessions_in  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -283,9 +283,7 @@ def main():
     if "write_cost" in parts and args.baseline_binary:
         result["write_cost"] = write_cost(args.binary, args.baseline_binary, args.baseline_schema, args.admin_url,
                                           args.clients, args.seconds, args.repeat, args.sessions)
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
     fmt = lambda s, f=",.0f": f"{s['median']:{f}} [{s['min']:{f}}-{s['max']:{f}}]"
     if "catch_up" in result:

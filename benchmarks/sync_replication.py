@@ -12,14 +12,14 @@ facts (benchmarks/minimal_write.pgbench), each twice in alternation:
 The same hardware and data either way, so the ratios say what the standby's round trip
 and flush cost. Prints a table and writes JSON; started by `deploy/local/bench failover`.
 """
-import json, os, statistics, subprocess, sys
+import os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Failover"))
 sys.path.insert(0, HERE)
 # After sys.path names Tests/Failover, where these live.
 from cluster_support import binary, cluster  # noqa: E402
-from write_path import free_port, machine, minimal, post_markers, psql, sessions_in, start_server  # noqa: E402
+from write_path import free_port, machine, minimal, post_markers, psql, save_results, sessions_in, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 LOCAL_COMMIT = "options=-c%20synchronous_commit%3Dlocal"
@@ -74,8 +74,7 @@ def main():
               "storage": storage(env["STATE_DIR"]), "modes": modes,
               "sync_over_single_api": modes["sync"]["api_per_second"] / modes["single_node"]["api_per_second"],
               "sync_over_single_minimal": modes["sync"]["minimal_tps"] / modes["single_node"]["minimal_tps"]}
-    with open(args.output, "w") as file:
-        json.dump(result, file, indent=2)
+    save_results(result, args.output)
     print(f"{args.clients} clients, {args.repeat} runs of {args.seconds} s each way, nodes on {result['storage']}; medians")
     print(f"{'':>12} {'API markers/s':>14} {'API p99 ms':>11} {'minimal tps':>12} {'API/minimal':>12} {'non-2xx':>8}")
     for mode, m in modes.items():

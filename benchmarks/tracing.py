@@ -14,13 +14,13 @@ alternating pairs of short runs (this shared machine drifts over tens of seconds
 
 Prints a table and writes JSON; started by `deploy/local/bench tracing`.
 """
-import json, os, statistics, sys, threading
+import os, statistics, sys, threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import free_port, fresh_database, machine, metric, post_markers, sessions_in, start_server  # noqa: E402
+from write_path import free_port, fresh_database, machine, metric, post_markers, save_results, sessions_in, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -104,8 +104,7 @@ def main():
                    "runs": fanout, "pair_ratios": ratios(fanout), "on_over_off": statistics.median(ratios(fanout))},
         "lost_spans": lost, "exports": receiver.exports, "exported_bytes": receiver.bytes,
     }
-    with open(args.output, "w") as out:
-        json.dump(result, out, indent=2)
+    save_results(result, args.output)
     w, f = result["write_path"], result["fanout"]
     print(f"write path, {args.clients} clients: traced {w['per_second']['on']:.0f}/s, untraced "
           f"{w['per_second']['off']:.0f}/s; median of the pairs' ratios {w['on_over_off']:.3f} "

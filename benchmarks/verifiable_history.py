@@ -16,12 +16,12 @@
 
 Prints a table and writes JSON; started by `deploy/local/bench history`.
 """
-import http.client, json, os, random, statistics, subprocess, sys, tempfile, time, uuid
+import http.client, os, random, statistics, subprocess, sys, tempfile, time, uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from write_path import (  # noqa: E402
-    free_port, fresh_database, machine, metric, percentile, post_markers, psql, sessions_in, start_server)
+    free_port, fresh_database, machine, metric, percentile, post_markers, psql, save_results, sessions_in, start_server)
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -238,8 +238,7 @@ def main():
                        capture_output=True)
         result = {"machine": machine(), "seconds_per_run": args.seconds, "repeat": args.repeat,
                   "clients": args.clients, "write_path": write_path(args, key_file), "proofs": proofs(args, key_file)}
-    with open(args.output, "w") as out:
-        json.dump(result, out, indent=2)
+    save_results(result, args.output)
     write, proof = result["write_path"], result["proofs"]
     print(f"write path, {args.clients} clients: signed {write['modes']['signed']['per_second']:.0f}/s "
           f"(p99 {write['modes']['signed']['p99_ms']:.1f} ms), unsigned {write['modes']['unsigned']['per_second']:.0f}/s "

@@ -18,6 +18,18 @@ from command_line import REQUIRED, command_line
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+
+def save_results(result, path, indent=2, **options):
+    """Writes a benchmark's figures as JSON to `path` (its folder made first); nothing
+    when no path was asked for."""
+    if not path:
+        return
+    if os.path.dirname(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as out:
+        json.dump(result, out, indent=indent, **options)
+
+
 _given_ports = set()
 
 
@@ -279,9 +291,7 @@ def main():
                             "all_ms": {"min": min(every_bulk), "p50": percentile(every_bulk, 50),
                                        "p90": percentile(every_bulk, 90), "max": max(every_bulk)}},
               "events_in_log_after": events}
-    os.makedirs(os.path.dirname(args.output), exist_ok=True)
-    with open(args.output, "w") as f:
-        json.dump(result, f, indent=2)
+    save_results(result, args.output)
 
     print(f"machine: {result['machine']['cores']} cores, {result['machine']['memory_gib']} GiB; {args.repeat} runs of {args.seconds} s per point; "
           "median [min-max]")
