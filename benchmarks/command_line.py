@@ -1,10 +1,10 @@
-"""A benchmark's or an end-to-end test's command line, declared as keywords:
+"""A benchmark's command line, declared as keywords:
 
     args = command_line(binary=REQUIRED, seconds=(10.0, "seconds of each run"), output=None)
 
 is `--binary` (required), `--seconds` (a float, 10 unless given, with its help) and
 `--output` (a string, None unless given). A default's type is the option's type; False
-makes a flag. One declaration a script, so that forty scripts do not each spell argparse."""
+makes a flag. One declaration a script, so that 27 scripts do not each spell argparse."""
 import argparse
 
 REQUIRED = object()

@@ -18,7 +18,6 @@ from command_line import REQUIRED, command_line
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-
 def save_results(result, path, indent=2, **options):
     """Writes a benchmark's figures as JSON to `path` (its folder made first); nothing
     when no path was asked for."""

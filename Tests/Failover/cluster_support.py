@@ -11,7 +11,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CLUSTER = os.path.join(REPO, "deploy", "local", "cluster")
 
 
-
 def json_lines(path):
     """The JSON lines a child has written to `path` so far. A last line without its
     newline is still being written: it is read on a later call, never half."""
@@ -19,6 +18,7 @@ def json_lines(path):
         text = handle.read()
     complete = text[:text.rfind("\n") + 1]
     return [json.loads(line) for line in complete.splitlines() if line.strip()]
+
 
 def cluster(*command, attempts=1):
     # One machine is every client here: the per-client rate limit would refuse the load.
