@@ -13,12 +13,12 @@ Reported per size: messages per CPU second of each, their ratio (target >= 0.8),
 gateway's microseconds per message, and the p99 delivery latency of both. Started by
 deploy/local/bench (`cpu-per-message`); prints a table and writes JSON.
 """
-import json, os, statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import free_port, machine, ready, request  # noqa: E402
+from write_path import free_port, machine, ready, request, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -140,9 +140,8 @@ def main():
               f"{r['minimal_messages_per_cpu_second']:>10,.0f} {r['ratio']:>6.2f} "
               f"{r['roboscope_microseconds_per_message']:>11.2f} {r['roboscope_p99_ms']:>9.1f} "
               f"{r['minimal_p99_ms']:>8.1f}")
-    with open(args.output, "w") as out:
-        json.dump({"machine": machine(), "seconds": args.seconds, "repeat": args.repeat, "sizes": results}, out,
-                  indent=2)
+    save_results({"machine": machine(), "seconds": args.seconds, "repeat": args.repeat, "sizes": results},
+                 args.output)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,12 @@ subscribers, writes and frames per write, the pair's order swapped every run: th
 of this box for the shape, in the same run. Started by deploy/local/bench (`pinned`);
 prints a line per run and writes JSON.
 """
-import json, os, subprocess, sys, time
+import functools, os, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from gateway import load  # noqa: E402
-from write_path import free_port, machine, ready, request  # noqa: E402
+from write_path import free_port, machine, ready, request, save_results  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
 
 
@@ -65,16 +65,13 @@ def main():
         for scenario in args.scenarios.split(","):
             subscribers, rate, target = (float(part) for part in scenario.split(":"))
             runs, floor = [], []
+            # The pair's order swaps every run: the service first, then the broadcaster.
+            pair = [(runs, roboscope_run)] + ([(floor, functools.partial(minimal_run, args))] if args.broadcast else [])
             for number in range(args.runs):
-                minimal_first = args.broadcast and number % 2 == 1
-                if minimal_first:
-                    floor.append({key: value for key, value in minimal_run(args, int(subscribers), rate).items()
-                                  if key in FIGURES})
-                run = roboscope_run(int(subscribers), rate)
-                runs.append({key: run.get(key) for key in FIGURES})
-                if args.broadcast and not minimal_first:
-                    floor.append({key: value for key, value in minimal_run(args, int(subscribers), rate).items()
-                                  if key in FIGURES})
+                for kept, measure in (pair if number % 2 == 0 else reversed(pair)):
+                    kept.append({key: value for key, value in measure(int(subscribers), rate).items()
+                                 if key in FIGURES})
+                run = runs[-1]
                 beside = f"; minimal broadcaster p99 {floor[-1]['latency_ms_p99']:.1f} ms" if floor else ""
                 print(f"pinned: {int(subscribers):,} subscribers at {rate:g} writes/s, run {number + 1}: p50 "
                       f"{run['latency_ms_p50']:.1f} ms, p99 {run['latency_ms_p99']:.1f} ms (target < {target:g}), "
@@ -88,9 +85,8 @@ def main():
     finally:
         server.terminate()
         server.wait(timeout=30)
-    with open(args.output, "w") as out:
-        json.dump({"machine": machine(), "seconds": args.seconds, "server_core": args.server_core,
-                   "load_core": args.load_core, "scenarios": results}, out, indent=2)
+    save_results({"machine": machine(), "seconds": args.seconds, "server_core": args.server_core,
+                  "load_core": args.load_core, "scenarios": results}, args.output)
 
 
 if __name__ == "__main__":
