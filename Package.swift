@@ -90,6 +90,7 @@ let package = Package(
             name: "RoboscopeAuth",
             dependencies: [
                 "RoboscopeDomain",
+                "RoboscopeWire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 server("JWTKit", "jwt-kit"),
                 server("Logging", "swift-log"),
@@ -153,6 +154,7 @@ let package = Package(
                 "RoboscopePostgres",
                 "RoboscopeProofs",
                 "RoboscopeRedis",
+                "RoboscopeWire",
                 server("CompressNIO", "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 server("Hummingbird", "hummingbird"),

@@ -1,5 +1,6 @@
 import Foundation
 import RoboscopeDomain
+import RoboscopeWire
 import Synchronization
 
 /// Turns `Authorization: Bearer <token>` into a principal: a static token from the
@@ -102,10 +103,10 @@ public final class TokenVerifier: Sendable {
             throw AuthenticationFailure("missing Authorization: Bearer <token>", kind: .missingToken)
         }
         let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        guard parts.count == 2, HeaderText.equalsIgnoringCase(parts[0], "bearer") else {
             throw AuthenticationFailure("the Authorization header must be Bearer <token>")
         }
-        return try verify(token: String(parts[1]).trimmingCharacters(in: .whitespaces), now: now)
+        return try verify(token: String(HeaderText.trimmed(parts[1])), now: now)
     }
 
     /// `verify`, and when the token names a `kid` the set lacks, one refresh of the set

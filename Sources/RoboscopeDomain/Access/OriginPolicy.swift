@@ -1,3 +1,5 @@
+import RoboscopeWire
+
 /// Which web pages may write to the service and open its WebSocket (`--allowed-origins`).
 ///
 /// A browser sends `Origin` on every cross-site write and on every WebSocket upgrade, and
@@ -22,7 +24,7 @@ public struct OriginPolicy: Sendable, Equatable {
     public static func parse(_ list: String) -> Result<OriginPolicy, InvalidEntry> {
         var allowed: Set<String> = []
         var any = false
-        for entry in list.split(separator: ",").map(trimmed) where !entry.isEmpty {
+        for entry in list.split(separator: ",").map({ String(HeaderText.trimmed($0)) }) where !entry.isEmpty {
             if entry == "*" {
                 any = true
             } else if let origin = normalised(entry) {
@@ -69,10 +71,6 @@ public struct OriginPolicy: Sendable, Equatable {
             })
         else { return nil }
         return "\(scheme)://\(withoutDefaultPort(authority, scheme: scheme))"
-    }
-
-    private static func trimmed(_ text: Substring) -> String {
-        String(text.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 
     private static func scheme(of origin: String) -> String {

@@ -1,4 +1,5 @@
 import CompressNIO
+import RoboscopeWire
 
 /// A content coding the service speaks on HTTP (RFC 9110 §8.4): gzip, and deflate
 /// (which HTTP means as the zlib format, RFC 1950).
@@ -19,7 +20,7 @@ enum ContentCoding: String, Sendable, CaseIterable {
     static func preferred(accepting values: [String]) -> ContentCoding? {
         var weights: [String: Double] = [:]
         for item in values.flatMap({ $0.split(separator: ",") }) {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = item.split(separator: ";").map { HeaderText.lowercased(HeaderText.trimmed($0)) }
             guard let name = parts.first, !name.isEmpty else { continue }
             var weight = 1.0
             for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
@@ -34,7 +35,7 @@ enum ContentCoding: String, Sendable, CaseIterable {
     /// The coding a request body says it has (`Content-Encoding`); nil for identity.
     /// Throws for one the service does not inflate.
     static func of(body value: String) -> Result<ContentCoding?, UnknownCoding> {
-        let name = value.trimmingCharacters(in: .whitespaces).lowercased()
+        let name = HeaderText.lowercased(HeaderText.trimmed(value))
         if name.isEmpty || name == "identity" { return .success(nil) }
         if name == "x-gzip" { return .success(.gzip) }
         guard let coding = ContentCoding(rawValue: name) else { return .failure(UnknownCoding(name: name)) }

@@ -1,7 +1,7 @@
-import Foundation
 import HTTPTypes
 import Hummingbird
 import RoboscopeDomain
+import RoboscopeWire
 
 /// Refuses what a page of another site could make a user's browser send: a write
 /// carrying a foreign `Origin` (403) and a write body that is not JSON (415; a form or
@@ -40,11 +40,8 @@ struct CrossSiteWriteGuard: APIMiddleware {
             }
             return
         }
-        let mediaType =
-            contentType.split(separator: ";", maxSplits: 1).first.map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
-            } ?? ""
-        guard mediaType == "application/json" else {
+        let parameters = contentType.utf8.firstIndex(of: UInt8(ascii: ";")) ?? contentType.endIndex
+        guard HeaderText.equalsIgnoringCase(HeaderText.trimmed(contentType[..<parameters]), "application/json") else {
             throw DomainError(
                 .unsupportedMediaType,
                 "Content-Type \(String(contentType.prefix(100))) is not accepted; send application/json",

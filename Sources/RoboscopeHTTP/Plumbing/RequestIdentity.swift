@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import RoboscopeAuth
 import RoboscopeDomain
+import RoboscopeWire
 
 /// Who is making a request, recorded in every event it causes.
 enum RequestIdentity {
@@ -23,7 +24,7 @@ enum RequestIdentity {
 
     /// Without authentication: `X-User-Id`, else `anonymous`.
     static func headerActor(_ request: Request) -> String {
-        if let user = request.headers[userIDHeader]?.trimmingCharacters(in: .whitespaces), !user.isEmpty {
+        if let user = request.headers[userIDHeader].map(HeaderText.trimmed), !user.isEmpty {
             return String(user.prefix(200))
         }
         return "anonymous"

@@ -2,6 +2,7 @@ import CompressNIO
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import RoboscopeWire
 import Synchronization
 
 /// Compresses answers for clients that say they accept it (`Accept-Encoding: gzip` or
@@ -43,12 +44,15 @@ struct ResponseCompressionMiddleware: APIMiddleware {
         return response
     }
 
+    static let compressibleTypes = [
+        "application/json", "text/", "application/javascript", "image/svg+xml", "application/x-ndjson",
+    ]
+
     static func isCompressible(_ response: Response) -> Bool {
         guard response.headers[.contentEncoding] == nil, response.status != .noContent, response.status != .notModified,
-            let type = response.headers[.contentType]?.lowercased()
+            let type = response.headers[.contentType]
         else { return false }
-        return type.hasPrefix("application/json") || type.hasPrefix("text/") || type.hasPrefix("application/javascript")
-            || type.hasPrefix("image/svg+xml") || type.hasPrefix("application/x-ndjson")
+        return compressibleTypes.contains { HeaderText.hasPrefixIgnoringCase(type, $0) }
     }
 
     static func collect(_ body: ResponseBody) async throws -> ByteBuffer {
