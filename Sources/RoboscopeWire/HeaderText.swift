@@ -3,9 +3,11 @@
 /// `Bearer` scheme) compare with ASCII letters folded. Foundation's
 /// `trimmingCharacters(in: .whitespaces)` goes through Unicode character sets for every
 /// character: checking one media type that way took 2.5% of the server's CPU on the write
-/// path. These read the UTF-8 bytes in place.
+/// path. These read the UTF-8 bytes in place, and are inlinable so that each caller's module
+/// specializes them (unspecialized across modules, every byte went through witness tables).
 public enum HeaderText {
     /// `value` without the spaces and tabs around it.
+    @inlinable
     public static func trimmed(_ value: Substring) -> Substring {
         let bytes = value.utf8
         var start = bytes.startIndex
@@ -19,15 +21,18 @@ public enum HeaderText {
         return value[start..<end]
     }
 
+    @inlinable
     public static func trimmed(_ value: String) -> Substring { trimmed(value[...]) }
 
     /// Whether `value` is `lowercase` with ASCII letters folded; `lowercase` is a token in
     /// lower case (`application/json`, `bearer`).
+    @inlinable
     public static func equalsIgnoringCase(_ value: some StringProtocol, _ lowercase: String) -> Bool {
         value.utf8.elementsEqual(lowercase.utf8) { folded($0) == $1 }
     }
 
     /// Whether `value` starts with `lowercase`, ASCII letters folded.
+    @inlinable
     public static func hasPrefixIgnoringCase(_ value: some StringProtocol, _ lowercase: String) -> Bool {
         var bytes = value.utf8.makeIterator()
         for expected in lowercase.utf8 {
@@ -37,11 +42,14 @@ public enum HeaderText {
     }
 
     /// `value` with its ASCII letters in lower case and every other character as it is.
+    @inlinable
     public static func lowercased(_ value: some StringProtocol) -> String {
         String(decoding: value.utf8.map(folded), as: UTF8.self)
     }
 
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+    @usableFromInline
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
-    private static func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+    @usableFromInline
+    static func folded(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
 }

@@ -24,11 +24,26 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Inlinable, as are the generic writers below, so that the module that calls them
+    /// specializes them for its own sequences and types: called across modules
+    /// unspecialized (the append's batch is written in RoboscopePostgres), every element
+    /// went through witness tables and metadata look-ups.
+    @inlinable
     public mutating func array<S: Sequence>(_ items: S, _ element: (inout JSONWriter, S.Element) -> Void) {
+        openArray()
+        for item in items { element(&self, item) }
+        closeArray()
+    }
+
+    @usableFromInline
+    mutating func openArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
         needsComma = false
-        for item in items { element(&self, item) }
+    }
+
+    @usableFromInline
+    mutating func closeArray() {
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
     }
@@ -123,8 +138,10 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    @inlinable
     public mutating func value<T: JSONWritable>(_ item: T) { item.writeJSON(to: &self) }
 
+    @inlinable
     public mutating func value<T: JSONWritable>(_ item: T?) {
         if let item { item.writeJSON(to: &self) } else { null() }
     }
@@ -204,6 +221,7 @@ public protocol JSONWritable {
 
 extension JSONWritable {
     /// The value as JSON bytes in the given timestamp style.
+    @inlinable
     public func jsonBytes(_ style: Timestamp.Style) -> [UInt8] {
         var writer = JSONWriter(timestampStyle: style)
         writeJSON(to: &writer)
