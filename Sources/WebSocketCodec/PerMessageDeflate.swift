@@ -1,3 +1,5 @@
+import RoboscopeWire
+
 /// permessage-deflate (RFC 7692) as one connection agreed it in its upgrade.
 public struct PerMessageDeflate: Equatable, Sendable {
     /// Whether the server's compressor may refer to earlier messages (false when the
@@ -137,15 +139,15 @@ struct OfferParameters {
 enum ExtensionList {
     static func parse(_ header: String) -> [(name: String, parameters: [(name: String, value: String?)])] {
         splitOutsideQuotes(header, on: ",").compactMap { item in
-            let parts = splitOutsideQuotes(item, on: ";").map { $0.trimmingSpaces() }
+            let parts = splitOutsideQuotes(item, on: ";").map { String(HeaderText.trimmed($0)) }
             guard let name = parts.first, !name.isEmpty else { return nil }
             let parameters = parts.dropFirst().map { part -> (name: String, value: String?) in
                 guard let equals = part.firstIndex(of: "=") else { return (part.lowercased(), nil) }
-                var value = Substring(part[part.index(after: equals)...]).trimmingSpaces()
+                var value = String(HeaderText.trimmed(part[part.index(after: equals)...]))
                 if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                     value = String(value.dropFirst().dropLast())
                 }
-                return (Substring(part[..<equals]).trimmingSpaces().lowercased(), value)
+                return (HeaderText.trimmed(part[..<equals]).lowercased(), value)
             }
             return (name.lowercased(), parameters)
         }
