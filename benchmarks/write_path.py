@@ -11,7 +11,7 @@ to the one statement that stores the same facts (benchmarks/minimal_bulk.pgbench
 
 Prints a table and writes JSON. Started by deploy/local/bench.
 """
-import http.client, json, os, random, re, socket, statistics, subprocess, sys, tempfile, time, uuid
+import functools, http.client, json, os, random, re, socket, statistics, subprocess, sys, tempfile, time, uuid
 
 from command_line import REQUIRED, command_line
 
@@ -235,20 +235,16 @@ def main():
         single = []
         for clients in [int(c) for c in args.clients.split(",")]:
             runs = []
+            measures = {"api": functools.partial(post_markers, port, clients, args.seconds, sessions),
+                        "same_sql": functools.partial(pgbench, url, clients, args.seconds, space_id, sessions),
+                        "minimal": functools.partial(minimal, url, clients, args.seconds, space_id, sessions)}
             for round_number in range(args.repeat):
-                measured = {}
                 # Which goes first swaps every round: the 20,000-30,000 rows a run writes are
                 # flushed, and their tables vacuumed, during the run after it, which was always
                 # the API's. (A checkpoint before each run was tried instead: the first change
                 # to each page after it writes the whole page to the WAL, a cost of its own.)
-                order = ["api", "same_sql", "minimal"]
-                for name in order if round_number % 2 == 0 else order[::-1]:
-                    if name == "api":
-                        measured[name] = post_markers(port, clients, args.seconds, sessions)
-                    elif name == "same_sql":
-                        measured[name] = pgbench(url, clients, args.seconds, space_id, sessions)
-                    else:
-                        measured[name] = minimal(url, clients, args.seconds, space_id, sessions)
+                order = list(measures) if round_number % 2 == 0 else list(measures)[::-1]
+                measured = {name: measures[name]() for name in order}
                 api, same_sql, ceiling = measured["api"], measured["same_sql"], measured["minimal"]
                 runs.append({"api": api, "pgbench_tps": same_sql, "ratio": api["requests_per_second"] / same_sql,
                              "minimal_tps": ceiling, "minimal_ratio": api["requests_per_second"] / ceiling})
