@@ -99,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "WebSocketCodec",
-            dependencies: ["CZlib", "RoboscopeWire", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CZlib", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Series labelled by tenant, with a bound on how many tenants get a label; a write's
         // trace context as the tracer sees it.

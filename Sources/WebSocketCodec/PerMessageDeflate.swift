@@ -1,5 +1,3 @@
-import RoboscopeWire
-
 /// permessage-deflate (RFC 7692) as one connection agreed it in its upgrade.
 public struct PerMessageDeflate: Equatable, Sendable {
     /// Whether the server's compressor may refer to earlier messages (false when the
@@ -139,15 +137,15 @@ struct OfferParameters {
 enum ExtensionList {
     static func parse(_ header: String) -> [(name: String, parameters: [(name: String, value: String?)])] {
         splitOutsideQuotes(header, on: ",").compactMap { item in
-            let parts = splitOutsideQuotes(item, on: ";").map { String(HeaderText.trimmed($0)) }
+            let parts = splitOutsideQuotes(item, on: ";").map { $0.trimmingSpaces() }
             guard let name = parts.first, !name.isEmpty else { return nil }
             let parameters = parts.dropFirst().map { part -> (name: String, value: String?) in
                 guard let equals = part.firstIndex(of: "=") else { return (part.lowercased(), nil) }
-                var value = String(HeaderText.trimmed(part[part.index(after: equals)...]))
+                var value = Substring(part[part.index(after: equals)...]).trimmingSpaces()
                 if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
                     value = String(value.dropFirst().dropLast())
                 }
-                return (HeaderText.trimmed(part[..<equals]).lowercased(), value)
+                return (Substring(part[..<equals]).trimmingSpaces().lowercased(), value)
             }
             return (name.lowercased(), parameters)
         }

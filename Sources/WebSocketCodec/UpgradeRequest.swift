@@ -1,5 +1,3 @@
-import RoboscopeWire
-
 /// An HTTP/1.1 request to open a WebSocket (RFC 6455 section 4.2.1), parsed from the
 /// bytes before the first frame.
 public struct UpgradeRequest: Equatable, Sendable {
@@ -90,7 +88,7 @@ public enum UpgradeParser {
             guard !name.contains(where: { $0 == " " || $0 == "\t" }) else {
                 return .failure(.badRequest("malformed header name"))
             }
-            let value = String(HeaderText.trimmed(line[line.index(after: colon)...]))
+            let value = line[line.index(after: colon)...].trimmingSpaces()
             headers[name] = headers[name].map { "\($0), \(value)" } ?? value
         }
         guard headers["host"] != nil else { return .failure(.badRequest("missing Host header")) }
@@ -115,9 +113,18 @@ public enum UpgradeParser {
     }
 }
 
+extension Substring {
+    func trimmingSpaces() -> String {
+        var slice = self[...]
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}
+
 extension String {
     /// Comma-separated header tokens, lowercased.
     var tokens: [String] {
-        split(separator: ",").map { HeaderText.trimmed($0).lowercased() }
+        split(separator: ",").map { $0.trimmingSpaces().lowercased() }
     }
 }
