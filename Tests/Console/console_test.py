@@ -331,6 +331,8 @@ def main():
         # Tablet width: both panels fit without sideways scrolling.
         driver = browser(820, 1180)
         driver.get(f"{secured.base}/console?session={session}")
+        wait(driver, lambda d: d.find_element(By.ID, "token-dialog").get_attribute("open") is not None,
+             "the page asks for a token at tablet width")
         driver.find_element(By.ID, "token-input").send_keys("investigator-token-0123456789")
         driver.find_element(By.ID, "token-ok").click()
         wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#plan g.marker")) >= 2, "the plan draws at tablet width")
