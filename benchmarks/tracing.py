@@ -14,42 +14,28 @@ alternating pairs of short runs (this shared machine drifts over tens of seconds
 
 Prints a table and writes JSON; started by `deploy/local/bench tracing`.
 """
-import os, statistics, sys, threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import os, statistics, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Tracing"))
 from gateway import load  # noqa: E402
 from write_path import free_port, fresh_database, machine, metric, post_markers, save_results, sessions_in, start_server  # noqa: E402
 from command_line import command_line, REQUIRED  # noqa: E402
+from otlp_receiver import OTLPReceiver  # noqa: E402
 
 
-class NullReceiver:
+class NullReceiver(OTLPReceiver):
     """An OTLP/HTTP endpoint that reads each export and answers 200, counting spans' bytes."""
 
     def __init__(self):
         self.exports, self.bytes = 0, 0
-        receiver = self
+        super().__init__(self.answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                receiver.exports += 1
-                receiver.bytes += len(body)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *_):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def endpoint(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def answer(self, _path, body):
+        self.exports += 1
+        self.bytes += len(body)
+        return 200, b""
 
 
 def main():
@@ -91,7 +77,7 @@ def main():
         for process, *_ in servers.values():
             process.terminate()
             process.wait(timeout=30)
-        receiver.server.shutdown()
+        receiver.stop()
 
     def ratios(runs):
         return [on / off for on, off in zip(runs["on"], runs["off"]) if off]

@@ -39,12 +39,7 @@ import RoboscopeDomain
         var allowedUpTo = 399
     }
 
-    static let marker: @Sendable (Ids) -> JSONValue = { ids in
-        [
-            "work_session_id": .string(ids.session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
-            "p4": [0, 0, 4],
-        ]
-    }
+    static let marker: @Sendable (Ids) -> JSONValue = { ids in Fixtures.markerBody(session: ids.session) }
 
     static let cases: [String: Case] = [
         "GET /api/v1/spaces": Case(

@@ -15,49 +15,33 @@ spans do not grow any queue without bound.
     tracing_test.py --binary .build/debug/roboscope --client .build/debug/roboscope-client --admin-url postgres://…
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, threading, time, urllib.request, uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import websocket
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest, ExportTraceServiceResponse
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "Tests"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Server, check, failures, free_port, psql, wait_for  # noqa: E402
+from checks import Server, check, failures, psql, wait_for  # noqa: E402
 import waterfall  # noqa: E402
-class Receiver:
+from otlp_receiver import OTLPReceiver  # noqa: E402
+
+
+class Receiver(OTLPReceiver):
     """OTLP/HTTP traces: POST /v1/traces with an ExportTraceServiceRequest (protobuf).
     Keeps every span; `status` is what it answers (500 to play a failing collector)."""
 
     def __init__(self):
         self.spans, self.status, self.lock = [], 200, threading.Lock()
-        receiver = self
+        super().__init__(self.answer)
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                if receiver.status == 200 and self.path == "/v1/traces":
-                    request = ExportTraceServiceRequest.FromString(body)
-                    with receiver.lock:
-                        for resource in request.resource_spans:
-                            for scope in resource.scope_spans:
-                                receiver.spans.extend(scope.spans)
-                reply = ExportTraceServiceResponse().SerializeToString()
-                self.send_response(receiver.status)
-                self.send_header("Content-Type", "application/x-protobuf")
-                self.send_header("Content-Length", str(len(reply)))
-                self.end_headers()
-                self.wfile.write(reply)
-
-            def log_message(self, *_):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def endpoint(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+    def answer(self, path, body):
+        if self.status == 200 and path == "/v1/traces":
+            request = ExportTraceServiceRequest.FromString(body)
+            with self.lock:
+                for resource in request.resource_spans:
+                    for scope in resource.scope_spans:
+                        self.spans.extend(scope.spans)
+        return self.status, ExportTraceServiceResponse().SerializeToString()
 
     def of_trace(self, trace_id):
         with self.lock:
@@ -201,8 +185,7 @@ def main():
         healthy = write_times(40)
         receiver.status = 500
         failing = write_times(40)
-        receiver.server.shutdown()
-        receiver.server.server_close()
+        receiver.stop()
         gone = write_times(40)
         print(f"     median write: collector answering {healthy * 1000:.1f} ms, answering 500 {failing * 1000:.1f} ms, "
               f"gone {gone * 1000:.1f} ms")

@@ -37,44 +37,11 @@ public struct Provenance: Hashable, Sendable {
     }
 }
 
-/// The `metadata` column of one event.
-public struct EventMetadata: Hashable, Sendable, Decodable {
-    public var actor: String
-    public var requestID: String
-    public var correlationID: String
-    /// The event that caused this one (a cascade), if any.
-    public var causationID: EntityID?
-    public var clientAddress: String?
-    public var userAgent: String?
-    /// The `Idempotency-Key` of the request that caused it (absent from events written
-    /// before keys existed, and from those of requests without one).
-    public var clientMutationID: String?
-    /// The tenant and scopes of the principal that caused it (absent from events written
-    /// before tenancy existed).
-    public var tenant: String?
-    public var scope: String?
-    /// The trace context of the request that caused it (absent from events of requests
-    /// without one, and from those written before tracing existed).
-    public var traceParent: TraceParent?
-
-    public init(_ provenance: Provenance, causationID: EntityID?) {
-        actor = provenance.actor
-        requestID = provenance.requestID
-        correlationID = provenance.correlationID
-        self.causationID = causationID
-        clientAddress = provenance.clientAddress
-        userAgent = provenance.userAgent
-        clientMutationID = provenance.clientMutationID
-        tenant = provenance.tenant
-        scope = provenance.scope
-        traceParent = provenance.traceParent
-    }
-
+extension Provenance: Decodable {
     enum CodingKeys: String, CodingKey {
         case actor
         case requestID = "request_id"
         case correlationID = "correlation_id"
-        case causationID = "causation_id"
         case clientAddress = "client_address"
         case userAgent = "user_agent"
         case clientMutationID = "client_mutation_id"
@@ -83,20 +50,51 @@ public struct EventMetadata: Hashable, Sendable, Decodable {
     }
 }
 
+/// The `metadata` column of one event: the provenance of the request that caused it and,
+/// for a cascade, the event that did. Fields absent from older events (the idempotency
+/// key, the tenant and scopes, the trace context: each written since its stage) decode
+/// as nil.
+@dynamicMemberLookup
+public struct EventMetadata: Hashable, Sendable, Decodable {
+    public var provenance: Provenance
+    /// The event that caused this one (a cascade), if any.
+    public var causationID: EntityID?
+
+    public init(_ provenance: Provenance, causationID: EntityID?) {
+        self.provenance = provenance
+        self.causationID = causationID
+    }
+
+    public subscript<Field>(dynamicMember field: WritableKeyPath<Provenance, Field>) -> Field {
+        get { provenance[keyPath: field] }
+        set { provenance[keyPath: field] = newValue }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case causationID = "causation_id"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        provenance = try Provenance(from: decoder)
+        causationID = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(
+            EntityID.self, forKey: .causationID)
+    }
+}
+
 extension EventMetadata: JSONWritable {
     public func writeJSON(to writer: inout JSONWriter) {
         writer.object { writer in
-            writer.key("actor"); writer.value(actor)
-            writer.key("request_id"); writer.value(requestID)
-            writer.key("correlation_id"); writer.value(correlationID)
+            writer.key("actor"); writer.value(provenance.actor)
+            writer.key("request_id"); writer.value(provenance.requestID)
+            writer.key("correlation_id"); writer.value(provenance.correlationID)
             writer.key("causation_id"); writer.value(causationID?.description)
-            writer.key("client_address"); writer.value(clientAddress)
-            writer.key("user_agent"); writer.value(userAgent)
+            writer.key("client_address"); writer.value(provenance.clientAddress)
+            writer.key("user_agent"); writer.value(provenance.userAgent)
             // Only when there is one: most writes carry none.
-            if let clientMutationID { writer.key("client_mutation_id"); writer.value(clientMutationID) }
-            if let tenant { writer.key("tenant"); writer.value(tenant) }
-            if let scope { writer.key("scope"); writer.value(scope) }
-            if let traceParent { writer.key("traceparent"); writer.value(traceParent.header) }
+            if let key = provenance.clientMutationID { writer.key("client_mutation_id"); writer.value(key) }
+            if let tenant = provenance.tenant { writer.key("tenant"); writer.value(tenant) }
+            if let scope = provenance.scope { writer.key("scope"); writer.value(scope) }
+            if let trace = provenance.traceParent { writer.key("traceparent"); writer.value(trace.header) }
         }
     }
 }

@@ -154,11 +154,7 @@ import Glibc
         try await eventually("the poll is waiting") { try await server.metric("roboscope_changes_waiting") == 1 }
         let started = ContinuousClock.now
         _ = try await server.client.post(
-            "/api/v1/markers",
-            [
-                "work_session_id": .string(session), "label": "wakes the poll",
-                "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4],
-            ])
+            "/api/v1/markers", Fixtures.markerBody(session: session, ["label": "wakes the poll"]))
         let reply = try await poll.value
         #expect(
             ContinuousClock.now - started < .seconds(20), "answered when the event came, not at the poll's 30 s end")

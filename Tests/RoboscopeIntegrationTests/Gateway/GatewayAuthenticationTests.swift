@@ -130,10 +130,7 @@ import WebSocketCodec
         let writer = Tokens.bearer(try jwt())
         let marker = try await server.client.send(
             "POST", "/api/v1/markers",
-            json: [
-                "work_session_id": .string(session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
-                "p4": [0, 0, 4],
-            ], headers: writer)
+            json: Fixtures.markerBody(session: session), headers: writer)
         #expect(marker.status == 201)
         let event = try await socket.nextEvent(streamType: "marker")
         #expect(event["type"] == "marker.created")
@@ -185,10 +182,7 @@ import WebSocketCodec
         #expect(try await subscribe(socket, "work_session:\(dropped.session)")["code"] == "not_found")
         let marker = try await server.client.send(
             "POST", "/api/v1/markers",
-            json: [
-                "work_session_id": .string(kept.session), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
-                "p4": [0, 0, 4],
-            ], headers: reader.merging(Tokens.bearer(try jwt())) { $1 })
+            json: Fixtures.markerBody(session: kept.session), headers: reader.merging(Tokens.bearer(try jwt())) { $1 })
         #expect(marker.status == 201)
         #expect(try await socket.nextEvent(streamType: "marker")["topic"]?.string == "work_session:\(kept.session)")
     }

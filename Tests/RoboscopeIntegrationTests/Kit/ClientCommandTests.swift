@@ -119,10 +119,7 @@ import RoboscopeDomain
         }
         let marker = try await server.client.send(
             "POST", "/api/v1/markers",
-            json: [
-                "work_session_id": .string(sessionID), "p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4],
-                "p4": [0, 0, 4],
-            ], headers: fitter)
+            json: Fixtures.markerBody(session: sessionID), headers: fitter)
         let markerID = try #require(marker.json["id"]?.string)
         try await eventually("and the marker's event", within: 10) { watch.lines.contains { $0.contains(markerID) } }
         #expect(await watch.stop() == 0)

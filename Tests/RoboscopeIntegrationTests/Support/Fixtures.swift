@@ -7,6 +7,14 @@ struct Fixtures {
 
     static let quad: [String: JSONValue] = ["p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]]
 
+    /// A new marker's body: `quad`'s corners in the work session `session`, with `extra`.
+    static func markerBody(session: String, _ extra: [String: JSONValue] = [:]) -> JSONValue {
+        var body = quad
+        body["work_session_id"] = .string(session)
+        body.merge(extra) { $1 }
+        return .object(body)
+    }
+
     static func uniqueKey(_ prefix: String = "space") -> String {
         "\(prefix)-\(UInt64.random(in: 0...UInt64.max))"
     }
@@ -28,10 +36,7 @@ struct Fixtures {
     }
 
     func marker(in session: JSONValue, _ extra: [String: JSONValue] = [:]) async throws -> JSONValue {
-        var body = Self.quad
-        body["work_session_id"] = session["id"]!
-        body.merge(extra) { $1 }
-        let reply = try await client.post("/api/v1/markers", .object(body))
+        let reply = try await client.post("/api/v1/markers", Self.markerBody(session: Self.id(session), extra))
         guard reply.status == 201 else { throw TestFailure("marker create: \(reply.status) \(reply.json)") }
         return reply.json
     }
