@@ -10,15 +10,7 @@ import Testing
     /// Connects to 127.0.0.1:`port` (blocking); the caller closes it.
     static func connect(to port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let result = try Socket.withAddress(host: "127.0.0.1", port: port) { Glibc.connect(fd, $0, $1) }
         #expect(result == 0, "connect: errno \(errno)")
         return fd
     }

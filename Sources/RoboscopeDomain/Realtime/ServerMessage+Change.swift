@@ -17,19 +17,8 @@ extension ServerMessage {
         }
         var failure: (any Error)?
         writer.object { writer in
-            writer.key("op"); writer.value(WireOp.event.rawValue)
-            writer.key("topic"); writer.value(topic)
-            writer.key("position"); writer.value(change.position)
-            writer.key("topic_seq"); writer.value(change.sequence(on: topic))
-            writer.key("type"); writer.value(change.type)
-            writer.key("stream_type"); writer.value(change.streamType)
-            writer.key("stream_id"); writer.value(change.streamID)
-            writer.key("version"); writer.value(change.version)
-            writer.key("recorded_at"); writer.value(change.recordedAt)
-            writer.key("actor"); writer.value(change.actor)
-            writer.key("client_mutation_id"); writer.value(change.clientMutationID)
-            // Only when the write had one: most do not.
-            if let trace = change.traceParent { writer.key("traceparent"); writer.value(trace.header) }
+            writeHead(.event, change, topic: topic, streamType: true, to: &writer)
+            writeOrigin(change, to: &writer)
             writer.key("data")
             do { try writer.rawValue { try writeWireData(change, to: &$0) } } catch { failure = error }
         }
@@ -60,22 +49,38 @@ extension ServerMessage {
                 Timestamp(microsecondsSinceEpoch: change.recordedAt.microsecondsSinceEpoch + $0 * 1_000_000)
             }
         return render { writer in
-            writer.key("op"); writer.value(WireOp.lock.rawValue)
-            writer.key("topic"); writer.value(topic)
-            writer.key("position"); writer.value(change.position)
-            writer.key("topic_seq"); writer.value(change.sequence(on: topic))
-            writer.key("type"); writer.value(change.type)
-            writer.key("stream_id"); writer.value(change.streamID)
-            writer.key("version"); writer.value(change.version)
+            writeHead(.lock, change, topic: topic, streamType: false, to: &writer)
             writer.key("locked"); writer.value(!released)
             writer.key("holder"); writer.value(audit.holder)
             writer.key("enforce"); writer.value(audit.enforce)
             writer.key("fencing_token"); if let fencingToken { writer.value(fencingToken) } else { writer.null() }
             writer.key("expires_at"); writer.value(expiresAt)
-            writer.key("recorded_at"); writer.value(change.recordedAt)
-            writer.key("actor"); writer.value(change.actor)
-            writer.key("client_mutation_id"); writer.value(change.clientMutationID)
-            if let trace = change.traceParent { writer.key("traceparent"); writer.value(trace.header) }
+            writeOrigin(change, to: &writer)
         }
+    }
+
+    /// The keys an `event` and a `lock` message open with: the op, where the change
+    /// stands in the log and on `topic`, and which stream it changed.
+    static func writeHead(
+        _ op: WireOp, _ change: RecordedChange, topic: Topic, streamType: Bool, to writer: inout JSONWriter
+    ) {
+        writer.key("op"); writer.value(op.rawValue)
+        writer.key("topic"); writer.value(topic)
+        writer.key("position"); writer.value(change.position)
+        writer.key("topic_seq"); writer.value(change.sequence(on: topic))
+        writer.key("type"); writer.value(change.type)
+        if streamType { writer.key("stream_type"); writer.value(change.streamType) }
+        writer.key("stream_id"); writer.value(change.streamID)
+        writer.key("version"); writer.value(change.version)
+    }
+
+    /// The keys both close with: when the change was recorded, by whom, through which
+    /// request.
+    static func writeOrigin(_ change: RecordedChange, to writer: inout JSONWriter) {
+        writer.key("recorded_at"); writer.value(change.recordedAt)
+        writer.key("actor"); writer.value(change.actor)
+        writer.key("client_mutation_id"); writer.value(change.clientMutationID)
+        // Only when the write had one: most do not.
+        if let trace = change.traceParent { writer.key("traceparent"); writer.value(trace.header) }
     }
 }

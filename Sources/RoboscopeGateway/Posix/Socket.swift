@@ -22,24 +22,32 @@ enum Socket {
                     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size))
                 }
             }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
-                throw SystemError(call: "inet_pton(\(host)): not an IPv4 address", errno: EINVAL)
-            }
-            try withUnsafePointer(to: &address) { pointer in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                    try syscallChecked("bind(\(host):\(port))") {
-                        bind(fd, raw, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
+            try withAddress(host: host, port: port) { address, length in
+                try syscallChecked("bind(\(host):\(port))") { bind(fd, address, length) }
             }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
             return fd
         } catch {
             close(fd)
             throw error
+        }
+    }
+
+    /// Runs `body` with the IPv4 `host` (or `localhost`) and `port` as bind and connect
+    /// take them.
+    static func withAddress<T>(
+        host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T
+    ) throws -> T {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
+            throw SystemError(call: "inet_pton(\(host)): not an IPv4 address", errno: EINVAL)
+        }
+        return try withUnsafePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                try body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
     }
 
