@@ -75,11 +75,6 @@ public struct RedisAddress: Sendable, Hashable, CustomStringConvertible {
     public var host: String
     public var port: Int
 
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
     /// `host:port[,host:port...]` (`--redis-sentinels`); nil when any entry is malformed.
     public static func list(_ text: String) -> [RedisAddress]? {
         let entries = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

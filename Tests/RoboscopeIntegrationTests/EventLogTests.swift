@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-import RoboscopeDomain
+@testable import RoboscopeDomain
 import RoboscopePostgres
 
 /// The log itself, against a database of its own.
@@ -17,7 +17,7 @@ import RoboscopePostgres
     static func spaceCreation(_ id: EntityID = .random(), tenant: String? = nil) -> AppendBatch {
         let now = Timestamp(microsecondsSinceEpoch: 1_795_000_000_000_000)
         let space = Space(
-            id: id, key: "k-\(id)", name: "n", version: 1, createdAt: now, updatedAt: now, tenant: tenant)
+            id: id, tenant: tenant, key: "k-\(id)", name: "n", version: 1, createdAt: now, updatedAt: now)
         return AppendBatch(events: [
             PendingEvent(
                 stream: StreamRef(.space, id), expectedVersion: .noStream, type: .spaceCreated,

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import RoboscopeDomain
+@testable import RoboscopeDomain
 @testable import RoboscopePostgres
 
 /// Routing is data: a kind of entity the functions have never heard of, given its row of

@@ -10,10 +10,10 @@ public enum SpaceCommands {
     public static func create(_ body: FieldReader, _ context: CommandContext) throws -> (Space, AppendBatch) {
         let id = try body.id("id") ?? .random()
         var space = Space(
-            id: id,
+            id: id, tenant: context.tenant,
             key: try validKey(body.requiredString("key", maxLength: Limits.keyLength)),
             name: try body.requiredString("name", maxLength: Limits.nameLength),
-            version: 1, createdAt: context.now, updatedAt: context.now, tenant: context.tenant
+            version: 1, createdAt: context.now, updatedAt: context.now
         )
         try apply(body, to: &space)
         let event = PendingEvent(

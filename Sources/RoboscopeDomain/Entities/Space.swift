@@ -12,34 +12,11 @@ public struct Space: Hashable, Sendable {
     public var previewURL: String?
     public var scanURL: String?
     public var mlModelURL: String?
-    public var meta: JSONObject
-    public var active: Bool
+    public var meta: JSONObject = [:]
+    public var active: Bool = true
     public var version: Int64
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
-
-    public init(
-        id: EntityID, key: String, name: String, description: String? = nil,
-        modelGlbURL: String? = nil, modelUsdcURL: String? = nil, previewURL: String? = nil,
-        scanURL: String? = nil, mlModelURL: String? = nil, meta: JSONObject = [:], active: Bool = true,
-        version: Int64, createdAt: Timestamp, updatedAt: Timestamp, tenant: String? = nil
-    ) {
-        self.id = id
-        self.tenant = tenant
-        self.key = key
-        self.name = name
-        self.description = description
-        self.modelGlbURL = modelGlbURL
-        self.modelUsdcURL = modelUsdcURL
-        self.previewURL = previewURL
-        self.scanURL = scanURL
-        self.mlModelURL = mlModelURL
-        self.meta = meta
-        self.active = active
-        self.version = version
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
 }
 
 extension Space: Decodable {

@@ -18,23 +18,6 @@ public struct WorkSession: Hashable, Sendable {
     public var meta: JSONObject
     public var createdAt: Timestamp
     public var updatedAt: Timestamp
-
-    public init(
-        id: EntityID, spaceID: EntityID, sessionType: SessionType, status: Status,
-        startedAt: Timestamp, completedAt: Timestamp?, version: Int64, meta: JSONObject,
-        createdAt: Timestamp, updatedAt: Timestamp
-    ) {
-        self.id = id
-        self.spaceID = spaceID
-        self.sessionType = sessionType
-        self.status = status
-        self.startedAt = startedAt
-        self.completedAt = completedAt
-        self.version = version
-        self.meta = meta
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-    }
 }
 
 extension WorkSession: Decodable {

@@ -10,18 +10,6 @@ public struct LockAudit: Hashable, Sendable {
     public var fencingToken: Int64?
     /// On an acquisition: SHA-256 (hex) of the token, never the token itself.
     public var tokenSHA256: String?
-
-    public init(
-        workSessionID: EntityID, holder: String, ttlSeconds: Int64?, enforce: Bool, fencingToken: Int64?,
-        tokenSHA256: String? = nil
-    ) {
-        self.tokenSHA256 = tokenSHA256
-        self.workSessionID = workSessionID
-        self.holder = holder
-        self.ttlSeconds = ttlSeconds
-        self.enforce = enforce
-        self.fencingToken = fencingToken
-    }
 }
 
 extension LockAudit: JSONWritable {

@@ -114,10 +114,9 @@ import Testing
     }
 
     @Test func sentinelListsAreHostPortPairs() {
-        #expect(
-            RedisAddress.list("10.0.0.1:26379, sentinel-b:26380") == [
-                RedisAddress(host: "10.0.0.1", port: 26379), RedisAddress(host: "sentinel-b", port: 26380),
-            ])
+        let listed = RedisAddress.list("10.0.0.1:26379, sentinel-b:26380")
+        #expect(listed?.map(\.host) == ["10.0.0.1", "sentinel-b"])
+        #expect(listed?.map(\.port) == [26379, 26380])
         for bad in ["", "10.0.0.1", ":26379", "host:0", "host:70000", "a:1,b"] {
             #expect(RedisAddress.list(bad) == nil, "\(bad)")
         }
