@@ -1,12 +1,7 @@
 /// An inspection or a repair carried out in a space.
 public struct WorkSession: Hashable, Sendable {
-    public enum SessionType: String, CaseIterable, Codable, Sendable {
-        case inspection, repair, other
-    }
-
-    public enum Status: String, CaseIterable, Codable, Sendable {
-        case draft, active, done, archived
-    }
+    public typealias SessionType = WorkSessionType
+    public typealias Status = WorkSessionStatus
 
     public var id: EntityID
     public var spaceID: EntityID

@@ -3,14 +3,9 @@ import Foundation
 /// An inspection or a repair in a space.
 public struct WorkSession: Codable, Sendable, Hashable, Identifiable {
     /// What the session is for.
-    public enum SessionType: String, Codable, Sendable, CaseIterable {
-        case inspection, repair, other
-    }
-
+    public typealias SessionType = WorkSessionType
     /// Where the session stands (`draft` when created).
-    public enum Status: String, Codable, Sendable, CaseIterable {
-        case draft, active, done, archived
-    }
+    public typealias Status = WorkSessionStatus
 
     public var id: UUID
     public var spaceID: UUID
