@@ -13,8 +13,7 @@ import RoboscopeDomain
         let client = try ClientProcess(arguments)
         client.closeInput()
         let status = await client.process.exitStatus()
-        // The pipes' last lines arrive after the exit.
-        try await eventually("the output is collected", within: 5) { !client.process.isRunning }
+        try await eventually("the output is collected", within: 10) { client.hasEnded }
         return (status, client.lines, client.errorLines)
     }
 

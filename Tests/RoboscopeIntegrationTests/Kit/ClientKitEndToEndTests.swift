@@ -100,7 +100,7 @@ import Glibc
         let resumed = try ClientProcess(["apply", "--url", url, "--state", state])
         resumed.write(input)
         resumed.closeInput()
-        try await eventually("the restarted apply exited", within: 60) { !resumed.process.isRunning }
+        try await eventually("the restarted apply exited", within: 60) { resumed.hasEnded }
         return (killed, resumed)
     }
 
@@ -171,7 +171,7 @@ import Glibc
         try FileManager.default.removeItem(atPath: state)
         let server = try await ServerProcess(databaseURL: databaseURL, ports: ports)
         defer { server.stopWithoutWaiting() }
-        try await eventually("apply to exit", within: 60) { !apply.process.isRunning }
+        try await eventually("apply to exit", within: 60) { apply.hasEnded }
         #expect(await apply.process.exitStatus() != 0)
         let answered = apply.errorLines.filter { $0.contains("\"event\":\"answered\"") }
         #expect(answered.count == 1, "answered once, never sent again: \(answered)")
@@ -213,7 +213,7 @@ import Glibc
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", state])
         apply.write(Self.createLines(session.id, 1...50))
         apply.closeInput()
-        try await eventually("apply exited", within: 60) { !apply.process.isRunning }
+        try await eventually("apply exited", within: 60) { apply.hasEnded }
         #expect(apply.process.terminationStatus == 0)
         #expect(relay.lost.count >= 5, "answers withheld (retries count too): \(relay.lost.count)")
         let numbers = apply.lines.compactMap { line in

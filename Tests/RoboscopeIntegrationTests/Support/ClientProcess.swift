@@ -33,6 +33,10 @@ final class ClientProcess: @unchecked Sendable {
     /// Standard error's complete lines so far.
     var errorLines: [String] { errors.lines }
 
+    /// The process exited and all it wrote was read: the lines are all there. (An exit
+    /// alone is not enough: its last writes may still be in the pipes.)
+    var hasEnded: Bool { !process.isRunning && output.drained && errors.drained }
+
     func write(_ text: String) {
         input.fileHandleForWriting.write(Data(text.utf8))
     }
@@ -58,12 +62,21 @@ final class LineCollector: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer = Data()
     private var complete: [String] = []
+    private var reachedEnd = false
 
     init() {
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self, !chunk.isEmpty else { return }
+            guard let self else { return }
+            // Read under the lock, so that `drained` never sees bytes that left the pipe
+            // but are not lines yet.
             self.lock.withLock {
+                let chunk = handle.availableData
+                guard !chunk.isEmpty else {
+                    // Every writer closed the pipe.
+                    handle.readabilityHandler = nil
+                    self.reachedEnd = true
+                    return
+                }
                 self.buffer.append(chunk)
                 while let newline = self.buffer.firstIndex(of: 0x0A) {
                     self.complete.append(String(decoding: self.buffer[self.buffer.startIndex..<newline], as: UTF8.self))
@@ -74,4 +87,15 @@ final class LineCollector: @unchecked Sendable {
     }
 
     var lines: [String] { lock.withLock { complete } }
+
+    /// Nothing is left in the pipe to read. Once the writer has exited, its lines are all
+    /// here. (Waiting for the pipe's end instead would hang while a process started
+    /// meanwhile by another test holds an inherited copy of its write end.)
+    var drained: Bool {
+        lock.withLock {
+            if reachedEnd { return true }
+            var poller = pollfd(fd: pipe.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            return poll(&poller, 1, 0) == 0 || poller.revents & Int16(POLLIN) == 0
+        }
+    }
 }

@@ -89,7 +89,7 @@ import RoboscopeKit
         let client = try ClientProcess(["get", "--url", "http://127.0.0.1:\(server.port)", "--verbose", "/spaces"])
         client.closeInput()
         #expect(await client.process.exitStatus() == 0)
-        try await eventually("the output is collected", within: 5) { !client.process.isRunning }
+        try await eventually("the output is collected", within: 10) { client.hasEnded }
         let line = try #require(client.errorLines.first { $0.contains("/api/v1/spaces") }, "\(client.errorLines)")
         #expect(line.hasPrefix("GET /api/v1/spaces traceparent 00-") && line.contains(": 200 in "), "\(line)")
         let header = line.split(separator: " ")[3].dropLast()
