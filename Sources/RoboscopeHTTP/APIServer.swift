@@ -54,19 +54,7 @@ public enum APIServer {
         // Before anything reads a body; after the rate limit, which charges for it.
         api.add(middleware: RequestDecompressionMiddleware(bodyLimit: services.bodyLimit))
         api.add(middleware: IdempotencyMiddleware(keys: services.idempotency, bodyLimit: services.bodyLimit))
-        SpacesController(services: services).addRoutes(to: api)
-        WorkSessionsController(services: services).addRoutes(to: api)
-        MarkersController(services: services).addRoutes(to: api)
-        MarkerDetailsController(services: services).addRoutes(to: api)
-        PresenceController(services: services).addRoutes(to: api)
-        LocksController(services: services).addRoutes(to: api)
-        AuditController(services: services).addRoutes(to: api)
-        ChangesController(services: services).addRoutes(to: api)
-        RealtimeController(services: services).addRoutes(to: api)
-        IntegrityController(services: services).addRoutes(to: api)
-        HistoryController(services: services).addRoutes(to: api)
-        RevocationsController(services: services).addRoutes(to: api)
-        ConnectionsController(services: services).addRoutes(to: api)
+        APIRoutes.add(to: api, services: services)
         return router
     }
 

@@ -28,6 +28,15 @@ import RoboscopeKitTesting
         }
     }
 
+    /// A new work session, and an offline session on it whose store is in memory.
+    func newOfflineSession() async throws -> (session: UUID, offline: OfflineWorkSession) {
+        let session = await service.addWorkSession().id
+        let store = try OfflineStore(path: nil)
+        return (
+            session, OfflineWorkSession(client: makeClient(service, clock: clock), store: store, workSessionID: session)
+        )
+    }
+
     /// Waits for `offline.synchronized()`, letting reconnect and retry waits pass: on a
     /// loaded machine the follower can be in a backoff when the wait starts.
     func synchronize(_ offline: OfflineWorkSession) async throws {
@@ -271,9 +280,7 @@ extension OfflineTests {
     /// again when the network returns, the write settles and another client's marker
     /// arrives live: no polling.
     @Test func anObservedSessionYieldsOnWritesSettlesAndLiveEvents() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
-        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
+        let (session, offline) = try await newOfflineSession()
         try await offline.refresh()
         await service.setReachable(false)
         let log = ValueLog<OfflineSessionState>()
@@ -302,10 +309,8 @@ extension OfflineTests {
     /// A session started offline with nothing stored takes its snapshot when the network
     /// returns, so what happened before its first connect is not missed.
     @Test func aSessionStartedOfflineMissesNothingFromBeforeItsFirstConnect() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
+        let (session, offline) = try await newOfflineSession()
         await service.setReachable(false)
-        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
         await offline.start()
         await clock.waitForSleepers()
         await service.externalCreate(in: session, label: "made before the first connect")
@@ -323,9 +328,7 @@ extension OfflineTests {
     /// every write applies in full when the network returns (each carried the version
     /// the server had when it arrived).
     @Test func createEditEditDeleteOfflineAllApply() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
-        let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session)
+        let (session, offline) = try await newOfflineSession()
         try await offline.refresh()
         await service.setReachable(false)
         await offline.start()

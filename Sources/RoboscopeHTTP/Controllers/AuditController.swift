@@ -7,13 +7,6 @@ import RoboscopePostgres
 struct AuditController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("audit", use: audit)
-        group.get("spaces/:id/history") { try await history($0, $1, .space) }
-        group.get("work-sessions/:id/history") { try await history($0, $1, .workSession) }
-        group.get("markers/:id/history") { try await history($0, $1, .marker) }
-    }
-
     func audit(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         var query = try page(input)

@@ -13,10 +13,6 @@ struct ChangesController {
     static let defaultLimit = 500
     static let maxWait = 30.0
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("changes", use: list)
-    }
-
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         guard let text = input.query("topic") else {

@@ -13,11 +13,6 @@ struct ConnectionsController {
     /// Most connections a listing answers (each gateway publishes 10,000 at most).
     static let maxListed = 10_000
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("admin/connections", use: list)
-        group.delete("admin/connections", use: disconnect)
-    }
-
     /// The tenant and subject asked for, within the principal's reach.
     private func filter(
         _ input: RequestInput, _ context: RoboscopeRequestContext

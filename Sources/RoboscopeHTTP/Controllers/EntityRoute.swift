@@ -31,27 +31,52 @@ struct EntityRoute {
         return Listing.joined(JSONResponse.make(value), snapshot)
     }
 
-    /// Where a `PATCH` of an existing entity starts: its id from the path, its body, the
-    /// version the client expects (`version` in the body, or `If-Match`), and the
-    /// principal's `scope` on it.
-    func update(
-        _ input: RequestInput, _ scope: Scope, _ context: RoboscopeRequestContext
-    ) async throws -> (id: EntityID, body: FieldReader, expected: Int64?) {
+    /// `PATCH /<kinds>/{id}`: the id from the path, the body, the version the client
+    /// expects (`version` in the body, or `If-Match`) and the principal's `scope` on the
+    /// entity; then a write that `read`s it on the append's connection and lets `decide`
+    /// make the change. Answers the entity as it now is.
+    func patch<State: Sendable, Value: JSONWritable>(
+        _ request: Request, _ context: RoboscopeRequestContext, _ scope: Scope,
+        reading read: @escaping @Sendable (EntityID, PGConnection) throws -> State,
+        _ decide: @escaping @Sendable (State, FieldReader, Int64?, CommandContext) throws -> (Value, AppendBatch)
+    ) async throws -> Response {
+        let input = input(request, context)
         let id = try input.pathID()
         let body = try await input.fields()
         let expected = try input.expectedVersion(body)
         try await services.gate.require(scope, on: StreamRef(kind, id), context, otherwise: unknown(id))
-        return (id, body, expected)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try read(id, $0) }
+        ) { state in
+            let (value, batch) = try decide(state, body, expected, RequestIdentity.commandContext(request, context))
+            return (JSONResponse.answer(value), batch)
+        }
     }
 
-    /// Where a `DELETE` of an existing entity starts: its id, the version the client
-    /// expects (`If-Match`), and the principal's `scope` on it.
-    func delete(
-        _ input: RequestInput, _ scope: Scope, _ context: RoboscopeRequestContext
-    ) async throws -> (id: EntityID, expected: Int64?) {
+    /// `DELETE /<kinds>/{id}`: the id, the version the client expects (`If-Match`) and the
+    /// principal's `scope` on the entity; then a write that `read`s what the delete
+    /// cascades to and lets `decide` make the change. Answers 204.
+    func delete<State: Sendable>(
+        _ request: Request, _ context: RoboscopeRequestContext, _ scope: Scope,
+        reading read: @escaping @Sendable (EntityID, PGConnection) throws -> State,
+        _ decide: @escaping @Sendable (EntityID, State, Int64?, CommandContext) throws -> AppendBatch
+    ) async throws -> Response {
+        let input = input(request, context)
         let id = try input.pathID()
         let expected = try input.expectedVersion(nil)
         try await services.gate.require(scope, on: StreamRef(kind, id), context, otherwise: unknown(id))
-        return (id, expected)
+        return try await WriteRetry.run(
+            store: services.store, context: context, clientVersion: expected, reading: { try read(id, $0) }
+        ) { state in
+            (
+                JSONResponse.noContentAnswer,
+                try decide(id, state, expected, RequestIdentity.commandContext(request, context))
+            )
+        }
+    }
+
+    /// The request, its context and the service's body limit, as the handlers read them.
+    func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {
+        RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
     }
 }

@@ -14,14 +14,6 @@ struct HistoryController {
     /// Most entries a page of `/proofs/entries` holds.
     static let maxEntries: Int64 = 1000
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("checkpoints/latest", use: latestCheckpoint)
-        group.get("checkpoints/key", use: verifierKey)
-        group.get("proofs/inclusion", use: inclusion)
-        group.get("proofs/consistency", use: consistency)
-        group.get("proofs/entries", use: entries)
-    }
-
     private func signingKey() throws -> NoteVerifier {
         guard let key = services.store.signer?.verifier else {
             throw DomainError(.notFound, "this deployment does not sign its history (--signing-key-file)")

@@ -12,10 +12,6 @@ import RoboscopeRedis
 struct IntegrityController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("integrity", use: check)
-    }
-
     func check(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let session = try input.queryID("work_session_id")

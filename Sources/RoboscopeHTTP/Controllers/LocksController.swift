@@ -6,13 +6,6 @@ import RoboscopeDomain
 struct LocksController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.post("locks/:work_session_id", use: acquire)
-        group.get("locks/:work_session_id", use: show)
-        group.post("locks/:work_session_id/extend", use: extend)
-        group.delete("locks/:work_session_id", use: release)
-    }
-
     func acquire(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         let sessionID = try input.pathID("work_session_id")

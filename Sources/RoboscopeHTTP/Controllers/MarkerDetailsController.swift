@@ -6,13 +6,6 @@ import RoboscopePostgres
 struct MarkerDetailsController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("markers/:id/details", use: show)
-        group.put("markers/:id/details", use: put)
-        group.delete("markers/:id/details", use: delete)
-        group.post("markers/:id/details/calculate", use: calculate)
-    }
-
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let id = try input(request, context).pathID()
         try await services.gate.require(

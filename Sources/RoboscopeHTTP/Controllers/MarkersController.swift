@@ -7,17 +7,8 @@ struct MarkersController {
     let services: APIServices
     private var route: EntityRoute { EntityRoute(services: services, kind: .marker) }
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("markers", use: list)
-        group.get("markers/:id", use: show)
-        group.post("markers", use: create)
-        group.post("markers/bulk", use: bulkCreate)
-        group.patch("markers/:id", use: update)
-        group.delete("markers/:id", use: delete)
-    }
-
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
+        let input = route.input(request, context)
         let sessionID = try input.queryID("work_session_id")
         let spaceID = try input.queryID("space_id")
         let parent: StreamRef
@@ -67,11 +58,12 @@ struct MarkersController {
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         try await route.show(
-            input(request, context), context, asOf: services.timeTravel.marker, now: services.reads.markerSnapshot)
+            route.input(request, context), context, asOf: services.timeTravel.marker, now: services.reads.markerSnapshot
+        )
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let body = try await input(request, context).fields()
+        let body = try await route.input(request, context).fields()
         let session = try await place(try body.requiredID("work_session_id"), context)
         return try await refusingGone(session) {
             try await WriteRetry.once(store: services.store, context: context) {
@@ -83,7 +75,7 @@ struct MarkersController {
     }
 
     func bulkCreate(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let body = try await input(request, context).fields()
+        let body = try await route.input(request, context).fields()
         guard case .array(let items)? = body.object["markers"] else {
             throw DomainError.invalid("markers", "expected an array of markers")
         }
@@ -108,33 +100,19 @@ struct MarkersController {
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let (id, body, expected) = try await route.update(input(request, context), .write, context)
-        return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected,
-            reading: { try ReadModels.requiredMarker(id, on: $0) }
-        ) { current, session in
-            let (marker, batch) = try MarkerCommands.update(
-                current, session: session, body, expectedVersion: expected,
-                RequestIdentity.commandContext(request, context)
-            )
-            return (JSONResponse.answer(marker), batch)
+        try await route.patch(request, context, .write, reading: ReadModels.requiredMarker) {
+            found, body, expected, command in
+            try MarkerCommands.update(found.0, session: found.1, body, expectedVersion: expected, command)
         }
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let (id, expected) = try await route.delete(input(request, context), .write, context)
-        return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected,
-            reading: { try ReadModels.requiredMarker(id, on: $0) }
-        ) { current, session in
-            let batch = try MarkerCommands.delete(
-                current, session: session, expectedVersion: expected, RequestIdentity.commandContext(request, context))
-            return (JSONResponse.noContentAnswer, batch)
+        try await route.delete(request, context, .write, reading: ReadModels.requiredMarker) {
+            _, found, expected, command in
+            try MarkerCommands.delete(found.0, session: found.1, expectedVersion: expected, command)
         }
     }
 
-    /// The place of the session a create names; a session that does not exist is the
-    /// request's error (422), not a missing resource.
     private func place(
         _ id: EntityID, field: String = "work_session_id", _ context: RoboscopeRequestContext
     ) async throws -> WorkSessionPlace {
@@ -160,9 +138,5 @@ struct MarkersController {
 
     private static func noSession(_ id: EntityID, field: String) -> DomainError {
         DomainError(.invalidField, "\(field): work session \(id) does not exist", field: field)
-    }
-
-    private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {
-        RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
     }
 }

@@ -6,12 +6,6 @@ import RoboscopeDomain
 struct PresenceController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.post("presence/:work_session_id", use: heartbeat)
-        group.get("presence/:work_session_id", use: list)
-        group.delete("presence/:work_session_id/:user_id", use: leave)
-    }
-
     static let userIDLength = 200
 
     func heartbeat(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {

@@ -9,10 +9,6 @@ import RoboscopeDomain
 struct RealtimeController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("realtime", use: show)
-    }
-
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let url = services.realtime.url(requestedAt: request.head.authority)
         return JSONResponse.make(JSONValue.object(["websocket_url": .string(url)]))

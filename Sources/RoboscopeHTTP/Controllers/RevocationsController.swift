@@ -11,12 +11,6 @@ import RoboscopePostgres
 struct RevocationsController {
     let services: APIServices
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.post("admin/revocations", use: create)
-        group.get("admin/revocations", use: list)
-        group.delete("admin/revocations/:id", use: lift)
-    }
-
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         let input = RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
         // The scope first: a body is read only for a principal that may revoke anything.

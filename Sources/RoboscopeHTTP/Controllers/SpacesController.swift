@@ -7,16 +7,8 @@ struct SpacesController {
     let services: APIServices
     private var route: EntityRoute { EntityRoute(services: services, kind: .space) }
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("spaces", use: list)
-        group.get("spaces/:id", use: show)
-        group.post("spaces", use: create)
-        group.patch("spaces/:id", use: update)
-        group.delete("spaces/:id", use: delete)
-    }
-
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
+        let input = route.input(request, context)
         let key = input.query("key")
         let includeInactive = try input.queryBool("include_inactive") ?? false
         let page = try Listing.page(input)
@@ -30,11 +22,11 @@ struct SpacesController {
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         try await route.show(
-            input(request, context), context, asOf: services.timeTravel.space, now: services.reads.spaceSnapshot)
+            route.input(request, context), context, asOf: services.timeTravel.space, now: services.reads.spaceSnapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let body = try await input(request, context).fields()
+        let body = try await route.input(request, context).fields()
         try services.gate.require(.admin, context)
         return try await WriteRetry.once(store: services.store, context: context) {
             let (space, batch) = try SpaceCommands.create(body, RequestIdentity.commandContext(request, context))
@@ -43,32 +35,17 @@ struct SpacesController {
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let (id, body, expected) = try await route.update(input(request, context), .admin, context)
-        return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected,
-            reading: { try ReadModels.requiredSpace(id, on: $0) }
-        ) { current in
-            let (space, batch) = try SpaceCommands.update(
-                current, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
-            )
-            return (JSONResponse.answer(space), batch)
+        try await route.patch(request, context, .admin, reading: ReadModels.requiredSpace) {
+            try SpaceCommands.update($0, $1, expectedVersion: $2, $3)
         }
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let (id, expected) = try await route.delete(input(request, context), .admin, context)
-        return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected,
-            reading: { (try ReadModels.requiredSpace(id, on: $0), try ReadModels.contents(ofSpace: id, on: $0)) }
-        ) { space, sessions in
-            let batch = try SpaceCommands.delete(
-                space, expectedVersion: expected, sessions: sessions, RequestIdentity.commandContext(request, context)
-            )
-            return (JSONResponse.noContentAnswer, batch)
+        try await route.delete(
+            request, context, .admin,
+            reading: { (try ReadModels.requiredSpace($0, on: $1), try ReadModels.contents(ofSpace: $0, on: $1)) }
+        ) { _, found, expected, command in
+            try SpaceCommands.delete(found.0, expectedVersion: expected, sessions: found.1, command)
         }
-    }
-
-    private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {
-        RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
     }
 }

@@ -7,16 +7,8 @@ struct WorkSessionsController {
     let services: APIServices
     private var route: EntityRoute { EntityRoute(services: services, kind: .workSession) }
 
-    func addRoutes(to group: RouterGroup<RoboscopeRequestContext>) {
-        group.get("work-sessions", use: list)
-        group.get("work-sessions/:id", use: show)
-        group.post("work-sessions", use: create)
-        group.patch("work-sessions/:id", use: update)
-        group.delete("work-sessions/:id", use: delete)
-    }
-
     func list(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let input = input(request, context)
+        let input = route.input(request, context)
         let spaceID = try input.queryID("space_id")
         let status = try input.queryEnum("status", WorkSession.Status.self)
         let sessionType = try input.queryEnum("session_type", WorkSession.SessionType.self)
@@ -42,12 +34,12 @@ struct WorkSessionsController {
 
     func show(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
         try await route.show(
-            input(request, context), context, asOf: services.timeTravel.workSession,
+            route.input(request, context), context, asOf: services.timeTravel.workSession,
             now: services.reads.workSessionSnapshot)
     }
 
     func create(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let body = try await input(request, context).fields()
+        let body = try await route.input(request, context).fields()
         let spaceID = try body.requiredID("space_id")
         let unknown = DomainError(.invalidField, "space_id: space \(spaceID) does not exist", field: "space_id")
         try await services.gate.require(.write, on: StreamRef(.space, spaceID), context, otherwise: unknown)
@@ -60,32 +52,16 @@ struct WorkSessionsController {
     }
 
     func update(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let (id, body, expected) = try await route.update(input(request, context), .write, context)
-        return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected,
-            reading: { try ReadModels.requiredWorkSession(id, on: $0) }
-        ) { current in
-            let (session, batch) = try WorkSessionCommands.update(
-                current, body, expectedVersion: expected, RequestIdentity.commandContext(request, context)
-            )
-            return (JSONResponse.answer(session), batch)
+        try await route.patch(request, context, .write, reading: ReadModels.requiredWorkSession) {
+            try WorkSessionCommands.update($0, $1, expectedVersion: $2, $3)
         }
     }
 
     func delete(_ request: Request, _ context: RoboscopeRequestContext) async throws -> Response {
-        let (id, expected) = try await route.delete(input(request, context), .write, context)
-        return try await WriteRetry.run(
-            store: services.store, context: context, clientVersion: expected,
-            reading: { try ReadModels.contents(ofSession: id, on: $0) }
-        ) { contents in
+        try await route.delete(request, context, .write, reading: ReadModels.contents(ofSession:on:)) {
+            id, contents, expected, command in
             guard let contents else { throw route.unknown(id) }
-            let batch = try WorkSessionCommands.delete(
-                contents, expectedVersion: expected, RequestIdentity.commandContext(request, context))
-            return (JSONResponse.noContentAnswer, batch)
+            return try WorkSessionCommands.delete(contents, expectedVersion: expected, command)
         }
-    }
-
-    private func input(_ request: Request, _ context: RoboscopeRequestContext) -> RequestInput {
-        RequestInput(request: request, context: context, bodyLimit: services.bodyLimit)
     }
 }

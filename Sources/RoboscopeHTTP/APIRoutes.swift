@@ -1,0 +1,66 @@
+import Hummingbird
+
+/// Every route of the API in one place, as docs/openapi.yaml lists them: the controllers
+/// hold the handlers, this table says which method and path reach each.
+/// `TenancyMatrixTests` fails when an operation of the specification has no case.
+enum APIRoutes {
+    static func add(to api: RouterGroup<RoboscopeRequestContext>, services: APIServices) {
+        let spaces = SpacesController(services: services)
+        api.get("spaces", use: spaces.list)
+        api.get("spaces/:id", use: spaces.show)
+        api.post("spaces", use: spaces.create)
+        api.patch("spaces/:id", use: spaces.update)
+        api.delete("spaces/:id", use: spaces.delete)
+        let workSessions = WorkSessionsController(services: services)
+        api.get("work-sessions", use: workSessions.list)
+        api.get("work-sessions/:id", use: workSessions.show)
+        api.post("work-sessions", use: workSessions.create)
+        api.patch("work-sessions/:id", use: workSessions.update)
+        api.delete("work-sessions/:id", use: workSessions.delete)
+        let markers = MarkersController(services: services)
+        api.get("markers", use: markers.list)
+        api.get("markers/:id", use: markers.show)
+        api.post("markers", use: markers.create)
+        api.post("markers/bulk", use: markers.bulkCreate)
+        api.patch("markers/:id", use: markers.update)
+        api.delete("markers/:id", use: markers.delete)
+        let details = MarkerDetailsController(services: services)
+        api.get("markers/:id/details", use: details.show)
+        api.put("markers/:id/details", use: details.put)
+        api.delete("markers/:id/details", use: details.delete)
+        api.post("markers/:id/details/calculate", use: details.calculate)
+        let presence = PresenceController(services: services)
+        api.post("presence/:work_session_id", use: presence.heartbeat)
+        api.get("presence/:work_session_id", use: presence.list)
+        api.delete("presence/:work_session_id/:user_id", use: presence.leave)
+        let locks = LocksController(services: services)
+        api.post("locks/:work_session_id", use: locks.acquire)
+        api.get("locks/:work_session_id", use: locks.show)
+        api.post("locks/:work_session_id/extend", use: locks.extend)
+        api.delete("locks/:work_session_id", use: locks.release)
+        let audit = AuditController(services: services)
+        api.get("audit", use: audit.audit)
+        api.get("spaces/:id/history") { try await audit.history($0, $1, .space) }
+        api.get("work-sessions/:id/history") { try await audit.history($0, $1, .workSession) }
+        api.get("markers/:id/history") { try await audit.history($0, $1, .marker) }
+        let changes = ChangesController(services: services)
+        api.get("changes", use: changes.list)
+        let realtime = RealtimeController(services: services)
+        api.get("realtime", use: realtime.show)
+        let integrity = IntegrityController(services: services)
+        api.get("integrity", use: integrity.check)
+        let history = HistoryController(services: services)
+        api.get("checkpoints/latest", use: history.latestCheckpoint)
+        api.get("checkpoints/key", use: history.verifierKey)
+        api.get("proofs/inclusion", use: history.inclusion)
+        api.get("proofs/consistency", use: history.consistency)
+        api.get("proofs/entries", use: history.entries)
+        let revocations = RevocationsController(services: services)
+        api.post("admin/revocations", use: revocations.create)
+        api.get("admin/revocations", use: revocations.list)
+        api.delete("admin/revocations/:id", use: revocations.lift)
+        let connections = ConnectionsController(services: services)
+        api.get("admin/connections", use: connections.list)
+        api.delete("admin/connections", use: connections.disconnect)
+    }
+}
