@@ -24,17 +24,23 @@ import Testing
         BlockingPool(name: "test", size: size, logger: Logger(label: "test")) { Connection() }
     }
 
-    @Test func workQueuedBeforeShutdownRunsAndLaterWorkIsRefused() async throws {
-        let pool = Self.pool()
-        let gate = Gate()
+    /// A job that holds one of `pool`'s threads until `gate` opens, once it has started.
+    static func blockedJob(on pool: BlockingPool<Connection>, until gate: Gate) async -> Task<Int, any Error> {
         let (started, startedSignal) = AsyncStream<Void>.makeStream()
-        let first = Task {
+        let job = Task {
             try await pool.withConnection { _ in
                 startedSignal.yield(); gate.wait(); return 1
             }
         }
         var iterator = started.makeAsyncIterator()
         await iterator.next()
+        return job
+    }
+
+    @Test func workQueuedBeforeShutdownRunsAndLaterWorkIsRefused() async throws {
+        let pool = Self.pool()
+        let gate = Gate()
+        let first = await Self.blockedJob(on: pool, until: gate)
         let second = Task { try await pool.withConnection { _ in 2 } }
         while pool.state.withLock({ $0.waiting }) < 1 { await Task.yield() }
 
@@ -64,18 +70,11 @@ import Testing
     @Test func aStuckThreadDoesNotHoldUpTheShutdownPastItsTimeout() async throws {
         let pool = Self.pool()
         let gate = Gate()
-        let (started, startedSignal) = AsyncStream<Void>.makeStream()
-        let stuck = Task {
-            try await pool.withConnection { _ in
-                startedSignal.yield(); gate.wait()
-            }
-        }
-        var iterator = started.makeAsyncIterator()
-        await iterator.next()
+        let stuck = await Self.blockedJob(on: pool, until: gate)
         await pool.shutdown(timeout: .milliseconds(50))
         #expect(pool.usage.busy == 1, "returned while the job still ran")
         gate.open()
-        try await stuck.value
+        _ = try await stuck.value
     }
 
     /// A connection made by the test's pool, numbered in the order they were made.
@@ -115,14 +114,7 @@ import Testing
     @Test func overlappingWorkRunsOnAnotherConnection() async throws {
         let pool = Self.pool(size: 2)
         let gate = Gate()
-        let (started, startedSignal) = AsyncStream<Void>.makeStream()
-        let blocked = Task {
-            try await pool.withConnection { _ in
-                startedSignal.yield(); gate.wait(); return 1
-            }
-        }
-        var iterator = started.makeAsyncIterator()
-        await iterator.next()
+        let blocked = await Self.blockedJob(on: pool, until: gate)
         #expect(try await pool.withConnection { _ in 2 } == 2)
         gate.open()
         #expect(try await blocked.value == 1)

@@ -10,6 +10,11 @@ import Testing
         ["--header-limit", "4096", "--idle-timeout", "3", "--request-timeout", "1"]
     }
 
+    /// A raw socket connected to the server.
+    static func connectedSocket() async throws -> Int32 {
+        try WebSocketClient.connect(port: try await server.get().server.port)
+    }
+
     @Test func aHeadOverTheLimitIs431() async throws {
         let server = try await Self.server.get().server
         let padding = String(repeating: "a", count: 8000)
@@ -33,8 +38,7 @@ import Testing
     }
 
     @Test func aBodyThatStallsIs408AndTheConnectionCloses() async throws {
-        let server = try await Self.server.get().server
-        let socket = try WebSocketClient.connect(port: server.port)
+        let socket = try await Self.connectedSocket()
         defer { close(socket) }
         let started = ContinuousClock.now
         try send(
@@ -49,8 +53,7 @@ import Testing
     }
 
     @Test func aClientTricklingItsHeadIsCutOff() async throws {
-        let server = try await Self.server.get().server
-        let socket = try WebSocketClient.connect(port: server.port)
+        let socket = try await Self.connectedSocket()
         defer { close(socket) }
         let started = ContinuousClock.now
         var cutOff = false
@@ -68,8 +71,7 @@ import Testing
     }
 
     @Test func anIdleKeepAliveConnectionIsClosed() async throws {
-        let server = try await Self.server.get().server
-        let socket = try WebSocketClient.connect(port: server.port)
+        let socket = try await Self.connectedSocket()
         defer { close(socket) }
         try send(socket, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let started = ContinuousClock.now

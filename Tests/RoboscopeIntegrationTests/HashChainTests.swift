@@ -16,6 +16,17 @@ import RoboscopePostgres
     }
 
     /// Runs `sql` with the append-only guard off, as someone with the table's keys would.
+    /// Runs `roboscope verify --chain` on `url`: it exits with `status` and says each of `phrases`.
+    func expectVerifyChain(
+        _ url: String, status: Int32, says phrases: [String], sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
+        #expect(verified.status == status, sourceLocation: sourceLocation)
+        for phrase in phrases {
+            #expect(verified.output.contains(phrase), "\(verified.output)", sourceLocation: sourceLocation)
+        }
+    }
+
     func tamper(_ connection: PGConnection, _ sql: String, _ parameters: [String?]) throws {
         try connection.transaction {
             try connection.query("ALTER TABLE eventlog.events DISABLE TRIGGER events_append_only")
@@ -29,9 +40,7 @@ import RoboscopePostgres
         let unchained = try connection.query(
             "SELECT count(*) FROM eventlog.events WHERE hash IS NULL OR length(hash) <> 32")
         #expect(unchained.int64(0, 0) == 0)
-        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
-        #expect(verified.status == 0)
-        #expect(verified.output.contains("intact"), "\(verified.output)")
+        try await expectVerifyChain(url, status: 0, says: ["intact"])
     }
 
     @Test func anEditedEventIsNamed() async throws {
@@ -46,10 +55,7 @@ import RoboscopePostgres
             connection,
             "UPDATE eventlog.events SET data = jsonb_set(data, '{label}', '\"forged\"') WHERE position = $1",
             [String(target)])
-        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
-        #expect(verified.status == 1)
-        #expect(verified.output.contains("broken link at position \(target) "), "\(verified.output)")
-        #expect(verified.output.contains("does not match"))
+        try await expectVerifyChain(url, status: 1, says: ["broken link at position \(target) ", "does not match"])
     }
 
     @Test func aRemovedEventIsNamedAtTheNextOne() async throws {
@@ -67,10 +73,8 @@ import RoboscopePostgres
             connection,
             "DELETE FROM eventlog.events WHERE stream_type = $1 AND stream_id = $2::uuid AND stream_version = 2",
             [type, id])
-        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
-        #expect(verified.status == 1)
-        #expect(verified.output.contains("\(type):\(id) version 3"), "\(verified.output)")
-        #expect(verified.output.contains("version 2 of the stream is missing"))
+        try await expectVerifyChain(
+            url, status: 1, says: ["\(type):\(id) version 3", "version 2 of the stream is missing"])
     }
 
     @Test func verifyChecksTheAuditTrailsRoutesToo() async throws {
@@ -132,8 +136,6 @@ import RoboscopePostgres
                                   FROM eventlog.events) AS steps WHERE back
             """)
         #expect(backwards.int64(0, 0) == 0)
-        let verified = try await CommandRunner.roboscope(["verify", "--chain", "--database-url", url])
-        #expect(verified.status == 0)
-        #expect(verified.output.contains("intact"), "\(verified.output)")
+        try await expectVerifyChain(url, status: 0, says: ["intact"])
     }
 }

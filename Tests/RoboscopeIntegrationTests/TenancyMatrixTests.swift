@@ -37,6 +37,18 @@ import RoboscopeDomain
         /// What the needed scope may get: a success, or (for an id the case cannot make
         /// beforehand) the 404 of an unknown id, once the scope let it through.
         var allowedUpTo = 399
+
+        /// An operation on the tenant as a whole (it names no entity) that takes `scope`,
+        /// which every other scope of the tenant's roles lacks.
+        static func tenantWide(
+            _ path: String, _ scope: String, body: JSONValue? = nil, allowedUpTo: Int = 399
+        ) -> Case {
+            var wide = Case(need: .scope(scope), namesEntity: false, path: { _ in path })
+            if let body { wide.body = { _ in body } }
+            wide.below = ["read", "write", "admin", "audit"].filter { $0 != scope }
+            wide.allowedUpTo = allowedUpTo
+            return wide
+        }
     }
 
     static let marker: @Sendable (Ids) -> JSONValue = { ids in Fixtures.markerBody(session: ids.session) }
@@ -116,51 +128,29 @@ import RoboscopeDomain
         "POST /api/v1/locks/{work_session_id}/extend": Case(
             need: .scope("write"), path: { "/api/v1/locks/\($0.session)/extend" },
             body: { _ in ["token": "not-the-token", "ttl_seconds": 5] }, below: ["read"]),
-        "GET /api/v1/audit": Case(
-            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/audit" },
-            below: ["read", "write", "admin"]),
+        "GET /api/v1/audit": .tenantWide("/api/v1/audit", "audit"),
         "GET /api/v1/changes": Case(
             need: .scope("read"), path: { "/api/v1/changes?topic=work_session:\($0.session)" }, below: ["operator"]),
         "GET /api/v1/realtime": Case(need: .authenticated, namesEntity: false, path: { _ in "/api/v1/realtime" }),
         "GET /api/v1/integrity": Case(
             need: .scope("audit"), path: { "/api/v1/integrity?work_session_id=\($0.session)" }, below: ["read"]),
         // The tenant's own log: a first checkpoint may still be on its way (404, or 400 for a tree it lacks).
-        "GET /api/v1/checkpoints/latest": Case(
-            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/checkpoints/latest" },
-            below: ["read", "write", "admin"], allowedUpTo: 404),
-        "GET /api/v1/checkpoints/key": Case(
-            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/checkpoints/key" },
-            below: ["read", "write", "admin"]),
-        "GET /api/v1/proofs/inclusion": Case(
-            need: .scope("audit"), namesEntity: false,
-            path: { _ in "/api/v1/proofs/inclusion?tenant_seq=1&tree_size=1" },
-            below: ["read", "write", "admin"], allowedUpTo: 400),
-        "GET /api/v1/proofs/consistency": Case(
-            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/consistency?from=1&to=1" },
-            below: ["read", "write", "admin"], allowedUpTo: 400),
-        "GET /api/v1/proofs/entries": Case(
-            need: .scope("audit"), namesEntity: false, path: { _ in "/api/v1/proofs/entries?limit=10" },
-            below: ["read", "write", "admin"]),
+        "GET /api/v1/checkpoints/latest": .tenantWide("/api/v1/checkpoints/latest", "audit", allowedUpTo: 404),
+        "GET /api/v1/checkpoints/key": .tenantWide("/api/v1/checkpoints/key", "audit"),
+        "GET /api/v1/proofs/inclusion": .tenantWide(
+            "/api/v1/proofs/inclusion?tenant_seq=1&tree_size=1", "audit", allowedUpTo: 400),
+        "GET /api/v1/proofs/consistency": .tenantWide(
+            "/api/v1/proofs/consistency?from=1&to=1", "audit", allowedUpTo: 400),
+        "GET /api/v1/proofs/entries": .tenantWide("/api/v1/proofs/entries?limit=10", "audit"),
         // A revocation of a subject no token of the matrix has: the rest of the run is unaffected.
-        "POST /api/v1/admin/revocations": Case(
-            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },
-            body: { _ in ["subject": "matrix-nobody", "reason": "matrix"] },
-            below: ["read", "write", "audit"]),
-        "GET /api/v1/admin/revocations": Case(
-            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/revocations" },
-            below: ["read", "write", "audit"]),
-        "DELETE /api/v1/admin/revocations/{id}": Case(
-            need: .scope("admin"), namesEntity: false,
-            path: { _ in "/api/v1/admin/revocations/\(UUID())" },
-            below: ["read", "write", "audit"], allowedUpTo: 404),
-        "GET /api/v1/admin/connections": Case(
-            need: .scope("admin"), namesEntity: false, path: { _ in "/api/v1/admin/connections" },
-            below: ["read", "write", "audit"]),
+        "POST /api/v1/admin/revocations": .tenantWide(
+            "/api/v1/admin/revocations", "admin", body: ["subject": "matrix-nobody", "reason": "matrix"]),
+        "GET /api/v1/admin/revocations": .tenantWide("/api/v1/admin/revocations", "admin"),
+        "DELETE /api/v1/admin/revocations/{id}": .tenantWide(
+            "/api/v1/admin/revocations/\(UUID())", "admin", allowedUpTo: 404),
+        "GET /api/v1/admin/connections": .tenantWide("/api/v1/admin/connections", "admin"),
         // Every gateway hears a disconnect (the test servers share Redis): a subject nobody is.
-        "DELETE /api/v1/admin/connections": Case(
-            need: .scope("admin"), namesEntity: false,
-            path: { _ in "/api/v1/admin/connections?subject=matrix-nobody" },
-            below: ["read", "write", "audit"]),
+        "DELETE /api/v1/admin/connections": .tenantWide("/api/v1/admin/connections?subject=matrix-nobody", "admin"),
         "GET /healthz": Case(need: .open, namesEntity: false, path: { _ in "/healthz" }),
         "GET /readyz": Case(need: .open, namesEntity: false, path: { _ in "/readyz" }),
         "GET /metrics": Case(need: .open, namesEntity: false, path: { _ in "/metrics" }),

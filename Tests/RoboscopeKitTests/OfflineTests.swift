@@ -29,12 +29,29 @@ import RoboscopeKitTesting
     }
 
     /// A new work session, and an offline session on it whose store is in memory.
-    func newOfflineSession() async throws -> (session: UUID, offline: OfflineWorkSession) {
+    func newOfflineSession() async throws -> (session: UUID, store: OfflineStore, offline: OfflineWorkSession) {
         let session = await service.addWorkSession().id
         let store = try OfflineStore(path: nil)
-        return (
-            session, OfflineWorkSession(client: makeClient(service, clock: clock), store: store, workSessionID: session)
-        )
+        let client = makeClient(service, clock: clock)
+        return (session, store, OfflineWorkSession(client: client, store: store, workSessionID: session))
+    }
+
+    /// Caches the session, then loses the network and starts following it.
+    func goOffline(_ offline: OfflineWorkSession) async throws {
+        try await offline.refresh()
+        await service.setReachable(false)
+        await offline.start()
+    }
+
+    /// A marker this client created as "base", which another then relabelled "theirs"
+    /// (version 2): a write of the client's still naming version 1 conflicts.
+    func aMarkerTheyChanged() async throws -> (session: UUID, client: RoboscopeClient, marker: Marker) {
+        let session = await service.addWorkSession().id
+        let client = makeClient(service, clock: clock)
+        let marker = try await client.createMarker(
+            NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
+        await service.externalUpdate(marker.id, label: "theirs")
+        return (session, client, marker)
     }
 
     /// Waits for `offline.synchronized()`, letting reconnect and retry waits pass: on a
@@ -50,13 +67,8 @@ import RoboscopeKitTesting
     }
 
     @Test func offlineWritesShowAtOnceAndSettleInOrderWhenOnline() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
-        let store = try OfflineStore(path: nil)
-        let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
-        try await offline.refresh()
-        await service.setReachable(false)
-        await offline.start()
+        let (session, store, offline) = try await newOfflineSession()
+        try await goOffline(offline)
 
         let first = try NewMarker(workSessionID: session, label: "first", corners: Self.quad(0))
         let second = try NewMarker(workSessionID: session, label: "second", corners: Self.quad(5))
@@ -118,11 +130,7 @@ import RoboscopeKitTesting
     }
 
     @Test func aConflictGoesToTheResolver() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
-        let marker = try await client.createMarker(
-            NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
-        await service.externalUpdate(marker.id, label: "theirs")
+        let (session, client, marker) = try await aMarkerTheyChanged()
         let seen = ConflictBox()
         let offline = OfflineWorkSession(
             client: client, store: try OfflineStore(path: nil), workSessionID: session,
@@ -141,11 +149,7 @@ import RoboscopeKitTesting
     }
 
     @Test func byDefaultTheServerWinsAndTheLocalChangeIsReported() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
-        let marker = try await client.createMarker(
-            NewMarker(workSessionID: session, label: "base", corners: Self.quad(0)))
-        await service.externalUpdate(marker.id, label: "theirs")
+        let (session, client, marker) = try await aMarkerTheyChanged()
         let store = try OfflineStore(path: nil)
         let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
         let reports = ReportBox()
@@ -191,10 +195,7 @@ extension OfflineTests {
     /// A cached session the server says is gone (deleted, or no longer visible to the
     /// token): the cache is dropped, unsent writes are reported as refused, nothing hangs.
     @Test func aSessionThatVanishesIsDroppedAndItsWritesReported() async throws {
-        let session = await service.addWorkSession().id
-        let client = makeClient(service, clock: clock)
-        let store = try OfflineStore(path: nil)
-        let offline = OfflineWorkSession(client: client, store: store, workSessionID: session)
+        let (session, store, offline) = try await newOfflineSession()
         try await offline.refresh()
         #expect(try store.cursor(for: .workSession(session)) != nil, "cached")
         await service.setReachable(false)
@@ -280,7 +281,7 @@ extension OfflineTests {
     /// again when the network returns, the write settles and another client's marker
     /// arrives live: no polling.
     @Test func anObservedSessionYieldsOnWritesSettlesAndLiveEvents() async throws {
-        let (session, offline) = try await newOfflineSession()
+        let (session, _, offline) = try await newOfflineSession()
         try await offline.refresh()
         await service.setReachable(false)
         let log = ValueLog<OfflineSessionState>()
@@ -309,7 +310,7 @@ extension OfflineTests {
     /// A session started offline with nothing stored takes its snapshot when the network
     /// returns, so what happened before its first connect is not missed.
     @Test func aSessionStartedOfflineMissesNothingFromBeforeItsFirstConnect() async throws {
-        let (session, offline) = try await newOfflineSession()
+        let (session, _, offline) = try await newOfflineSession()
         await service.setReachable(false)
         await offline.start()
         await clock.waitForSleepers()
@@ -328,10 +329,8 @@ extension OfflineTests {
     /// every write applies in full when the network returns (each carried the version
     /// the server had when it arrived).
     @Test func createEditEditDeleteOfflineAllApply() async throws {
-        let (session, offline) = try await newOfflineSession()
-        try await offline.refresh()
-        await service.setReachable(false)
-        await offline.start()
+        let (session, _, offline) = try await newOfflineSession()
+        try await goOffline(offline)
         let new = try NewMarker(workSessionID: session, label: "draft", corners: Self.quad(0))
         try await offline.create(new)
         let kept = try NewMarker(workSessionID: session, label: "kept", corners: Self.quad(5))

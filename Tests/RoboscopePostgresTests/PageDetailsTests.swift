@@ -19,6 +19,13 @@ import Testing
         return out
     }
 
+    /// A new page fed `rows`, and what came out.
+    static func fed(_ rows: [(Int, UInt64, Page.Event)]) -> (Page, [(Int, String?)]) {
+        var page = Page()
+        let out = feed(&page, rows)
+        return (page, out)
+    }
+
     static func resolve(_ page: inout Page, _ answers: [[UInt8]?]) -> [(Int, String?)] {
         var out: [(Int, String?)] = []
         page.resolve(answers) { out.append(text($0)) }
@@ -30,9 +37,7 @@ import Testing
     }
 
     @Test func aMarkersDetailsInItsOwnTransactionNeedNoLookUp() {
-        var page = Page()
-        let out = Self.feed(
-            &page,
+        var (page, out) = Self.fed(
             [
                 (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
                 (3, 11, .marker(stream: "b")), (4, 11, .details(stream: "b", data: Self.bytes("b1"))),
@@ -47,9 +52,7 @@ import Testing
     }
 
     @Test func aMarkerTakesItsStreamsNewestDetailsUpToTheEndOfItsTransaction() {
-        var page = Page()
-        let out = Self.feed(
-            &page,
+        var (page, out) = Self.fed(
             [
                 (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
                 // Two changes of one marker in one transaction: both take the later details.
@@ -67,9 +70,7 @@ import Testing
     }
 
     @Test func detailsOlderThanThePageAreLookedUpAndTheRowsAfterWait() {
-        var page = Page()
-        let out = Self.feed(
-            &page,
+        var (page, out) = Self.fed(
             [
                 (1, 10, .other),
                 (2, 11, .marker(stream: "old")), (3, 11, .marker(stream: "b")),
@@ -86,9 +87,7 @@ import Testing
     }
 
     @Test func theLastTransactionsMarkersAreLookedUpSinceThePagesEndMayCutIt() {
-        var page = Page()
-        let out = Self.feed(
-            &page,
+        var (page, out) = Self.fed(
             [
                 (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
                 (3, 11, .marker(stream: "a")), (4, 11, .details(stream: "a", data: Self.bytes("a2"))),
@@ -103,10 +102,8 @@ import Testing
     }
 
     @Test func markersTheReadLookedUpComeOutAtOnce() {
-        var page = Page()
         // A page inside one large transaction: the read gave its markers' details.
-        let out = Self.feed(
-            &page,
+        var (page, out) = Self.fed(
             [
                 (1, 10, .markerLookedUp(details: Self.bytes("a1"))),
                 (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
@@ -118,9 +115,7 @@ import Testing
     }
 
     @Test func aWholeLastTransactionIsToldFromThePage() {
-        var page = Page()
-        let out = Self.feed(
-            &page,
+        var (page, out) = Self.fed(
             [
                 (1, 10, .marker(stream: "a")), (2, 10, .details(stream: "a", data: Self.bytes("a1"))),
                 (3, 10, .marker(stream: "old")),

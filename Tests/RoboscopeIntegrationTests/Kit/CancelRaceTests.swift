@@ -161,20 +161,15 @@ import Glibc
             try await quick.send(HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(silent.port)/")!))
         }
         let closed = try FreePort.pick()
-        do {
-            _ = try await SocketHTTPTransport().send(
-                HTTPRequestData(method: "GET", url: URL(string: "http://127.0.0.1:\(closed)/")!))
-            Issue.record("expected a refused connection")
-        } catch RoboscopeError.transport(let failure) {
-            #expect(failure.urlError?.code == .cannotConnectToHost, "\(failure)")
-        }
         // https alike: the refusal comes before any TLS.
-        do {
-            _ = try await SocketHTTPTransport().send(
-                HTTPRequestData(method: "GET", url: URL(string: "https://127.0.0.1:\(closed)/")!))
-            Issue.record("expected a refused connection")
-        } catch RoboscopeError.transport(let failure) {
-            #expect(failure.urlError?.code == .cannotConnectToHost, "\(failure)")
+        for scheme in ["http", "https"] {
+            do {
+                _ = try await SocketHTTPTransport().send(
+                    HTTPRequestData(method: "GET", url: URL(string: "\(scheme)://127.0.0.1:\(closed)/")!))
+                Issue.record("expected a refused connection (\(scheme))")
+            } catch RoboscopeError.transport(let failure) {
+                #expect(failure.urlError?.code == .cannotConnectToHost, "\(scheme): \(failure)")
+            }
         }
     }
     #endif

@@ -22,6 +22,22 @@ import Glibc
         return try await client.createWorkSession(NewWorkSession(spaceID: space.id))
     }
 
+    /// A server on a fresh database named `name`, a kit client of it, and a work session
+    /// the client made.
+    static func serverWithASession(
+        _ name: String
+    ) async throws -> (databaseURL: String, server: ServerProcess, client: RoboscopeClient, session: WorkSession) {
+        let databaseURL = try await TestDatabase.fresh(name)
+        let server = try await ServerProcess(databaseURL: databaseURL)
+        do {
+            let client = kit(server)
+            return (databaseURL, server, client, try await session(client))
+        } catch {
+            server.stopWithoutWaiting()
+            throw error
+        }
+    }
+
     static func marker(_ session: UUID, _ label: String) -> NewMarker {
         NewMarker(
             workSessionID: session, label: label, p1: Point3(x: 0, y: 0, z: 1), p2: Point3(x: 2, y: 0, z: 1),
@@ -182,10 +198,8 @@ import Glibc
     /// Killed (SIGKILL) mid-run and restarted with the same state and the same input, it
     /// applies nothing twice.
     @Test func applyKilledAndRestartedAppliesNothingTwice() async throws {
-        let databaseURL = try await TestDatabase.fresh("kit_apply_kill")
-        let server = try await ServerProcess(databaseURL: databaseURL)
+        let (databaseURL, server, _, session) = try await Self.serverWithASession("kit_apply_kill")
         defer { server.stopWithoutWaiting() }
-        let session = try await Self.session(Self.kit(server))
         let state = Self.newState()
         let input = Self.createLines(session.id, 1...40)
         let (first, second) = try await Self.applyKilledAndResumed(
@@ -204,10 +218,8 @@ import Glibc
     /// closes the connection, one request in ten): `apply` retries each with its key until
     /// it settles, prints every line once, and exits 0; the service applied each once.
     @Test func applyThroughARelayThatLosesAnswersSettlesEveryLineOnce() async throws {
-        let databaseURL = try await TestDatabase.fresh("kit_apply_lossy")
-        let server = try await ServerProcess(databaseURL: databaseURL)
+        let (databaseURL, server, _, session) = try await Self.serverWithASession("kit_apply_lossy")
         defer { server.stopWithoutWaiting() }
-        let session = try await Self.session(Self.kit(server))
         let relay = try LossyRelay(to: server.port) { number, head in head.hasPrefix("POST") && number % 10 == 3 }
         let state = Self.newState()
         let apply = try ClientProcess(["apply", "--url", "http://127.0.0.1:\(relay.port)", "--state", state])
@@ -239,11 +251,8 @@ import Glibc
     /// show, and deleted, all before the session sends anything, applies in full; the
     /// versions the kit counted are the server's.
     @Test func createEditEditDeleteQueuedOfflineAppliesInFull() async throws {
-        let databaseURL = try await TestDatabase.fresh("kit_offline_versions")
-        let server = try await ServerProcess(databaseURL: databaseURL)
+        let (databaseURL, server, client, session) = try await Self.serverWithASession("kit_offline_versions")
         defer { server.stopWithoutWaiting() }
-        let client = Self.kit(server)
-        let session = try await Self.session(client)
         let offline = OfflineWorkSession(client: client, store: try OfflineStore(path: nil), workSessionID: session.id)
         try await offline.refresh()
         let doomed = Self.marker(session.id, "draft")
@@ -275,11 +284,8 @@ import Glibc
     /// Cancelling the task that awaits a long poll closes its connection: the server's
     /// count of waiting polls drops back while the poll had 20 s left.
     @Test func aCancelledCallClosesItsConnection() async throws {
-        let databaseURL = try await TestDatabase.fresh("kit_cancel")
-        let server = try await ServerProcess(databaseURL: databaseURL)
+        let (_, server, client, session) = try await Self.serverWithASession("kit_cancel")
         defer { server.stopWithoutWaiting() }
-        let client = Self.kit(server)
-        let session = try await Self.session(client)
         let head = try await client.changes(.workSession(session.id), since: 0).nextSince
         let poll = Task { try await client.changes(.workSession(session.id), since: head, wait: .seconds(20)) }
         let metrics = server.client

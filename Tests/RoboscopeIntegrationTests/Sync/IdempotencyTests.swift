@@ -24,6 +24,13 @@ import Glibc
         return .object(body)
     }
 
+    /// `POST /markers` of a marker in `session` under the `Idempotency-Key` `key`.
+    static func createMarker(
+        on server: ServerProcess, in session: JSONValue, key: String
+    ) async throws -> HTTPClient.Reply {
+        try await server.client.post("/api/v1/markers", markerBody(session), headers: ["Idempotency-Key": key])
+    }
+
     /// The events of one work session's topic (tests share the server).
     static func events(_ url: String, _ session: JSONValue) throws -> Int64 {
         try scalar(url, "SELECT count(*) FROM eventlog.events WHERE work_session_id = $1::uuid", [Fixtures.id(session)])
@@ -32,8 +39,7 @@ import Glibc
     @Test func aRetryGetsTheStoredAnswerAndAppendsNothing() async throws {
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        let first = try await server.client.post(
-            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let first = try await Self.createMarker(on: server, in: session, key: key)
         #expect(first.status == 201)
         #expect(first.header("Idempotent-Replayed") == nil)
         let count = try Self.events(url, session)
@@ -64,9 +70,7 @@ import Glibc
     @Test func theSameKeyForAnotherRequestIsRefused() async throws {
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        #expect(
-            try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
-                .status == 201)
+        #expect(try await Self.createMarker(on: server, in: session, key: key).status == 201)
         let count = try Self.events(url, session)
         let other = try await server.client.post(
             "/api/v1/markers", Self.markerBody(session, label: "other"), headers: ["Idempotency-Key": key]
@@ -80,9 +84,7 @@ import Glibc
     @Test func theSameKeyForAnInvalidRequestIsRefusedAsReused() async throws {
         let (server, _, _, session) = try await setup()
         let key = UUID().uuidString
-        #expect(
-            try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
-                .status == 201)
+        #expect(try await Self.createMarker(on: server, in: session, key: key).status == 201)
         let bad = JSONValue.object(Self.markerBody(session).objectValue!.merging(["p1": [0, 0]]) { $1 })
         let other = try await server.client.post("/api/v1/markers", bad, headers: ["Idempotency-Key": key])
         #expect(other.status == 422)
@@ -110,8 +112,7 @@ import Glibc
     @Test func aRetriedCreateIntoASessionDeletedSinceGetsTheStoredAnswer() async throws {
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        let first = try await server.client.post(
-            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let first = try await Self.createMarker(on: server, in: session, key: key)
         #expect(first.status == 201)
         #expect(try await server.client.delete("/api/v1/work-sessions/\(Fixtures.id(session))").status == 204)
         let other = try await ServerProcess(databaseURL: url)
@@ -254,8 +255,7 @@ import Glibc
         // A second instance on the same database gives the first one's answer.
         let (server, url, _, session) = try await setup()
         let key = UUID().uuidString
-        let first = try await server.client.post(
-            "/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
+        let first = try await Self.createMarker(on: server, in: session, key: key)
         let other = try await ServerProcess(databaseURL: url)
         defer { other.stopWithoutWaiting() }
         let again = try await other.client.post(
@@ -303,9 +303,7 @@ import Glibc
         let session = try await fixtures.session(in: try await fixtures.space())
         let key = UUID().uuidString
         let sent = ContinuousClock.now
-        #expect(
-            try await server.client.post("/api/v1/markers", Self.markerBody(session), headers: ["Idempotency-Key": key])
-                .status == 201)
+        #expect(try await Self.createMarker(on: server, in: session, key: key).status == 201)
         // Stored, unless the machine was so loaded that its retention had already passed.
         let stored = try scalar(url, "SELECT count(*) FROM idempotency_keys")
         #expect(stored == 1 || ContinuousClock.now - sent >= .seconds(5), "\(stored) keys")
