@@ -208,6 +208,13 @@ def feed(api, topic):
             return events
 
 
+def load_arguments(parser, writers, sessions, subscribers):
+    """The flags of a scenario's `Load`: how many writers, work sessions and subscribers."""
+    parser.add_argument("--writers", type=int, default=writers)
+    parser.add_argument("--sessions", type=int, default=sessions)
+    parser.add_argument("--subscribers", type=int, default=subscribers)
+
+
 class Load:
     """`sessions` new work sessions and `subscribers` WebSocket subscribers over them,
     through the cluster's load balancers, each resuming with `since` when dropped; every

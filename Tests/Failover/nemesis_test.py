@@ -21,7 +21,7 @@ The seed is printed first: `--seed N` replays the same schedule.
 import argparse, os, random, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import CLUSTER, Load, cluster, first_write_after, report
+from cluster_support import CLUSTER, Load, cluster, first_write_after, load_arguments, report
 
 RESUME_WITHIN = 30
 
@@ -86,9 +86,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--subscribers", type=int, default=40)
+    load_arguments(parser, writers=8, sessions=8, subscribers=40)
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     print(f"nemesis: seed {seed} (replay with --seed {seed})", flush=True)

@@ -19,15 +19,13 @@ retried, lost, doubled) and exits non-zero on any broken promise.
 import argparse, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import (API, CLUSTER, Load, binary, cluster, eventually, first_write_after, free_port, ready,
-                             record_pid, report, verify)
+from cluster_support import (API, CLUSTER, Load, binary, cluster, eventually, first_write_after, free_port,
+                             load_arguments, ready, record_pid, report, verify)
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--writers", type=int, default=16)
-    parser.add_argument("--sessions", type=int, default=20)
-    parser.add_argument("--subscribers", type=int, default=200)
+    load_arguments(parser, writers=16, sessions=20, subscribers=200)
     parser.add_argument("--before", type=float, default=4, help="seconds of writes before the kill")
     parser.add_argument("--after", type=float, default=8, help="seconds of writes after the first 2xx following the kill")
     args = parser.parse_args()

@@ -19,16 +19,14 @@ and exits non-zero on any broken promise.
 import argparse, os, subprocess, sys, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster_support import CLUSTER, Load, cluster, eventually, first_write_after, report
+from cluster_support import CLUSTER, Load, cluster, eventually, first_write_after, load_arguments, report
 
 RESUME_WITHIN = 30
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--writers", type=int, default=8)
-    parser.add_argument("--sessions", type=int, default=10)
-    parser.add_argument("--subscribers", type=int, default=50)
+    load_arguments(parser, writers=8, sessions=10, subscribers=50)
     parser.add_argument("--between", type=float, default=3, help="seconds of writes around each fault")
     args = parser.parse_args()
     env = cluster("up", attempts=2)

@@ -188,15 +188,13 @@ public final class RoboscopeClient: Sendable {
         _ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
         idempotencyKey: String = UUID().uuidString
     ) async throws -> Space {
-        try await decode(
-            try await write("PATCH", "/spaces/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
+        try await patch("/spaces/\(Self.text(id))", fields, version: version, key: idempotencyKey)
     }
 
     /// Deletes a space with its work sessions and markers.
     public func deleteSpace(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws
     {
-        _ = try await write(
-            "DELETE", "/spaces/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
+        try await delete("/spaces/\(Self.text(id))", version: version, key: idempotencyKey)
     }
 
     // MARK: Work sessions
@@ -231,17 +229,14 @@ public final class RoboscopeClient: Sendable {
         _ id: UUID, _ fields: [String: JSONValue], version: Int64? = nil,
         idempotencyKey: String = UUID().uuidString
     ) async throws -> WorkSession {
-        try await decode(
-            try await write(
-                "PATCH", "/work-sessions/\(Self.text(id))", Self.versioned(fields, version), key: idempotencyKey))
+        try await patch("/work-sessions/\(Self.text(id))", fields, version: version, key: idempotencyKey)
     }
 
     /// Deletes a work session with its markers.
     public func deleteWorkSession(
         _ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString
     ) async throws {
-        _ = try await write(
-            "DELETE", "/work-sessions/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
+        try await delete("/work-sessions/\(Self.text(id))", version: version, key: idempotencyKey)
     }
 
     // MARK: Markers
@@ -306,8 +301,7 @@ public final class RoboscopeClient: Sendable {
     /// Deletes a marker and its details.
     public func deleteMarker(_ id: UUID, version: Int64? = nil, idempotencyKey: String = UUID().uuidString) async throws
     {
-        _ = try await write(
-            "DELETE", "/markers/\(Self.text(id))", nil as JSONValue?, key: idempotencyKey, ifMatch: version)
+        try await delete("/markers/\(Self.text(id))", version: version, key: idempotencyKey)
     }
 
     // MARK: Marker details
@@ -617,6 +611,19 @@ public final class RoboscopeClient: Sendable {
             value: try await decode(response),
             position: response.header("Roboscope-Position").flatMap { Int64($0) } ?? 0,
             topicSeq: response.header("Roboscope-Topic-Seq").flatMap { Int64($0) } ?? 0)
+    }
+
+    /// A `PATCH` of the `fields` given, with `version` in the body when given; the entity
+    /// as it now is.
+    private func patch<T: Decodable>(
+        _ path: String, _ fields: [String: JSONValue], version: Int64?, key: String
+    ) async throws -> T {
+        try await decode(try await write("PATCH", path, Self.versioned(fields, version), key: key))
+    }
+
+    /// A `DELETE`, with `If-Match: version` when given.
+    private func delete(_ path: String, version: Int64?, key: String) async throws {
+        _ = try await write("DELETE", path, nil as JSONValue?, key: key, ifMatch: version)
     }
 
     func decode<T: Decodable>(_ response: HTTPResponseData) async throws -> T {

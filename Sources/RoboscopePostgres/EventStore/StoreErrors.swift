@@ -4,6 +4,12 @@ import RoboscopeDomain
 /// Turns what Postgres reports into errors a client can act on. The SQLSTATEs
 /// `RB404`, `RB409`, `RB423`, `RBIKP` and `RBIKA` are raised by `eventlog.append`.
 public enum StoreErrors {
+    /// The entries of a SQLSTATE's JSON detail a client is told, under their wire names
+    /// (`[wire name: name in the detail]`); absent ones stay absent.
+    static func picked(_ detail: JSONObject, _ names: [String: String]) -> JSONObject {
+        names.reduce(into: [:]) { picked, name in picked[name.key] = detail[name.value] }
+    }
+
     public static func translate(_ error: PGError) -> any Error {
         if error.kind == .connection {
             return DomainError(.unavailable, "the database is unreachable")
@@ -16,16 +22,12 @@ public enum StoreErrors {
         let detail = error.detail.flatMap { try? JSONParser.parse(Array($0.utf8)).objectValue } ?? [:]
         switch (error.sqlState, error.constraint) {
         case ("RB409", _):
-            var details: JSONObject = [:]
-            details["current_version"] = detail["current_version"]
-            details["stream"] = detail["stream_type"]
-            details["id"] = detail["stream_id"]
+            let details = picked(
+                detail, ["current_version": "current_version", "stream": "stream_type", "id": "stream_id"])
             return DomainError(.versionConflict, "changed concurrently: \(error.message)", details: details)
         case ("RB423", _):
-            var details: JSONObject = [:]
-            details["holder"] = detail["holder"]
-            details["fencing_token"] = detail["fencing_token"]
-            details["expires_at"] = detail["expires_at"]
+            let details = picked(
+                detail, ["holder": "holder", "fencing_token": "fencing_token", "expires_at": "expires_at"])
             return DomainError(.locked, "\(error.message); send the holder's X-Lock-Token", details: details)
         case ("RBIKP", _):
             return DomainError(
