@@ -39,10 +39,8 @@ import RoboscopePostgres
     @Test func markerCreatesRacingASessionDeleteLeaveNoOrphans() async throws {
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)
-        let space = try await fixtures.space()
-        let session = try await fixtures.session(in: space)
-        var body = Fixtures.quad
-        body["work_session_id"] = session["id"]!
+        let (_, session) = try await fixtures.spaceAndSession()
+        let body = Fixtures.markerFields(in: session)
         let request = body
         async let creates: [Int] = withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<30 { group.addTask { try await client.post("/api/v1/markers", .object(request)).status } }

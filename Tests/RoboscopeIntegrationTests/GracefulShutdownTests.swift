@@ -25,8 +25,7 @@ import RoboscopeDomain
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let outcomes = Outcomes()
-        var body = Fixtures.quad
-        body["work_session_id"] = session["id"]!
+        let body = Fixtures.markerFields(in: session)
         let marker = JSONValue.object(body)
 
         let writers = (0..<16).map { _ in

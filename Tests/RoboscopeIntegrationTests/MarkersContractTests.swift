@@ -68,8 +68,7 @@ import RoboscopeDomain
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        var base = Fixtures.quad
-        base["work_session_id"] = session["id"]!
+        let base = Fixtures.markerFields(in: session)
         let cases: [([String: JSONValue], String)] = [
             (["p1": [0, 0]], "p1"),
             (["p2": [0, 0, "1"]], "p2"),
@@ -118,8 +117,7 @@ import RoboscopeDomain
         let client = try await SharedServer.client()
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        var good = Fixtures.quad
-        good["work_session_id"] = session["id"]!
+        let good = Fixtures.markerFields(in: session)
         var items = Array(repeating: JSONValue.object(good), count: 5)
         items[3] = .object(good.merging(["color": "blue"]) { $1 })
         let refused = try await client.post("/api/v1/markers/bulk", ["markers": .array(items)])
@@ -158,8 +156,7 @@ import RoboscopeDomain
         _ = try await fixtures.marker(in: session)
         #expect(try await client.delete("/api/v1/work-sessions/\(Fixtures.id(session))").status == 204)
 
-        var marker = Fixtures.quad
-        marker["work_session_id"] = session["id"]!
+        var marker = Fixtures.markerFields(in: session)
         for _ in 0..<2 {
             let refused = try await client.post("/api/v1/markers", .object(marker))
             #expect(refused.status == 422)
@@ -190,8 +187,7 @@ import RoboscopeDomain
         let id = JSONValue.string(EntityID.random().description.uppercased())
         let first = try await fixtures.marker(in: session, ["id": id])
         #expect(first["id"]?.string == id.string!.lowercased())
-        var body = Fixtures.quad
-        body["work_session_id"] = session["id"]!
+        var body = Fixtures.markerFields(in: session)
         body["id"] = id
         let again = try await client.post("/api/v1/markers", .object(body))
         #expect(again.status == 409)

@@ -196,8 +196,7 @@ import RoboscopePostgres
             headers: ["X-User-Id": "holder-1"]
         ).json
         let token = try #require(lock["token"]?.string)
-        var body = Fixtures.quad
-        body["work_session_id"] = session["id"]!
+        let body = Fixtures.markerFields(in: session)
         let markerPath = "/api/v1/markers/\(Fixtures.id(marker))"
         let refused = try await client.post("/api/v1/markers", .object(body))
         #expect(refused.status == 423)

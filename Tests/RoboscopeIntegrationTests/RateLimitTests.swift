@@ -86,7 +86,7 @@ import RoboscopeDomain
         )
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
+        let quad = JSONValue.object(Fixtures.markerFields(in: session))
         // Three requests so far; the bulk takes its token, then is charged 19 more (its 20 markers).
         let bulk = try await server.client.post(
             "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 20))])

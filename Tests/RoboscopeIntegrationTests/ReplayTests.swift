@@ -9,8 +9,7 @@ import RoboscopeDomain
         let (server, url) = try await AuditTests.server.get()
         let client = server.client
         let fixtures = Fixtures(client: client)
-        let space = try await fixtures.space()
-        let session = try await fixtures.session(in: space)
+        let (space, session) = try await fixtures.spaceAndSession()
         let first = try await fixtures.marker(in: session, ["label": "one"])
         let second = try await fixtures.marker(in: session, ["label": "two"])
         // The first marker's details event closes its create (other suites append meanwhile).

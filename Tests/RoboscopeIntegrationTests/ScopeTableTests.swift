@@ -7,21 +7,7 @@ import Testing
 /// operation (`x-required-scope`), and what `TenancyMatrixTests` enforces per operation.
 @Suite struct ScopeTableTests {
     @Test func theDocumentedTableIsTheCodes() async throws {
-        let printed = try await CommandRunner.roboscope(["scopes"])
-        #expect(printed.status == 0)
-        let security = try String(
-            contentsOf: TestDatabase.repositoryRoot.appendingPathComponent("docs/security.md"), encoding: .utf8)
-        guard let begin = security.range(of: "<!-- scopes:begin"), let end = security.range(of: "<!-- scopes:end -->")
-        else {
-            throw TestFailure("docs/security.md has no scopes markers")
-        }
-        let section = security[begin.upperBound..<end.lowerBound].split(
-            separator: "\n", omittingEmptySubsequences: false
-        ).dropFirst()
-        #expect(
-            section.joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-                == printed.output.trimmingCharacters(in: .whitespacesAndNewlines),
-            "regenerate the table with `roboscope scopes`")
+        try await GeneratedSection.expectCurrent("scopes", in: "docs/security.md", printedBy: "scopes")
     }
 
     @Test func everyOperationOfTheSpecNamesTheScopeOfTheTable() throws {

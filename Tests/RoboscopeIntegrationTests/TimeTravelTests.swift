@@ -8,8 +8,7 @@ import RoboscopeDomain
         let (server, databaseURL) = try await AuditTests.server.get()
         let client = server.client
         let fixtures = Fixtures(client: client)
-        let space = try await fixtures.space()
-        let session = try await fixtures.session(in: space)
+        let (space, session) = try await fixtures.spaceAndSession()
         let marker = try await fixtures.marker(in: session, ["label": "v1"])
         let id = Fixtures.id(marker)
         let formatter = ISO8601DateFormatter()

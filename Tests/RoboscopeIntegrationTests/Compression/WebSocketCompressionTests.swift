@@ -13,8 +13,7 @@ import WebSocketCodec
         let fixtures = Fixtures(client: client)
         let session = try await fixtures.session(in: try await fixtures.space())
         let markers = (0..<count).map { index -> JSONValue in
-            var body = Fixtures.quad
-            body["work_session_id"] = session["id"]!
+            var body = Fixtures.markerFields(in: session)
             body["label"] = .string("marker \(index)")
             body["p1"] = [.number(Double(index) / 8), 0, 1]
             return .object(body)

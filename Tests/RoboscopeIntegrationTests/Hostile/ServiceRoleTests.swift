@@ -102,13 +102,11 @@ import Testing
         defer { server.stopWithoutWaiting() }
         let client = server.client
         let fixtures = Fixtures(client: client)
-        let space = try await fixtures.space()
-        let session = try await fixtures.session(in: space)
+        let (_, session) = try await fixtures.spaceAndSession()
         let marker = try await fixtures.marker(in: session, ["label": "weld"])
         let id = Fixtures.id(marker)
         #expect(try await client.patch("/api/v1/markers/\(id)", ["label": "weld 2"]).status == 200)
-        var bulk = Fixtures.quad
-        bulk["work_session_id"] = session["id"]!
+        let bulk = Fixtures.markerFields(in: session)
         let bulked = try await client.post("/api/v1/markers/bulk", ["markers": [.object(bulk), .object(bulk)]])
         #expect(bulked.status == 201, "\(bulked.json)")
         let lock = "/api/v1/locks/\(Fixtures.id(session))"

@@ -24,7 +24,7 @@ import WebSocketCodec
         let server = try await Self.churn.get().server
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
+        let quad = JSONValue.object(Fixtures.markerFields(in: session))
         let bulk = try await server.client.post(
             "/api/v1/markers/bulk", ["markers": .array(Array(repeating: quad, count: 1000))])
         #expect(bulk.status == 201)
@@ -139,7 +139,7 @@ import WebSocketCodec
             .get().server
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        let quad = JSONValue.object(Fixtures.quad.merging(["work_session_id": session["id"]!]) { $1 })
+        let quad = JSONValue.object(Fixtures.markerFields(in: session))
         let topic = "work_session:\(Fixtures.id(session))"
         // A grant's catch-up reaches as far as the gateway's tailer has read the log: a
         // watcher that receives the whole bulk live shows it has (a busy CI run granted

@@ -22,8 +22,7 @@ import Glibc
         let server = try await ServerProcess(databaseURL: databaseURL, extraArguments: arguments)
         let fixtures = Fixtures(client: server.client)
         let session = try await fixtures.session(in: try await fixtures.space())
-        var marker = Fixtures.quad
-        marker["work_session_id"] = session["id"]!
+        let marker = Fixtures.markerFields(in: session)
         for batch in 0..<10 {
             let items = (0..<1000).map { index -> JSONValue in
                 .object(marker.merging(["label": .string("marker \(batch)-\(index) with a label long enough")]) { $1 })

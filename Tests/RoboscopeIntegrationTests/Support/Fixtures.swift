@@ -7,6 +7,13 @@ struct Fixtures {
 
     static let quad: [String: JSONValue] = ["p1": [0, 0, 1], "p2": [2, 0, 1], "p3": [2, 0, 4], "p4": [0, 0, 4]]
 
+    /// `quad`'s corners in the work session `session` (as the API answered it).
+    static func markerFields(in session: JSONValue) -> [String: JSONValue] {
+        var fields = quad
+        fields["work_session_id"] = session["id"]!
+        return fields
+    }
+
     /// A new marker's body: `quad`'s corners in the work session `session`, with `extra`.
     static func markerBody(session: String, _ extra: [String: JSONValue] = [:]) -> JSONValue {
         var body = quad
@@ -25,6 +32,12 @@ struct Fixtures {
         let reply = try await client.post("/api/v1/spaces", .object(body))
         guard reply.status == 201 else { throw TestFailure("space create: \(reply.status) \(reply.json)") }
         return reply.json
+    }
+
+    /// A new space and a work session in it.
+    func spaceAndSession() async throws -> (space: JSONValue, session: JSONValue) {
+        let space = try await self.space()
+        return (space, try await session(in: space))
     }
 
     func session(in space: JSONValue, _ extra: [String: JSONValue] = [:]) async throws -> JSONValue {

@@ -124,17 +124,24 @@ import RoboscopeDomain
         return socket
     }
 
+    /// A new work session on the suite's server, its topic, and a subscriber of it.
+    static func watchedSession() async throws -> (
+        server: ServerProcess, fixtures: Fixtures, session: JSONValue, topic: String, watcher: WebSocketClient
+    ) {
+        let (server, _) = try await server.get()
+        let fixtures = Fixtures(client: server.client)
+        let session = try await fixtures.session(in: try await fixtures.space())
+        let topic = "work_session:\(Fixtures.id(session))"
+        return (server, fixtures, session, topic, try await watcher(server, topic))
+    }
+
     /// Returns once `watcher` received the event at `position`.
     static func delivered(_ position: JSONValue?, to watcher: WebSocketClient) async throws {
         while try await watcher.next(op: "event")["position"] != position {}
     }
 
     @Test func subscribedNamesTheTopicsHeadAndItsNumber() async throws {
-        let (server, _) = try await Self.server.get()
-        let fixtures = Fixtures(client: server.client)
-        let session = try await fixtures.session(in: try await fixtures.space())
-        let topic = "work_session:\(Fixtures.id(session))"
-        let watcher = try await Self.watcher(server, topic)
+        let (server, fixtures, session, topic, watcher) = try await Self.watchedSession()
         _ = try await fixtures.marker(in: session)
         let last = try await TopicOrderTests.feed(server.client, topic, since: 0).last!
         try await Self.delivered(last["position"], to: watcher)
@@ -152,11 +159,7 @@ import RoboscopeDomain
     }
 
     @Test func aClientTooFarBehindIsSentToTheChangesFeed() async throws {
-        let (server, _) = try await Self.server.get()
-        let fixtures = Fixtures(client: server.client)
-        let session = try await fixtures.session(in: try await fixtures.space())
-        let topic = "work_session:\(Fixtures.id(session))"
-        let watcher = try await Self.watcher(server, topic)
+        let (server, fixtures, session, topic, watcher) = try await Self.watchedSession()
         for _ in 0..<4 { _ = try await fixtures.marker(in: session) }
         try await Self.delivered(
             try await TopicOrderTests.feed(server.client, topic, since: 0).last?["position"], to: watcher)

@@ -18,8 +18,7 @@ import Glibc
     }
 
     static func markerBody(_ session: JSONValue, label: String = "valve") -> JSONValue {
-        var body = Fixtures.quad
-        body["work_session_id"] = session["id"]!
+        var body = Fixtures.markerFields(in: session)
         body["label"] = .string(label)
         return .object(body)
     }

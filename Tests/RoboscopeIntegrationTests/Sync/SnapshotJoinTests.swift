@@ -77,8 +77,7 @@ import RoboscopeDomain
     @Test func everyTopicScopedReadNamesItsHead() async throws {
         let (server, _) = try await Self.server.get()
         let fixtures = Fixtures(client: server.client)
-        let space = try await fixtures.space()
-        let session = try await fixtures.session(in: space)
+        let (space, session) = try await fixtures.spaceAndSession()
         let marker = try await fixtures.marker(in: session)
         let spaceID = Fixtures.id(space)
         let sessionID = Fixtures.id(session)

@@ -11,9 +11,7 @@ import RoboscopeKit
     static let server = LazyServer("trace_context")
 
     static func markerBody(_ session: JSONValue) -> JSONValue {
-        var body = Fixtures.quad
-        body["work_session_id"] = session["id"]!
-        return .object(body)
+        .object(Fixtures.markerFields(in: session))
     }
 
     @Test func aWritesTraceReachesItsSubscribersAndTheChangesFeed() async throws {
