@@ -13,24 +13,36 @@ struct MerkleVectorTests {
     static let vectorFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Vectors")
 
-    struct InclusionVector: Decodable {
-        let leafIdx: UInt64
-        let treeSize: UInt64
-        let root: Data
-        let leafHash: Data
+    /// A vector file: its inputs, the proof, what it tests, and whether the reference
+    /// refuses it (the file is one flat object).
+    @dynamicMemberLookup
+    struct Vector<Inputs: Decodable>: Decodable {
+        let inputs: Inputs
         let proof: [Data]?
         let desc: String
         let wantErr: Bool
+
+        enum CodingKeys: String, CodingKey { case proof, desc, wantErr }
+
+        init(from decoder: any Decoder) throws {
+            inputs = try Inputs(from: decoder)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            proof = try container.decodeIfPresent([Data].self, forKey: .proof)
+            desc = try container.decode(String.self, forKey: .desc)
+            wantErr = try container.decode(Bool.self, forKey: .wantErr)
+        }
+
+        subscript<Value>(dynamicMember input: KeyPath<Inputs, Value>) -> Value { inputs[keyPath: input] }
     }
 
-    struct ConsistencyVector: Decodable {
-        let size1: UInt64
-        let size2: UInt64
-        let root1: Data
-        let root2: Data
-        let proof: [Data]?
-        let desc: String
-        let wantErr: Bool
+    struct Inclusion: Decodable {
+        let leafIdx, treeSize: UInt64
+        let root, leafHash: Data
+    }
+
+    struct Consistency: Decodable {
+        let size1, size2: UInt64
+        let root1, root2: Data
     }
 
     static func vectors<Vector: Decodable>(_ kind: String, as _: Vector.Type) throws -> [(String, Vector)] {
@@ -52,35 +64,32 @@ struct MerkleVectorTests {
         }
     }
 
-    @Test func everyInclusionVectorIsJudgedAsTheReferenceJudgesIt() throws {
-        let vectors = try Self.vectors("inclusion", as: InclusionVector.self)
+    /// Each vector of `kind` is refused by `verify` (given the vector and its proof) when
+    /// the reference refuses it, and only then.
+    static func expectJudgedAsTheReference<Inputs: Decodable>(
+        _ kind: String, _ type: Inputs.Type, _ verify: (Inputs, [[UInt8]]) throws -> Void
+    ) throws {
+        let vectors = try vectors(kind, as: Vector<Inputs>.self)
         #expect(vectors.count > 60)
         for (name, vector) in vectors {
-            var refusal: (any Error)?
-            do {
-                try MerkleProofs.verifyInclusion(
-                    leafHash: Array(vector.leafHash), index: UInt64(vector.leafIdx), size: UInt64(vector.treeSize),
-                    proof: (vector.proof ?? []).map { Array($0) }, root: Array(vector.root))
-            } catch {
-                refusal = error
-            }
-            #expect((refusal != nil) == vector.wantErr, "\(name): \(vector.desc)")
+            let refused = (try? verify(vector.inputs, (vector.proof ?? []).map { Array($0) })) == nil
+            #expect(refused == vector.wantErr, "\(name): \(vector.desc)")
+        }
+    }
+
+    @Test func everyInclusionVectorIsJudgedAsTheReferenceJudgesIt() throws {
+        try Self.expectJudgedAsTheReference("inclusion", Inclusion.self) { vector, proof in
+            try MerkleProofs.verifyInclusion(
+                leafHash: Array(vector.leafHash), index: vector.leafIdx, size: vector.treeSize, proof: proof,
+                root: Array(vector.root))
         }
     }
 
     @Test func everyConsistencyVectorIsJudgedAsTheReferenceJudgesIt() throws {
-        let vectors = try Self.vectors("consistency", as: ConsistencyVector.self)
-        #expect(vectors.count > 60)
-        for (name, vector) in vectors {
-            var refusal: (any Error)?
-            do {
-                try MerkleProofs.verifyConsistency(
-                    oldSize: UInt64(vector.size1), newSize: UInt64(vector.size2), oldRoot: Array(vector.root1),
-                    newRoot: Array(vector.root2), proof: (vector.proof ?? []).map { Array($0) })
-            } catch {
-                refusal = error
-            }
-            #expect((refusal != nil) == vector.wantErr, "\(name): \(vector.desc)")
+        try Self.expectJudgedAsTheReference("consistency", Consistency.self) { vector, proof in
+            try MerkleProofs.verifyConsistency(
+                oldSize: vector.size1, newSize: vector.size2, oldRoot: Array(vector.root1),
+                newRoot: Array(vector.root2), proof: proof)
         }
     }
 
@@ -88,7 +97,7 @@ struct MerkleVectorTests {
         var compared = 0
         // The numbered folders hold the vectors over the reference leaves.
         let overReferenceLeaves = { (name: String) in name.split(separator: "__")[1].allSatisfy(\.isNumber) }
-        for (name, vector) in try Self.vectors("inclusion", as: InclusionVector.self)
+        for (name, vector) in try Self.vectors("inclusion", as: Vector<Inclusion>.self)
         where !vector.wantErr && overReferenceLeaves(name) {
             let size = UInt64(vector.treeSize)
             let subtrees = Self.referenceSubtrees(size: size)
@@ -97,7 +106,7 @@ struct MerkleVectorTests {
             #expect(proof == (vector.proof ?? []).map { Array($0) }, "\(name)")
             compared += 1
         }
-        for (name, vector) in try Self.vectors("consistency", as: ConsistencyVector.self)
+        for (name, vector) in try Self.vectors("consistency", as: Vector<Consistency>.self)
         where !vector.wantErr && vector.size1 < vector.size2 && overReferenceLeaves(name) {
             let subtrees = Self.referenceSubtrees(size: UInt64(vector.size2))
             let proof = try MerkleProofs.consistency(
