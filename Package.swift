@@ -278,13 +278,14 @@ let package = Package(
         .testTarget(
             name: "RoboscopeGatewayTests",
             dependencies: [
-                "RoboscopeGateway", "BlockingPool", "TestInstants",
+                "RoboscopeGateway", "BlockingPool", "TestInstants", "CLinuxSystem",
                 server("ServiceLifecycle", "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
             name: "RoboscopeIntegrationTests",
             dependencies: [
+                "CLinuxSystem",
                 "RoboscopeDomain",
                 "RoboscopeKit",
                 "RoboscopePostgres",

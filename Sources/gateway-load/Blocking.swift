@@ -13,31 +13,18 @@ enum Blocking {
             // a bind does not hold one of the address's ephemeral ports for itself.
             var on: Int32 = 1
             _ = setsockopt(fd, Int32(IPPROTO_IP), IP_BIND_ADDRESS_NO_PORT, &on, socklen_t(MemoryLayout<Int32>.size))
-            guard withAddress(source, port: 0, { bind(fd, $0, $1) }) == 0 else {
+            guard roboscope_bind_ipv4(fd, source, 0) == 0 else {
                 close(fd)
                 return nil
             }
         }
-        guard withAddress("127.0.0.1", port: port, { Glibc.connect(fd, $0, $1) }) == 0 else {
+        guard roboscope_connect_ipv4(fd, "127.0.0.1", UInt16(port)) == 0 else {
             close(fd)
             return nil
         }
         var on: Int32 = 1
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         return fd
-    }
-
-    /// Runs `body` with the IPv4 `host`:`port` as bind and connect take it.
-    static func withAddress(_ host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr(host)
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
     }
 
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

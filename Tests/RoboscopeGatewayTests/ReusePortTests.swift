@@ -1,3 +1,4 @@
+import CLinuxSystem
 import Foundation
 import Glibc
 @testable import RoboscopeGateway
@@ -10,7 +11,7 @@ import Testing
     /// Connects to 127.0.0.1:`port` (blocking); the caller closes it.
     static func connect(to port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        let result = try Socket.withAddress(host: "127.0.0.1", port: port) { Glibc.connect(fd, $0, $1) }
+        let result = roboscope_connect_ipv4(fd, "127.0.0.1", UInt16(port))
         #expect(result == 0, "connect: errno \(errno)")
         return fd
     }

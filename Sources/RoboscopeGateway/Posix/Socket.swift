@@ -22,32 +22,14 @@ enum Socket {
                     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size))
                 }
             }
-            try withAddress(host: host, port: port) { address, length in
-                try syscallChecked("bind(\(host):\(port))") { bind(fd, address, length) }
+            try syscallChecked("bind(\(host):\(port))") {
+                roboscope_bind_ipv4(fd, host == "localhost" ? "127.0.0.1" : host, UInt16(port))
             }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
             return fd
         } catch {
             close(fd)
             throw error
-        }
-    }
-
-    /// Runs `body` with the IPv4 `host` (or `localhost`) and `port` as bind and connect
-    /// take them.
-    static func withAddress<T>(
-        host: String, port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T
-    ) throws -> T {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
-            throw SystemError(call: "inet_pton(\(host)): not an IPv4 address", errno: EINVAL)
-        }
-        return try withUnsafePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                try body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
         }
     }
 
@@ -84,7 +66,7 @@ enum Socket {
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size))
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         _ = inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(INET_ADDRSTRLEN))
-        return .done((fd, String(cString: text)))
+        return .done((fd, text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }))
     }
 
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws -> IOResult<Int> {

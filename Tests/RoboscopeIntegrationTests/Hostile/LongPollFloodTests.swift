@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func idlePollsOnOneTopicAreNotWokenByWritesToAnother() async throws {
-        let (server, databaseURL) = try await Self.server.get()
+        let (server, _) = try await Self.server.get()
         let fixtures = Fixtures(client: server.client)
         let space = try await fixtures.space()
         let quiet = try await fixtures.session(in: space)

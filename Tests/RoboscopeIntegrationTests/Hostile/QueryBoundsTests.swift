@@ -21,10 +21,7 @@ import Testing
 
         func release() async throws {
             let connection = Handed(connection)
-            try await onOwnThread { () throws -> Bool in
-                try connection.value.execute("ROLLBACK")
-                return true
-            }
+            try await onOwnThread { () throws in _ = try connection.value.execute("ROLLBACK") }
         }
     }
 

@@ -87,6 +87,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// Sends SIGTERM and waits for the exit status.
+    @discardableResult
     func terminate() async -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
         process.terminate()
@@ -136,7 +137,7 @@ enum FreePort {
         defer { close(fd) }
         var on: Int32 = 1
         _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        return Loopback.withAddress(port: port) { bind(fd, $0, $1) } == 0
+        return Loopback.bind(fd, port: port) == 0
     }
 }
 

@@ -60,7 +60,7 @@ final class TCPProxy: @unchecked Sendable {
     static func canConnect(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
-        return Loopback.withAddress(port: port) { connect(fd, $0, $1) } == 0
+        return Loopback.connect(fd, port: port) == 0
     }
 
     deinit { stop() }

@@ -65,7 +65,7 @@ final class WebSocketClient: @unchecked Sendable {
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard Loopback.withAddress(port: port, { Glibc.connect(fd, $0, $1) }) == 0 else {
+        guard Loopback.connect(fd, port: port) == 0 else {
             close(fd)
             throw TestFailure("cannot connect to 127.0.0.1:\(port)")
         }
