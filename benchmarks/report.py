@@ -30,6 +30,11 @@ def spread(s, fmt="{:,.0f}"):
     return f"{fmt.format(s['median'])} [{fmt.format(s['min'])}-{fmt.format(s['max'])}]"
 
 
+def median_range(values, fmt="{:.2f}"):
+    """median [min-max] of a list of figures."""
+    return spread({"min": min(values), "median": statistics.median(values), "max": max(values)}, fmt)
+
+
 def verdict(met):
     return "**met**" if met else "**not met**"
 
@@ -170,7 +175,7 @@ def reads(r, data):
           "alternating with the API's.", "")
     if "ratios" in data:
         r.target(f"reads: list of {data['markers']} markers vs Postgres building the same JSON",
-                 f"{statistics.median(data['ratios']):.2f} [{min(data['ratios']):.2f}-{max(data['ratios']):.2f}]",
+                 median_range(data["ratios"]),
                  "≥ 0.5", min(data["ratios"]) >= 0.5)
     else:
         r.target(f"reads: list of {data['markers']} markers", f"{data['requests_per_second']['median']:,.0f}/s, "
@@ -186,9 +191,8 @@ def authorization(r, data):
         off = [x["off"][name] for x in rounds]
         on = [x["on"][name] for x in rounds]
         ratios = [x["ratio"][name] for x in rounds if name in x["ratio"]]
-        span = lambda v: {"min": min(v), "median": statistics.median(v), "max": max(v)}
-        r.add(f"| {label} | {spread(span(off), fmt)} {unit} | {spread(span(on), fmt)} {unit} | "
-              f"{spread(span(ratios), '{:.3f}')} |")
+        r.add(f"| {label} | {median_range(off, fmt)} {unit} | {median_range(on, fmt)} {unit} | "
+              f"{median_range(ratios, '{:.3f}')} |")
         return ratios
     r.add(machine_line(data) + f" Two servers on one database, one with authentication off and one with it on "
           f"(ES256 tokens from a JWK Set file, a tenant, the admin scope), the same load on each in alternating runs of "
@@ -215,12 +219,12 @@ def authorization(r, data):
           "per event (the subscription was checked when granted).", "")
     for label, ratios in targets:
         if ratios:
-            r.target(f"authorization: {label}, on/off", f"{statistics.median(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]",
-                     "≥ 0.95", statistics.median(ratios) >= 0.95)
+            r.target(f"authorization: {label}, on/off", median_range(ratios, "{:.3f}"), "≥ 0.95",
+                     statistics.median(ratios) >= 0.95)
     for label, ratios in cpu_rows:
         if ratios:
-            r.target(f"authorization: {label}, server CPU per request off/on", f"{statistics.median(ratios):.3f} "
-                     f"[{min(ratios):.3f}-{max(ratios):.3f}]", "none set (reported next to the target above)", None)
+            r.target(f"authorization: {label}, server CPU per request off/on", median_range(ratios, "{:.3f}"),
+                     "none set (reported next to the target above)", None)
 
 
 def presence(r, data):
@@ -873,10 +877,10 @@ def failover(r, data):
     for kind, rounds in data["kinds"].items():
         times = [x["recovered_seconds"] for x in rounds if x["recovered_seconds"] is not None]
         never = len(rounds) - len(times)
-        shown = (f"{statistics.median(times):.1f} [{min(times):.1f}-{max(times):.1f}]" if times else "never") + \
+        shown = (median_range(times, "{:.1f}") if times else "never") + \
                 (f", {never} never" if never and times else "")
         gaps = [x["write_gap_seconds"] for x in rounds if x.get("write_gap_seconds") is not None]
-        gap = f"{statistics.median(gaps):.1f} [{min(gaps):.1f}-{max(gaps):.1f}]" if gaps else ""
+        gap = median_range(gaps, "{:.1f}") if gaps else ""
         r.add(f"| {names.get(kind, kind)} | {shown} | {gap} | {statistics.median(x['retries'] for x in rounds):.0f} | "
               f"{statistics.median(x['rejoin_seconds'] for x in rounds):.1f} |")
         if kind == "postgres" and times:
