@@ -23,277 +23,37 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
     @OptionGroup var gateway: GatewayOptions
     @OptionGroup var auth: AuthOptions
+    @OptionGroup var options: ServeOptions
 
-    @Option(name: Settings.role.name, help: Settings.role.help)
-    var roleFlag: ServeRole?
-
-    func role() throws -> ServeRole {
-        if let roleFlag { return roleFlag }
-        let text = try Settings.role.value(nil)
-        guard let role = ServeRole(rawValue: text) else {
-            throw ValidationError("ROBOSCOPE_ROLE must be api, gateway or all")
-        }
-        return role
-    }
-
-    @Flag(
-        name: .customLong("no-migrate"),
-        help:
-            """
-            Do not apply pending migrations at start (env ROBOSCOPE_MIGRATE=false); for deployments where a job \
-            runs `roboscope migrate`.
-            """
-    )
-    var noMigrateFlag = false
-
-    func migratesAtStart() -> Bool {
-        !noMigrateFlag && Environment.string("ROBOSCOPE_MIGRATE")?.lowercased() != "false"
-    }
-
-    @Option(name: Settings.host.name, help: Settings.host.help) var hostFlag: String?
-    @Option(name: Settings.httpPort.name, help: Settings.httpPort.help) var httpPortFlag: Int?
-    @Option(name: Settings.wsPort.name, help: Settings.wsPort.help) var wsPortFlag: Int?
-    @Option(name: Settings.poolSize.name, help: Settings.poolSize.help) var poolSizeFlag: Int?
-    @Option(name: Settings.statementTimeout.name, help: Settings.statementTimeout.help) var statementTimeoutFlag:
-        Double?
-    @Option(name: Settings.reportStatementTimeout.name, help: Settings.reportStatementTimeout.help)
-    var reportStatementTimeoutFlag: Double?
-    @Option(name: Settings.reportPoolSize.name, help: Settings.reportPoolSize.help) var reportPoolSizeFlag: Int?
-    @Option(name: Settings.tenantDBShare.name, help: Settings.tenantDBShare.help) var tenantDBShareFlag: Double?
-    @Option(name: Settings.tenantHeavyRequests.name, help: Settings.tenantHeavyRequests.help)
-    var tenantHeavyRequestsFlag: Int?
-    @Option(name: Settings.appendsAtOnce.name, help: Settings.appendsAtOnce.help) var appendsAtOnceFlag: Int?
-    @Option(name: Settings.redisPoolSize.name, help: Settings.redisPoolSize.help) var redisPoolSizeFlag: Int?
-    @Option(name: Settings.redisSentinels.name, help: Settings.redisSentinels.help) var redisSentinelsFlag: String?
-    @Option(name: Settings.redisMasterName.name, help: Settings.redisMasterName.help) var redisMasterNameFlag: String?
-    @Option(name: Settings.bodyLimit.name, help: Settings.bodyLimit.help) var bodyLimitFlag: Int?
-    @Option(name: Settings.headerLimit.name, help: Settings.headerLimit.help) var headerLimitFlag: Int?
-    @Option(name: Settings.idleTimeout.name, help: Settings.idleTimeout.help) var idleTimeoutFlag: Int?
-    @Option(name: Settings.requestTimeout.name, help: Settings.requestTimeout.help) var requestTimeoutFlag: Int?
-    @Option(name: Settings.shutdownTimeout.name, help: Settings.shutdownTimeout.help) var shutdownTimeoutFlag: Int?
-    @Option(name: Settings.tenantPlansFile.name, help: Settings.tenantPlansFile.help) var tenantPlansFileFlag: String?
-    @Option(name: Settings.signingKeyFile.name, help: Settings.signingKeyFile.help) var signingKeyFileFlag: String?
-    @Option(name: Settings.deploymentName.name, help: Settings.deploymentName.help) var deploymentNameFlag: String?
-    @Option(name: Settings.otelEndpoint.name, help: Settings.otelEndpoint.help) var otelEndpointFlag: String?
-    @Option(name: Settings.checkpointInterval.name, help: Settings.checkpointInterval.help)
-    var checkpointIntervalFlag: Double?
-    @Option(name: Settings.metricsMaxTenants.name, help: Settings.metricsMaxTenants.help) var metricsMaxTenantsFlag:
-        Int?
-    @Option(name: Settings.logRefusalsPerSecond.name, help: Settings.logRefusalsPerSecond.help)
-    var logRefusalsPerSecondFlag: Int?
-    @Option(name: Settings.rateLimit.name, help: Settings.rateLimit.help) var rateLimitFlag: Double?
-    @Option(name: Settings.rateBurst.name, help: Settings.rateBurst.help) var rateBurstFlag: Double?
-    @Option(name: Settings.tenantRateLimit.name, help: Settings.tenantRateLimit.help) var tenantRateLimitFlag: Double?
-    @Option(name: Settings.unauthenticatedRateLimit.name, help: Settings.unauthenticatedRateLimit.help)
-    var unauthenticatedRateLimitFlag: Double?
-    @Option(name: Settings.httpMaxConnections.name, help: Settings.httpMaxConnections.help)
-    var httpMaxConnectionsFlag: Int?
-    @Option(name: Settings.httpMaxConnectionsPerClient.name, help: Settings.httpMaxConnectionsPerClient.help)
-    var httpMaxConnectionsPerClientFlag: Int?
-    @Option(name: Settings.sendTimeout.name, help: Settings.sendTimeout.help) var sendTimeoutFlag: Int?
-    @Option(name: Settings.responseMemory.name, help: Settings.responseMemory.help) var responseMemoryFlag: Int?
-    @Option(name: Settings.opsPort.name, help: Settings.opsPort.help) var opsPortFlag: Int?
-    @Option(name: Settings.presenceWindow.name, help: Settings.presenceWindow.help) var presenceWindowFlag: Int?
-    @Option(name: Settings.presenceMaxUsers.name, help: Settings.presenceMaxUsers.help) var presenceMaxUsersFlag: Int?
-    @Option(name: Settings.realtimeURL.name, help: Settings.realtimeURL.help) var realtimeURLFlag: String?
-    @Option(name: Settings.readDatabaseURL.name, help: Settings.readDatabaseURL.help) var readDatabaseURLFlag: String?
-    @Option(name: Settings.allowedHosts.name, help: Settings.allowedHosts.help) var allowedHostsFlag: String?
-    @Option(name: Settings.allowedOrigins.name, help: Settings.allowedOrigins.help) var allowedOriginsFlag: String?
-    @Option(name: Settings.trustedProxies.name, help: Settings.trustedProxies.help) var trustedProxiesFlag: String?
-    @Option(name: Settings.serviceRole.name, help: Settings.serviceRole.help) var serviceRoleFlag: String?
-    @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
-    @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help)
-    var idempotencyRetentionFlag: Int?
-    @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
-    @Option(name: Settings.changesMaxWaiting.name, help: Settings.changesMaxWaiting.help) var changesMaxWaitingFlag:
-        Int?
-    @Option(name: Settings.changesMaxWaitingPerSubject.name, help: Settings.changesMaxWaitingPerSubject.help)
-    var changesMaxWaitingPerSubjectFlag: Int?
-    @Option(name: Settings.changesMaxWaitingPerTenant.name, help: Settings.changesMaxWaitingPerTenant.help)
-    var changesMaxWaitingPerTenantFlag: Int?
-
-    func limits() throws -> HTTPLimits {
-        HTTPLimits(
-            body: try Settings.bodyLimit.value(bodyLimitFlag),
-            header: try Settings.headerLimit.value(headerLimitFlag),
-            idleTimeout: .seconds(try Settings.idleTimeout.value(idleTimeoutFlag)),
-            requestTimeout: .seconds(try Settings.requestTimeout.value(requestTimeoutFlag)),
-            connections: ConnectionCaps(
-                maxConnections: try Settings.httpMaxConnections.value(httpMaxConnectionsFlag),
-                maxPerClient: try Settings.httpMaxConnectionsPerClient.value(httpMaxConnectionsPerClientFlag),
-                proxies: try trustedProxies()
-            ),
-            sendTimeout: .seconds(try Settings.sendTimeout.value(sendTimeoutFlag)),
-            answers: AnswerMemory(budget: try Settings.responseMemory.value(responseMemoryFlag) << 20)
-        )
-    }
-
-    func opsPort() throws -> Int? { try Settings.opsPort.resolve(opsPortFlag) }
-
-    func shutdownTimeout() throws -> Int { try Settings.shutdownTimeout.value(shutdownTimeoutFlag) }
-
-    func rateLimits() throws -> RateLimits {
-        let rate = try Settings.rateLimit.value(rateLimitFlag)
-        let tenant = try Settings.tenantRateLimit.value(tenantRateLimitFlag)
-        let unauthenticated = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
-        return RateLimits(
-            perClient: rate > 0 ? (rate, try Settings.rateBurst.resolve(rateBurstFlag) ?? rate * 2) : nil,
-            perTenant: tenant > 0 ? (tenant, max(1, tenant * 2)) : nil,
-            unauthenticated: unauthenticated > 0 ? (unauthenticated, max(1, unauthenticated * 2)) : nil)
-    }
-
-    func presenceWindow() throws -> Int { try Settings.presenceWindow.value(presenceWindowFlag) }
-    func presenceMaxUsers() throws -> Int { try Settings.presenceMaxUsers.value(presenceMaxUsersFlag) }
-    func realtimeURL() throws -> String? { try Settings.realtimeURL.resolve(realtimeURLFlag) }
-    func readDatabaseURL() throws -> String? { try Settings.readDatabaseURL.resolve(readDatabaseURLFlag) }
-    func allowedHosts() throws -> HostAllowList {
-        HostAllowList(try allowedHostNames())
-    }
-    func allowedHostNames() throws -> [String] {
-        (try Settings.allowedHosts.resolve(allowedHostsFlag) ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-    }
-
-    func allowedOrigins() throws -> OriginPolicy {
-        switch OriginPolicy.parse(try Settings.allowedOrigins.resolve(allowedOriginsFlag) ?? "") {
-        case .success(let policy): return policy
-        case .failure(let invalid):
-            throw ValidationError(
-                "--allowed-origins: \(invalid.entry) is not an origin (scheme://host[:port], http or https) or *")
-        }
-    }
-
-    func trustedProxies() throws -> TrustedProxies {
-        switch TrustedProxies.parse(try Settings.trustedProxies.resolve(trustedProxiesFlag) ?? "") {
-        case .success(let proxies): return proxies
-        case .failure(let invalid):
-            throw ValidationError("--trusted-proxies: \(invalid.entry) is not an address or a CIDR")
-        }
-    }
-
-    func idempotencyRetention() throws -> Int { try Settings.idempotencyRetention.value(idempotencyRetentionFlag) }
-    func changesReadAhead() throws -> Int { try Settings.changesReadAhead.value(changesReadAheadFlag) }
-    func maxWaitingPolls() throws -> (process: Int, perTenant: Int?, perSubject: Int) {
-        (
-            try Settings.changesMaxWaiting.value(changesMaxWaitingFlag),
-            try Settings.changesMaxWaitingPerTenant.resolve(changesMaxWaitingPerTenantFlag),
-            try Settings.changesMaxWaitingPerSubject.value(changesMaxWaitingPerSubjectFlag)
-        )
-    }
-    func httpPort() throws -> Int { try Settings.httpPort.value(httpPortFlag) }
-    func metricsMaxTenants() throws -> Int { try Settings.metricsMaxTenants.value(metricsMaxTenantsFlag) }
-    func logRefusalsPerSecond() throws -> Int { try Settings.logRefusalsPerSecond.value(logRefusalsPerSecondFlag) }
-    func wsPort() throws -> Int { try Settings.wsPort.value(wsPortFlag) }
-    func poolSize() throws -> Int { try Settings.poolSize.value(poolSizeFlag) }
-    func reportPoolSize() throws -> Int { try Settings.reportPoolSize.value(reportPoolSizeFlag) }
-    /// With authentication off there is one tenant: no bound unless one is set.
-    func tenantHeavyRequests() throws -> Int? {
-        let set = try Settings.tenantHeavyRequests.resolve(tenantHeavyRequestsFlag)
-        return set ?? (auth.isOn ? max(1, ProcessInfo.processInfo.activeProcessorCount / 2) : nil)
-    }
-
-    /// With authentication off every request is the one tenant's: its share is the whole pool.
-    func tenantDBShare() throws -> Double {
-        try Settings.tenantDBShare.resolve(tenantDBShareFlag) ?? (auth.isOn ? 0.5 : 1)
-    }
-    func statementTimeouts() throws -> (requests: Duration, reports: Duration) {
-        (
-            .milliseconds(Int64(try Settings.statementTimeout.value(statementTimeoutFlag) * 1000)),
-            .milliseconds(Int64(try Settings.reportStatementTimeout.value(reportStatementTimeoutFlag) * 1000))
-        )
-    }
-    func appendsAtOnce() throws -> Int { try Settings.appendsAtOnce.value(appendsAtOnceFlag) }
-
-    /// The history key (`--signing-key-file`), nil when unset.
-    func historySigner() throws -> HistorySigner? {
-        guard let path = try Settings.signingKeyFile.resolve(signingKeyFileFlag) else { return nil }
-        return try HistoryKeyFile.signer(
-            path: path, deployment: try Settings.deploymentName.value(deploymentNameFlag))
-    }
-
-    func checkpointInterval() throws -> Duration {
-        let seconds = try Settings.checkpointInterval.value(checkpointIntervalFlag)
-        guard seconds >= 0.01, seconds <= 3600 else {
-            throw ValidationError("--checkpoint-interval must be 0.01 to 3600 seconds")
-        }
-        return .milliseconds(Int64(seconds * 1000))
-    }
-    func redisPoolSize() throws -> Int { try Settings.redisPoolSize.value(redisPoolSizeFlag) }
-
-    /// `--redis-url`, or the Sentinels' master when `--redis-sentinels` names them.
-    func redisEndpoint() throws -> RedisEndpoint {
-        guard let url = RedisURL(common.redisURL) else {
-            throw ValidationError("--redis-url must look like redis://[:password@]host[:port][/db]")
-        }
-        guard let listed = try Settings.redisSentinels.resolve(redisSentinelsFlag) else {
-            return RedisEndpoint(url: url)
-        }
-        guard let sentinels = RedisAddress.list(listed) else {
-            throw ValidationError("--redis-sentinels must be host:port[,host:port...]")
-        }
-        let name = try Settings.redisMasterName.value(redisMasterNameFlag)
-        guard !name.isEmpty, !name.contains(" ") else {
-            throw ValidationError("--redis-master-name must be a name without spaces")
-        }
-        return RedisEndpoint(url: url, sentinels: sentinels, masterName: name)
-    }
-
+    /// What takes more than one group of flags: the Redis endpoint is `--redis-url`'s
+    /// (every command's) or the Sentinels' (`serve`'s).
     func validate() throws {
-        _ = try redisEndpoint()
-        // Each of these refuses a value outside its setting's bounds (Settings), naming the flag.
-        _ = try (presenceWindow(), presenceMaxUsers(), httpPort(), wsPort(), poolSize(), statementTimeouts())
-        _ = try (reportPoolSize(), tenantHeavyRequests(), appendsAtOnce(), redisPoolSize(), limits(), opsPort())
-        _ = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
-        _ = try (metricsMaxTenants(), logRefusalsPerSecond(), shutdownTimeout(), idempotencyRetention())
-        _ = try (changesReadAhead(), maxWaitingPolls(), Settings.deploymentName.value(deploymentNameFlag))
-        guard try tenantDBShare() > 0, try tenantDBShare() <= 1 else {
-            throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
-        }
-        if let path = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag) {
-            do { _ = try PlansFile.read(path) } catch { throw ValidationError("--tenant-plans-file: \(error)") }
-        }
-        if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {
-            throw ValidationError("--realtime-url must be a ws:// or wss:// URL")
-        }
-        _ = try role()
-        _ = try allowedOrigins()
-        _ = try trustedProxies()
-        for host in try allowedHostNames() where host.contains(where: { "/@?# ".contains($0) }) {
-            throw ValidationError("--allowed-hosts: \(host) is not a host name")
-        }
-        let rates = try rateLimits()
-        if let limit = rates.perClient, limit.rate < 0.1 || limit.burst < 1 {
-            throw ValidationError(
-                "--rate-limit must be 0 (off) or at least 0.1 per second, and --rate-burst at least 1")
-        }
-        if let limit = rates.perTenant, limit.rate < 0.1 {
-            throw ValidationError("--tenant-rate-limit must be 0 (off) or at least 0.1 per second")
-        }
+        _ = try options.redisEndpoint(redisURL: common.redisURL)
     }
 
     func run() async throws {
         let logger = common.logger("roboscope")
-        if migratesAtStart() {
+        if options.migratesAtStart() {
             _ = try await common.migrate(
                 Migrator(
                     directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
-                    serviceRole: try Settings.serviceRole.resolve(serviceRoleFlag)),
+                    serviceRole: try Settings.serviceRole.resolve(options.serviceRoleFlag)),
                 timeout: .seconds(60), logger: logger)
         }
-        let role = try role()
+        let role = try options.role()
         let metrics = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
-        TenantMetrics.shared.labels.setLimit(try metricsMaxTenants())
-        let redisEndpoint = try redisEndpoint()
-        let redis = RedisPool(endpoint: redisEndpoint, size: try redisPoolSize(), logger: logger)
+        TenantMetrics.shared.labels.setLimit(try options.metricsMaxTenants())
+        let redisEndpoint = try options.redisEndpoint(redisURL: common.redisURL)
+        let redis = RedisPool(endpoint: redisEndpoint, size: try options.redisPoolSize(), logger: logger)
         let presence = PresenceStore(
-            redis: redis, window: .seconds(try presenceWindow()), maxUsers: try presenceMaxUsers())
+            redis: redis, window: .seconds(try options.presenceWindow()), maxUsers: try options.presenceMaxUsers())
         let databases = try databases(role, logger: logger)
         // The group stops its services in reverse order: the pools, first here, stop
         // last, once nothing is left to queue work on them.
         var services: [any Service] = [redis] + databases.services
         // The flag, as swift-otel reads it: from the environment.
-        if let endpoint = otelEndpointFlag { setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1) }
+        if let endpoint = options.otelEndpointFlag { setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint, 1) }
         // Turns `SpanRecording` on, which the spans of every layer follow.
         if TracingSetup.isRequested(ProcessInfo.processInfo.environment) {
             services.insert(try TracingSetup.start(logger: logger), at: 0)
@@ -304,17 +64,17 @@ struct Serve: AsyncParsableCommand {
         let changes = ChangeSignal()
         // This process's long polls are woken by its own appends at once (API role only).
         let notifier = AppendNotifier(url: common.databaseURL, local: role.runsAPI ? changes : nil, logger: logger)
-        let signer = try historySigner()
+        let signer = try options.historySigner()
         services += try checkpointing(signer, role: role, redis: redisEndpoint, logger: logger)
         var api = APIServices(
             store: EventStore(
-                pool: databases.pool, notifier: notifier, appendsAtOnce: try appendsAtOnce(), signer: signer),
+                pool: databases.pool, notifier: notifier, appendsAtOnce: try options.appendsAtOnce(), signer: signer),
             reads: ReadModels(pool: databases.pool), audit: AuditReader(pool: databases.reports),
             timeTravel: TimeTravel(pool: databases.reports),
-            presence: presence, locks: LockStore(redis: redis), limits: try limits()
+            presence: presence, locks: LockStore(redis: redis), limits: try options.limits()
         )
         api.standby = databases.standby
-        api.deploymentName = try Settings.deploymentName.value(deploymentNameFlag)
+        api.deploymentName = try Settings.deploymentName.value(options.deploymentNameFlag)
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
         let verifier = try await authentication(into: &services, logger: logger)
         try configure(&api, verifier: verifier, plans: databases.plans, role: role, logger: logger)
@@ -340,8 +100,10 @@ struct Serve: AsyncParsableCommand {
         }
         guard role.runsAPI else { return [] }
         let checkpointer = Checkpointer(
-            url: common.databaseURL, signer: signer, deployment: try Settings.deploymentName.value(deploymentNameFlag),
-            interval: try checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redis), logger: logger)
+            url: common.databaseURL, signer: signer,
+            deployment: try Settings.deploymentName.value(options.deploymentNameFlag),
+            interval: try options.checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redis), logger: logger
+        )
         return [BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() })]
     }
 
@@ -349,17 +111,18 @@ struct Serve: AsyncParsableCommand {
         verifier: TokenVerifier?, databases: Databases, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
     ) throws -> Gateway {
         var configuration = try gateway.configuration(
-            host: try Settings.host.value(hostFlag), port: try wsPort(), presenceWindow: try presenceWindow())
+            host: try Settings.host.value(options.hostFlag), port: try options.wsPort(),
+            presenceWindow: try options.presenceWindow())
         configuration.authentication = verifier
         configuration.defaultTenant = try auth.defaultTenant()
-        configuration.allowedOrigins = try allowedOrigins()
-        configuration.allowedHosts = try allowedHosts()
-        configuration.trustedProxies = try trustedProxies()
-        configuration.presenceMaxUsers = try presenceMaxUsers()
+        configuration.allowedOrigins = try options.allowedOrigins()
+        configuration.allowedHosts = try options.allowedHosts()
+        configuration.trustedProxies = try options.trustedProxies()
+        configuration.presenceMaxUsers = try options.presenceMaxUsers()
         configuration.readDatabaseURL = databases.standbyURL
-        configuration.logRefusalsPerSecond = try logRefusalsPerSecond()
+        configuration.logRefusalsPerSecond = try options.logRefusalsPerSecond()
         configuration.plans = databases.plans
-        configuration.deploymentName = try Settings.deploymentName.value(deploymentNameFlag)
+        configuration.deploymentName = try Settings.deploymentName.value(options.deploymentNameFlag)
         return try Gateway(
             configuration: configuration, databaseURL: common.databaseURL, redis: redis, presence: presence,
             logger: logger)
@@ -371,7 +134,7 @@ struct Serve: AsyncParsableCommand {
     private func runUntilSignalled(_ services: [any Service], logger: Logger) async throws {
         var lifecycle = ServiceGroupConfiguration(
             services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        lifecycle.maximumGracefulShutdownDuration = .seconds(try shutdownTimeout())
+        lifecycle.maximumGracefulShutdownDuration = .seconds(try options.shutdownTimeout())
         try await ServiceGroup(configuration: lifecycle).run()
     }
 
@@ -394,25 +157,26 @@ struct Serve: AsyncParsableCommand {
     }
 
     private func databases(_ role: ServeRole, logger: Logger) throws -> Databases {
-        let timeouts = try statementTimeouts()
-        let share = try tenantDBShare()
-        let plansFile = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag).map {
+        let timeouts = try options.statementTimeouts()
+        let share = try options.tenantDBShare(authenticated: auth.isOn)
+        let plansFile = try Settings.tenantPlansFile.resolve(options.tenantPlansFileFlag).map {
             try PlansFile(path: $0, logger: logger)
         }
         let plans = plansFile?.plans
-        let standbyURL = try readDatabaseURL()
+        let standbyURL = try options.readDatabaseURL()
         return Databases(
             pool: PostgresPool(
-                url: common.databaseURL, size: role.runsAPI ? try poolSize() : 1, statementTimeout: timeouts.requests,
+                url: common.databaseURL, size: role.runsAPI ? try options.poolSize() : 1,
+                statementTimeout: timeouts.requests,
                 tenantShare: share, plans: plans, logger: logger),
             reports: PostgresPool(
-                url: common.databaseURL, size: role.runsAPI ? try reportPoolSize() : 1,
+                url: common.databaseURL, size: role.runsAPI ? try options.reportPoolSize() : 1,
                 statementTimeout: timeouts.reports, tenantShare: share, plans: plans, name: "postgres_reports",
                 logger: logger),
             standby: role.runsAPI
                 ? try standbyURL.map {
                     PostgresPool(
-                        url: $0, size: try poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
+                        url: $0, size: try options.poolSize(), statementTimeout: timeouts.requests, tenantShare: share,
                         plans: plans, name: "postgres_standby", logger: logger)
                 } : nil,
             standbyURL: standbyURL, plansFile: plansFile)
@@ -444,20 +208,24 @@ struct Serve: AsyncParsableCommand {
     ) throws {
         api.authentication = verifier
         api.defaultTenant = try auth.defaultTenant()
-        api.rateLimits = try rateLimits()
+        api.rateLimits = try options.rateLimits()
         api.plans = plans
-        api.heavyRequests = try tenantHeavyRequests().map { HeavyRequestShare(perTenant: $0) }
-        api.realtime = RealtimeSettings(url: try realtimeURL(), port: try wsPort(), allowedHosts: try allowedHosts())
-        api.allowedOrigins = try allowedOrigins()
-        api.trustedProxies = try trustedProxies()
+        api.heavyRequests = try options.tenantHeavyRequests(authenticated: auth.isOn).map {
+            HeavyRequestShare(perTenant: $0)
+        }
+        api.realtime = RealtimeSettings(
+            url: try options.realtimeURL(), port: try options.wsPort(), allowedHosts: try options.allowedHosts())
+        api.allowedOrigins = try options.allowedOrigins()
+        api.trustedProxies = try options.trustedProxies()
         guard role.runsAPI else { return }
-        if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(consoleDirectory)) {
+        if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(options.consoleDirectory))
+        {
             api.console = try ConsoleAssets(directory: folder)
         } else {
             logger.warning("no console/ folder found: GET /console is not served (pass --console-dir)")
         }
-        api.maxWaitingPolls = try maxWaitingPolls()
-        api.changesReadAhead = ChangesReadAhead(capacity: try changesReadAhead())
+        api.maxWaitingPolls = try options.maxWaitingPolls()
+        api.changesReadAhead = ChangesReadAhead(capacity: try options.changesReadAhead())
     }
 
     /// The HTTP side: the API with what serves it (or, gateway-only, the probes), and the
@@ -468,15 +236,15 @@ struct Serve: AsyncParsableCommand {
     ) throws -> [any Service] {
         var api = given
         var services: [any Service] = []
-        let host = try Settings.host.value(hostFlag)
-        let port = try httpPort()
+        let host = try Settings.host.value(options.hostFlag)
+        let port = try options.httpPort()
         if role.runsAPI {
             api.changes = changes
             let listener = ChangeListener(url: common.databaseURL, signal: changes, logger: logger)
             // Listed before the API server: they stop after its last request.
             services.append(BackgroundThread(start: { notifier.start() }, stop: { await notifier.stop() }))
             services.append(BackgroundThread(start: { listener.start() }, stop: { await listener.stop() }))
-            let retention = try idempotencyRetention()
+            let retention = try options.idempotencyRetention()
             services.append(
                 IdempotencyPurge(
                     keys: api.idempotency, retention: .seconds(retention),
@@ -491,7 +259,7 @@ struct Serve: AsyncParsableCommand {
             services.append(APIServer.probes(services: api, host: host, port: port, metrics: metrics, logger: logger))
             logger.info("serving probes and metrics", metadata: ["http": "\(host):\(port)"])
         }
-        if let ops = try opsPort() {
+        if let ops = try options.opsPort() {
             // Probes and scrapes on a port of their own, with caps of their own.
             let caps = ConnectionCaps(maxConnections: 64, maxPerClient: 64, recordsMetrics: false)
             services.append(
