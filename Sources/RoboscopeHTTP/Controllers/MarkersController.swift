@@ -113,6 +113,8 @@ struct MarkersController {
         }
     }
 
+    /// The place of the session a create names; a session that does not exist is the
+    /// request's error (422), not a missing resource.
     private func place(
         _ id: EntityID, field: String = "work_session_id", _ context: RoboscopeRequestContext
     ) async throws -> WorkSessionPlace {
