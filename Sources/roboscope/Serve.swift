@@ -37,7 +37,7 @@ struct Serve: AsyncParsableCommand {
             _ = try await common.migrate(
                 Migrator(
                     directory: try common.schemaURL(), logger: logger, legacyTenant: try auth.defaultTenant(),
-                    serviceRole: try Settings.serviceRole.resolve(options.serviceRoleFlag)),
+                    serviceRole: try options.serviceRole()),
                 timeout: .seconds(60), logger: logger)
         }
         let role = try options.role()
@@ -74,7 +74,7 @@ struct Serve: AsyncParsableCommand {
             presence: presence, locks: LockStore(redis: redis), limits: try options.limits()
         )
         api.standby = databases.standby
-        api.deploymentName = try Settings.deploymentName.value(options.deploymentNameFlag)
+        api.deploymentName = try options.deploymentName()
         // One verifier (one read of the tokens file and the JWK Set) for the API and the gateway.
         let verifier = try await authentication(into: &services, logger: logger)
         try configure(&api, verifier: verifier, plans: databases.plans, role: role, logger: logger)
@@ -101,7 +101,7 @@ struct Serve: AsyncParsableCommand {
         guard role.runsAPI else { return [] }
         let checkpointer = Checkpointer(
             url: common.databaseURL, signer: signer,
-            deployment: try Settings.deploymentName.value(options.deploymentNameFlag),
+            deployment: try options.deploymentName(),
             interval: try options.checkpointInterval(), witness: RedisCheckpointWitness(endpoint: redis), logger: logger
         )
         return [BackgroundThread(start: { checkpointer.start() }, stop: { await checkpointer.stop() })]
@@ -111,7 +111,7 @@ struct Serve: AsyncParsableCommand {
         verifier: TokenVerifier?, databases: Databases, redis: RedisEndpoint, presence: PresenceStore, logger: Logger
     ) throws -> Gateway {
         var configuration = try gateway.configuration(
-            host: try Settings.host.value(options.hostFlag), port: try options.wsPort(),
+            host: try options.host(), port: try options.wsPort(),
             presenceWindow: try options.presenceWindow())
         configuration.authentication = verifier
         configuration.defaultTenant = try auth.defaultTenant()
@@ -122,7 +122,7 @@ struct Serve: AsyncParsableCommand {
         configuration.readDatabaseURL = databases.standbyURL
         configuration.logRefusalsPerSecond = try options.logRefusalsPerSecond()
         configuration.plans = databases.plans
-        configuration.deploymentName = try Settings.deploymentName.value(options.deploymentNameFlag)
+        configuration.deploymentName = try options.deploymentName()
         return try Gateway(
             configuration: configuration, databaseURL: common.databaseURL, redis: redis, presence: presence,
             logger: logger)
@@ -159,7 +159,7 @@ struct Serve: AsyncParsableCommand {
     private func databases(_ role: ServeRole, logger: Logger) throws -> Databases {
         let timeouts = try options.statementTimeouts()
         let share = try options.tenantDBShare(authenticated: auth.isOn)
-        let plansFile = try Settings.tenantPlansFile.resolve(options.tenantPlansFileFlag).map {
+        let plansFile = try options.tenantPlansFile().map {
             try PlansFile(path: $0, logger: logger)
         }
         let plans = plansFile?.plans
@@ -218,8 +218,7 @@ struct Serve: AsyncParsableCommand {
         api.allowedOrigins = try options.allowedOrigins()
         api.trustedProxies = try options.trustedProxies()
         guard role.runsAPI else { return }
-        if let folder = ConsoleAssets.locate(explicit: try Settings.consoleDirectory.resolve(options.consoleDirectory))
-        {
+        if let folder = ConsoleAssets.locate(explicit: try options.consoleDirectory()) {
             api.console = try ConsoleAssets(directory: folder)
         } else {
             logger.warning("no console/ folder found: GET /console is not served (pass --console-dir)")
@@ -236,7 +235,7 @@ struct Serve: AsyncParsableCommand {
     ) throws -> [any Service] {
         var api = given
         var services: [any Service] = []
-        let host = try Settings.host.value(options.hostFlag)
+        let host = try options.host()
         let port = try options.httpPort()
         if role.runsAPI {
             api.changes = changes

@@ -88,7 +88,8 @@ struct ServeOptions: ParsableArguments {
     @Option(name: Settings.allowedOrigins.name, help: Settings.allowedOrigins.help) var allowedOriginsFlag: String?
     @Option(name: Settings.trustedProxies.name, help: Settings.trustedProxies.help) var trustedProxiesFlag: String?
     @Option(name: Settings.serviceRole.name, help: Settings.serviceRole.help) var serviceRoleFlag: String?
-    @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectory: String?
+    @Option(name: Settings.consoleDirectory.name, help: Settings.consoleDirectory.help) var consoleDirectoryFlag:
+        String?
     @Option(name: Settings.idempotencyRetention.name, help: Settings.idempotencyRetention.help)
     var idempotencyRetentionFlag: Int?
     @Option(name: Settings.changesReadAhead.name, help: Settings.changesReadAhead.help) var changesReadAheadFlag: Int?
@@ -195,7 +196,7 @@ struct ServeOptions: ParsableArguments {
     func historySigner() throws -> HistorySigner? {
         guard let path = try Settings.signingKeyFile.resolve(signingKeyFileFlag) else { return nil }
         return try HistoryKeyFile.signer(
-            path: path, deployment: try Settings.deploymentName.value(deploymentNameFlag))
+            path: path, deployment: try deploymentName())
     }
 
     func checkpointInterval() throws -> Duration {
@@ -225,6 +226,12 @@ struct ServeOptions: ParsableArguments {
         return RedisEndpoint(url: url, sentinels: sentinels, masterName: name)
     }
 
+    func host() throws -> String { try Settings.host.value(hostFlag) }
+    func deploymentName() throws -> String { try Settings.deploymentName.value(deploymentNameFlag) }
+    func tenantPlansFile() throws -> String? { try Settings.tenantPlansFile.resolve(tenantPlansFileFlag) }
+    func consoleDirectory() throws -> String? { try Settings.consoleDirectory.resolve(consoleDirectoryFlag) }
+    func serviceRole() throws -> String? { try Settings.serviceRole.resolve(serviceRoleFlag) }
+
     func validate() throws {
         // Each of these refuses a value outside its setting's bounds (Settings), naming the flag.
         _ = try (presenceWindow(), presenceMaxUsers(), httpPort(), wsPort(), poolSize(), statementTimeouts())
@@ -234,11 +241,12 @@ struct ServeOptions: ParsableArguments {
         )
         _ = try Settings.unauthenticatedRateLimit.value(unauthenticatedRateLimitFlag)
         _ = try (metricsMaxTenants(), logRefusalsPerSecond(), shutdownTimeout(), idempotencyRetention())
-        _ = try (changesReadAhead(), maxWaitingPolls(), Settings.deploymentName.value(deploymentNameFlag))
-        guard try tenantDBShare(authenticated: true) > 0, try tenantDBShare(authenticated: true) <= 1 else {
+        _ = try (changesReadAhead(), maxWaitingPolls(), deploymentName())
+        let share = try tenantDBShare(authenticated: true)
+        guard share > 0, share <= 1 else {
             throw ValidationError("--tenant-db-share must be more than 0 and at most 1")
         }
-        if let path = try Settings.tenantPlansFile.resolve(tenantPlansFileFlag) {
+        if let path = try tenantPlansFile() {
             do { _ = try PlansFile.read(path) } catch { throw ValidationError("--tenant-plans-file: \(error)") }
         }
         if let url = try realtimeURL(), !(url.hasPrefix("ws://") || url.hasPrefix("wss://")) {

@@ -22,9 +22,12 @@ enum Socket {
                     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size))
                 }
             }
-            try syscallChecked("bind(\(host):\(port))") {
-                roboscope_bind_ipv4(fd, host == "localhost" ? "127.0.0.1" : host, UInt16(port))
+            let address = host == "localhost" ? "127.0.0.1" : host
+            var parsed = in_addr()
+            guard inet_pton(AF_INET, address, &parsed) == 1 else {
+                throw SystemError(call: "inet_pton(\(host)): not an IPv4 address", errno: EINVAL)
             }
+            try syscallChecked("bind(\(host):\(port))") { roboscope_bind_ipv4(fd, address, UInt16(port)) }
             try syscallChecked("listen") { Glibc.listen(fd, backlog) }
             return fd
         } catch {
