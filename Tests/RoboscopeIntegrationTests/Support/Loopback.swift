@@ -28,13 +28,15 @@ enum Loopback {
         return fd
     }
 
-    /// A socket to 127.0.0.1:`port` with a receive buffer of `receiveBuffer` bytes, set
-    /// before the connect so that the window it offers stays that small: a client that
-    /// does not read holds the server's answer in the server, not in its own kernel.
-    static func connect(port: Int, receiveBuffer: Int32) throws -> Int32 {
+    /// A socket connected to 127.0.0.1:`port`. With `receiveBuffer`, a receive buffer of
+    /// that many bytes, set before the connect so that the window it offers stays that
+    /// small: a client that does not read holds the server's answer in the server, not in
+    /// its own kernel.
+    static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var size = receiveBuffer
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         guard connect(fd, port: port) == 0 else {
             close(fd)
             throw TestFailure("cannot connect to 127.0.0.1:\(port)")

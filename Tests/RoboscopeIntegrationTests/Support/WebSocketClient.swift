@@ -61,15 +61,7 @@ final class WebSocketClient: @unchecked Sendable {
     deinit { close(fd) }
 
     static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        if var size = receiveBuffer {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        guard Loopback.connect(fd, port: port) == 0 else {
-            close(fd)
-            throw TestFailure("cannot connect to 127.0.0.1:\(port)")
-        }
-        return fd
+        try Loopback.connect(port: port, receiveBuffer: receiveBuffer)
     }
 
     /// Sends an HTTP request head as given and returns the response head (status line and headers).
